@@ -1,0 +1,80 @@
+"""Command line: ``python -m suite list`` and ``python -m suite run``."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import List, Optional
+
+from .registry import PRESETS, all_variants, load_benchmarks, select
+
+
+def _cell_from(args: argparse.Namespace) -> dict:
+    """What the runner told us about the cell (flags win over TFMATRIX_* variables)."""
+    env = os.environ
+    return {
+        "name": args.cell or env.get("TFMATRIX_CELL") or "local",
+        "target": args.target or env.get("TFMATRIX_TARGET") or "cpu",
+        "image": args.image or env.get("TFMATRIX_IMAGE"),
+        "runner": args.runner or env.get("TFMATRIX_RUNNER") or "direct",
+    }
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    preset = PRESETS[args.preset]
+    benchmarks = load_benchmarks()
+    variants = select(all_variants(preset, benchmarks), args.only)
+    if args.json:
+        json.dump([{"id": v.id, "benchmark": v.benchmark, "seed": v.seed, "mode": v.mode, "api": v.api,
+                    "params": v.as_dict()} for v in variants], sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return 0
+    by_bench = {}
+    for v in variants:
+        by_bench.setdefault(v.benchmark, []).append(v)
+    for b in benchmarks:
+        members = by_bench.get(b.name, [])
+        if not members:
+            continue
+        print("%s  (seed %s, %d variants)  %s" % (b.name, b.seed, len(members), b.title))
+        for v in members:
+            print("    %s" % v.id)
+    print("%d variants in preset %r" % (len(variants), preset.name))
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from .run import run
+
+    preset = PRESETS[args.preset]
+    return run(preset, args.only, args.out, _cell_from(args))
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m suite", description=__doc__)
+    sub = p.add_subparsers(dest="command")
+    for name in ("list", "run"):
+        sp = sub.add_parser(name)
+        sp.add_argument("--preset", default="quick", choices=sorted(PRESETS))
+        sp.add_argument("--only", action="append", default=[], metavar="PATTERN",
+                        help="glob on variant id or benchmark name (plain text: substring); repeatable")
+        if name == "list":
+            sp.add_argument("--json", action="store_true")
+        else:
+            sp.add_argument("--out", required=True, help="results JSON file (written atomically)")
+            sp.add_argument("--cell", help="cell name recorded in the results")
+            sp.add_argument("--target", choices=("cpu", "gpu"), help="gpu: fail loudly when TF sees no GPU")
+            sp.add_argument("--image", help="image tag recorded in the results")
+            sp.add_argument("--runner", help="runner recorded in the results")
+    args = p.parse_args(argv)
+    if args.command == "list":
+        return cmd_list(args)
+    if args.command == "run":
+        return cmd_run(args)
+    p.print_help()
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""The catalogue. Each module lists its ``BENCHMARKS``; modules are loaded in name order."""

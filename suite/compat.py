@@ -1,0 +1,260 @@
+"""What differs between TensorFlow/Keras generations, in one place.
+
+Benchmarks never test versions themselves: they ask this module, which either
+does the thing the way the cell's TF/Keras does it or raises NotApplicable
+with a reason a reader of the report understands. Features are detected
+(signatures, attributes) where possible; versions are compared only for
+behaviour that cannot be detected.
+
+Generations covered:
+  * TF 1.14/1.15: graph by default, ``tf.compat.v1.enable_eager_execution()``
+    switches to eager (must happen before any op); standalone Keras 2.2.x
+    builds placeholders and cannot run eagerly.
+  * TF 2.0-2.15: eager by default, ``tf.compat.v1.disable_eager_execution()``
+    switches to graph; tf.keras is bundled (TF <= 2.5) or the ``keras`` 2.x
+    package (2.6-2.15); TF 2.0's ``*_on_batch`` run un-traced Python (fixed in
+    2.1, seed 000).
+  * TF 2.16+: ``tf.keras`` is Keras 3 (no TF1-style graph mode, no
+    ``lr=`` argument) unless ``TF_USE_LEGACY_KERAS=1`` selects ``tf_keras``.
+"""
+from __future__ import annotations
+
+import inspect
+import os
+import re
+from typing import Any, Dict, List, Optional, Tuple
+
+from .registry import NotApplicable
+
+
+def parse_version(text: str) -> Tuple[int, int, int]:
+    """'2.15.0.post1' -> (2, 15, 0); '2.0.0-rc1' -> (2, 0, 0)."""
+    nums = [int(n) for n in re.findall(r"\d+", text)[:3]]
+    while len(nums) < 3:
+        nums.append(0)
+    return nums[0], nums[1], nums[2]
+
+
+class KerasHandle:
+    """A Keras implementation usable in this process, and what it is."""
+
+    def __init__(self, module: Any, flavour: str, version: str, api: str) -> None:
+        self.module = module          # the package: tf.keras, keras, tf_keras
+        self.flavour = flavour        # "tf.keras (bundled)", "keras 2.x", "keras 3", "tf_keras"
+        self.version = version
+        self.api = api                # "tf.keras" | "keras"
+        self.layers = module.layers
+        self.models = module.models
+        self.optimizers = module.optimizers
+        self.backend = module.backend
+        self.major = parse_version(version)[0]
+
+    def describe(self) -> Dict[str, str]:
+        return {"api": self.api, "flavour": self.flavour, "version": self.version}
+
+
+class Compat:
+    """TF/Keras generation knowledge for one worker process."""
+
+    def __init__(self, tf: Any) -> None:
+        self.tf = tf
+        self.version = parse_version(tf.__version__)
+        self.tf1 = self.version[0] < 2
+        self._keras: Dict[str, KerasHandle] = {}
+
+    # -- execution mode --------------------------------------------------
+
+    def enter_mode(self, mode: str) -> None:
+        """Switch the process to ``mode`` before any op exists."""
+        tf = self.tf
+        if mode == "eager" and self.tf1:
+            tf.compat.v1.enable_eager_execution()
+        elif mode == "graph" and not self.tf1:
+            tf.compat.v1.disable_eager_execution()
+        if tf.executing_eagerly() != (mode == "eager"):
+            raise RuntimeError("could not enter %s mode (executing_eagerly=%s)" % (mode, tf.executing_eagerly()))
+
+    def eager(self) -> bool:
+        return bool(self.tf.executing_eagerly())
+
+    def require_eager(self, what: str) -> None:
+        if not self.eager():
+            raise NotApplicable("%s needs eager execution; in graph mode it only builds symbolic ops" % what)
+
+    # -- Keras -----------------------------------------------------------
+
+    def tf_keras_flavour(self) -> Tuple[str, str]:
+        """What ``tf.keras`` is in this cell: (flavour, version)."""
+        tk = self.tf.keras
+        root = tk.Model.__module__.split(".")[0]
+        version = str(getattr(tk, "__version__", "") or "")
+        if root == "tensorflow":
+            return "tf.keras (bundled)", version or self.tf.__version__
+        if root == "tf_keras":
+            import tf_keras  # type: ignore
+
+            return "tf_keras", tf_keras.__version__
+        import keras  # type: ignore
+
+        v = str(keras.__version__)
+        return ("keras 3" if v.startswith("3") else "keras %s (as tf.keras)" % v), v
+
+    def keras(self, api: str) -> KerasHandle:
+        """The Keras implementation behind ``api`` ("tf.keras" or "keras")."""
+        if api in self._keras:
+            return self._keras[api]
+        if api == "tf.keras":
+            flavour, version = self.tf_keras_flavour()
+            handle = KerasHandle(self.tf.keras, flavour, version, api)
+        elif api == "keras":
+            handle = self._standalone_keras()
+        else:
+            raise ValueError("unknown Keras api %r" % api)
+        self._check_mode_support(handle)
+        self._keras[api] = handle
+        return handle
+
+    def _standalone_keras(self) -> KerasHandle:
+        try:
+            import keras  # type: ignore
+        except ImportError:
+            raise NotApplicable("no standalone keras package is installed in this cell")
+        version = str(keras.__version__)
+        if keras.Model is self.tf.keras.Model or keras.Model.__module__.startswith("tensorflow"):
+            raise NotApplicable("standalone keras is the same package as tf.keras here (keras %s)" % version)
+        flavour = "keras 3" if version.startswith("3") else "keras %s (standalone)" % version
+        return KerasHandle(keras, flavour, version, "keras")
+
+    def _check_mode_support(self, k: KerasHandle) -> None:
+        eager = self.eager()
+        if k.major >= 3 and not eager:
+            raise NotApplicable("Keras 3 has no TF1-style graph mode (tf.compat.v1.disable_eager_execution)")
+        if k.api == "keras" and k.major == 2 and self.tf1 and eager and parse_version(k.version) < (2, 3, 0):
+            raise NotApplicable(
+                "standalone keras %s builds tf.placeholder graphs and cannot run with TF1 eager execution" % k.version
+            )
+
+    def adam(self, k: KerasHandle, lr: float) -> Any:
+        """Adam with the learning-rate argument this Keras spells (``lr`` vs ``learning_rate``)."""
+        params = inspect.signature(k.optimizers.Adam.__init__).parameters
+        if "learning_rate" in params:
+            return k.optimizers.Adam(learning_rate=lr)
+        return k.optimizers.Adam(lr=lr)
+
+    def clear_session(self, k: Optional[KerasHandle] = None) -> None:
+        handles = [k] if k is not None else list(self._keras.values())
+        for h in handles:
+            try:
+                h.backend.clear_session()
+            except Exception:  # pragma: no cover - best effort between variants
+                pass
+        if not self.eager() and hasattr(self.tf.compat.v1, "reset_default_graph"):
+            try:
+                self.tf.compat.v1.reset_default_graph()
+            except Exception:  # pragma: no cover
+                pass
+
+    # -- Keras calls -----------------------------------------------------
+
+    @staticmethod
+    def predict(model: Any, x: Any) -> Any:
+        """``predict`` without a progress bar (TF 2.9+ prints one by default)."""
+        return model.predict(x, verbose=0)
+
+    def fit_numpy(self, model: Any, x: Any, y: Any) -> Any:
+        return model.fit(x, y, batch_size=len(x), epochs=1, verbose=0, shuffle=False)
+
+    def fit_dataset(self, k: KerasHandle, model: Any, dataset: Any, steps: int) -> Any:
+        if k.api == "keras" and k.major < 3:
+            raise NotApplicable("standalone keras %s cannot consume a tf.data.Dataset" % k.version)
+        return model.fit(dataset, steps_per_epoch=steps, epochs=1, verbose=0)
+
+    def fit_generator(self, k: KerasHandle, model: Any, gen: Any, steps: int) -> Any:
+        """A Python generator / Sequence through ``fit`` (``fit_generator`` before TF 2.1)."""
+        fit_takes_generators = (
+            k.major >= 3
+            or not hasattr(model, "fit_generator")
+            or (k.api == "tf.keras" and self.version >= (2, 1, 0))
+        )
+        if fit_takes_generators:
+            return model.fit(gen, steps_per_epoch=steps, epochs=1, verbose=0)
+        return model.fit_generator(gen, steps_per_epoch=steps, epochs=1, verbose=0)
+
+    def sequence_base(self, k: KerasHandle) -> Any:
+        """The base class for index-able batch sources (``Sequence`` / ``PyDataset``)."""
+        utils = k.module.utils
+        for name in ("PyDataset", "Sequence"):
+            if hasattr(utils, name):
+                return getattr(utils, name)
+        raise NotApplicable("keras %s has no utils.Sequence" % k.version)
+
+    # -- tf.function / XLA -----------------------------------------------
+
+    def has_tf_function(self) -> bool:
+        return hasattr(self.tf, "function")
+
+    def jit_argument(self) -> Optional[str]:
+        """The tf.function keyword that requests XLA, or None if there is none."""
+        if not self.has_tf_function():
+            return None
+        params = inspect.signature(self.tf.function).parameters
+        for name in ("jit_compile", "experimental_compile"):
+            if name in params:
+                return name
+        return None
+
+    def tf_function(self, fn: Any, jit: Optional[bool] = None, what: str = "tf.function") -> Any:
+        """``tf.function(fn)`` with XLA on/off/default, spelled as this TF spells it.
+
+        ``jit=None`` leaves the argument out (TF's default, no XLA off TPU).
+        """
+        if not self.has_tf_function():
+            raise NotApplicable("TensorFlow %s has no tf.function" % self.tf.__version__)
+        self.require_eager(what)
+        if jit is None:
+            return self.tf.function(fn)
+        name = self.jit_argument()
+        if name is None:
+            raise NotApplicable("TensorFlow %s's tf.function has no jit_compile/experimental_compile" % self.tf.__version__)
+        return self.tf.function(fn, **{name: jit})
+
+    # -- devices ---------------------------------------------------------
+
+    def list_gpus(self) -> List[str]:
+        cfg = self.tf.config
+        for lister in (getattr(cfg, "list_physical_devices", None),
+                       getattr(getattr(cfg, "experimental", None), "list_physical_devices", None)):
+            if lister is not None:
+                return [d.name for d in lister("GPU")]
+        from tensorflow.python.client import device_lib  # type: ignore  # pragma: no cover
+
+        return [d.name for d in device_lib.list_local_devices() if d.device_type == "GPU"]  # pragma: no cover
+
+    def build_info(self) -> Dict[str, Any]:
+        """CUDA/cuDNN this TF was built with (tf.sysconfig.get_build_info, TF 2.3+)."""
+        getter = getattr(self.tf.sysconfig, "get_build_info", None)
+        info: Dict[str, Any] = {}
+        if getter is not None:
+            try:
+                info = {str(k): (v if isinstance(v, (str, int, float, bool)) else str(v)) for k, v in dict(getter()).items()}
+            except Exception as e:  # pragma: no cover
+                info = {"error": str(e)}
+        try:
+            info.setdefault("is_built_with_cuda", bool(self.tf.test.is_built_with_cuda()))
+        except Exception:  # pragma: no cover
+            pass
+        return info
+
+    def onednn_enabled(self) -> Optional[bool]:
+        """Whether oneDNN custom ops are on (TF_ENABLE_ONEDNN_OPTS; default on for x86 Linux from 2.9)."""
+        env = os.environ.get("TF_ENABLE_ONEDNN_OPTS")
+        if env is not None:
+            return env.strip() not in ("0", "false", "False")
+        if self.version >= (2, 9, 0):
+            return True
+        try:
+            from tensorflow.python.framework import test_util  # type: ignore
+
+            return bool(test_util.IsMklEnabled())
+        except Exception:
+            return None

@@ -1,0 +1,198 @@
+"""The benchmark catalogue: presets, variants, and the benchmark base class.
+
+Listing variants never imports TensorFlow: ``variants()`` only describes what
+to run. Whether a variant is possible in a cell is decided inside the worker
+(``prepare`` raises ``NotApplicable``), so ``python -m suite list`` works on
+any host.
+"""
+from __future__ import annotations
+
+import fnmatch
+import importlib
+import pkgutil
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+from .harness import Budget
+
+MODES = ("eager", "graph")
+
+
+class NotApplicable(Exception):
+    """This variant cannot exist in this cell (the API is missing or differs).
+
+    The message is the reason shown in results and the report.
+    """
+
+
+@dataclass(frozen=True)
+class Preset:
+    """How much work a run does. Presets scale work, never meaning."""
+
+    name: str
+    budget: Budget
+    processes: int          # fresh processes per variant (between-process spread)
+    timeout: float          # per variant, seconds, including build and first call
+    unstable_cv: float      # CV above which a variant is flagged unstable
+    description: str = ""
+
+
+PRESETS: Dict[str, Preset] = {
+    "quick": Preset(
+        "quick",
+        Budget(warmup=1, repeats=5, min_repeats=3, target_time=0.02, max_number=2000, max_time=1.5),
+        processes=1,
+        timeout=180.0,
+        unstable_cv=0.10,
+        description="CI: every code path, smallest shapes, few iterations, one process",
+    ),
+    "standard": Preset(
+        "standard",
+        Budget(warmup=3, repeats=7, min_repeats=3, target_time=0.2, max_number=20000, max_time=12.0),
+        processes=2,
+        timeout=900.0,
+        unstable_cv=0.05,
+        description="the seeds' own sizes where a CPU can bear them; two processes",
+    ),
+    "full": Preset(
+        "full",
+        Budget(warmup=5, repeats=10, min_repeats=5, target_time=0.5, max_number=50000, max_time=60.0),
+        processes=3,
+        timeout=3600.0,
+        unstable_cv=0.05,
+        description="the seeds' sizes everywhere; three processes",
+    ),
+}
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (tuple, list)):
+        return "x".join(_fmt(x) for x in v)
+    return str(v)
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One measurable thing: a benchmark with fixed parameters in one mode.
+
+    ``api`` picks the process group together with ``mode``: variants that need
+    a different execution mode or Keras package never share a process.
+    """
+
+    benchmark: str
+    seed: str
+    params: Tuple[Tuple[str, Any], ...]
+    mode: str = "eager"              # "eager" | "graph"
+    api: str = "tf"                  # "tf.keras" | "keras" | "tf" | "numpy"
+    timeout: Optional[float] = None  # overrides the preset's per-variant timeout
+
+    @property
+    def id(self) -> str:
+        inner = ",".join("%s=%s" % (k, _fmt(v)) for k, v in self.params)
+        return "%s[%s]" % (self.benchmark, inner)
+
+    @property
+    def group(self) -> str:
+        return "%s:%s" % (self.mode, self.api)
+
+    def param(self, name: str, default: Any = None) -> Any:
+        for k, v in self.params:
+            if k == name:
+                return v
+        return default
+
+    def as_dict(self) -> Dict[str, Any]:
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.params}
+
+
+def make_variant(benchmark: "Benchmark", mode: str, api: str, **params: Any) -> Variant:
+    """Variant with ``mode`` and ``api`` also recorded among its parameters."""
+    items = [(k, v) for k, v in params.items()]
+    items.append(("api", api))
+    items.append(("mode", mode))
+    return Variant(benchmark=benchmark.name, seed=benchmark.seed, params=tuple(items), mode=mode, api=api)
+
+
+@dataclass
+class Prepared:
+    """What a benchmark hands the harness after building its model or graph.
+
+    ``step`` is the timed call. ``inner`` is how many iterations one call runs
+    (``fit`` over a dataset of k batches); samples are reported per iteration.
+    ``after`` runs once after timing and returns extra facts for the record
+    (trace counts, GFLOP/s inputs). ``build_s`` overrides the default build
+    time (the whole ``prepare`` call) when a benchmark times its build itself.
+    """
+
+    step: Callable[[], Any]
+    inner: int = 1
+    unit: str = "s"
+    work_flops: Optional[float] = None
+    after: Optional[Callable[[], Dict[str, Any]]] = None
+    cleanup: Optional[Callable[[], None]] = None
+    build_s: Optional[float] = None
+    info: Dict[str, Any] = field(default_factory=dict)
+
+
+class Benchmark:
+    """Base class: a named benchmark from one seed, with its variants."""
+
+    name = ""
+    seed = ""
+    title = ""
+    description = ""
+
+    def variants(self, preset: Preset) -> List[Variant]:
+        raise NotImplementedError
+
+    def prepare(self, variant: Variant, env: Any) -> Prepared:
+        """Build what ``variant`` times, inside a worker; may raise NotApplicable."""
+        raise NotImplementedError
+
+
+def load_benchmarks() -> List[Benchmark]:
+    """Every ``Benchmark`` listed in ``suite.benchmarks.*.BENCHMARKS``, in module order."""
+    from . import benchmarks as pkg
+
+    found: List[Benchmark] = []
+    for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda m: m.name):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module("%s.%s" % (pkg.__name__, info.name))
+        found.extend(getattr(module, "BENCHMARKS", []))
+    names = [b.name for b in found]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise RuntimeError("duplicate benchmark names: %s" % ", ".join(dupes))
+    return found
+
+
+def benchmark_by_name(benchmarks: Sequence[Benchmark]) -> Dict[str, Benchmark]:
+    return {b.name: b for b in benchmarks}
+
+
+def matches(variant: Variant, pattern: str) -> bool:
+    """A glob (``training.*``) matches the id or benchmark; plain text is a substring."""
+    if any(c in pattern for c in "*?"):
+        return fnmatch.fnmatchcase(variant.id, pattern) or fnmatch.fnmatchcase(variant.benchmark, pattern)
+    return pattern in variant.id
+
+
+def select(variants: Sequence[Variant], patterns: Sequence[str]) -> List[Variant]:
+    """Variants matching any of ``patterns`` (all when none)."""
+    if not patterns:
+        return list(variants)
+    return [v for v in variants if any(matches(v, p) for p in patterns)]
+
+
+def all_variants(preset: Preset, benchmarks: Optional[Sequence[Benchmark]] = None) -> List[Variant]:
+    out: List[Variant] = []
+    for b in benchmarks if benchmarks is not None else load_benchmarks():
+        out.extend(b.variants(preset))
+    ids = [v.id for v in out]
+    dupes = sorted({i for i in ids if ids.count(i) > 1})
+    if dupes:
+        raise RuntimeError("duplicate variant ids: %s" % ", ".join(dupes[:5]))
+    return out

@@ -1,0 +1,236 @@
+"""``python -m suite run``: plan, run process groups, combine, write results.
+
+The parent never imports TensorFlow; it plans, watches workers, and turns
+their raw per-process samples into records (statistics, between-process
+spread, unstable flags). The results file appears atomically.
+"""
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import sys
+import tempfile
+import time
+from collections import OrderedDict
+from typing import Any, Dict, IO, List, Optional, Sequence
+
+from . import SUITE_VERSION, fingerprint, stats
+from .isolation import run_group, run_worker
+from .registry import Benchmark, Preset, Variant, all_variants, benchmark_by_name, load_benchmarks, select
+from .schema import SCHEMA_NAME, SCHEMA_VERSION
+
+GPU_MISSING = (
+    "GPU requested but TensorFlow sees no GPU: this cell would silently run on the CPU. "
+    "Check the NVIDIA driver, the container runtime (--gpus all) and that the cell installs a GPU build of TensorFlow."
+)
+
+
+def now_iso() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat()
+
+
+def write_json_atomic(path: str, doc: Dict[str, Any]) -> None:
+    """Write ``doc`` so that readers see the old file or the whole new one."""
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=directory)
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(doc, f, indent=1, sort_keys=False, default=str)
+            f.write("\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def plan_groups(variants: Sequence[Variant]) -> "OrderedDict[str, List[Variant]]":
+    """Variants by process group (mode + Keras package), in catalogue order."""
+    groups: "OrderedDict[str, List[Variant]]" = OrderedDict()
+    for v in variants:
+        groups.setdefault(v.group, []).append(v)
+    return groups
+
+
+def combine(variant: Variant, bench: Benchmark, runs: List[Dict[str, Any]], preset: Preset) -> Dict[str, Any]:
+    """One record from the raw results of each process that ran ``variant``."""
+    ok = [r for r in runs if r.get("status") == "ok"]
+    bad = [r for r in runs if r.get("status") != "ok"]
+    per_process = [list(r["samples"]) for r in ok]
+    samples = stats.all_samples(per_process)
+    status = bad[0]["status"] if bad else "ok"
+    reason = bad[0].get("reason") if bad else None
+    if bad and ok:
+        reason = "%s in %d of %d processes: %s" % (status, len(bad), len(runs), reason)
+    first = ok[0] if ok else (runs[0] if runs else {})
+    record: Dict[str, Any] = {
+        "id": variant.id,
+        "benchmark": variant.benchmark,
+        "seed": variant.seed,
+        "title": bench.title,
+        "params": variant.as_dict(),
+        "mode": variant.mode,
+        "api": variant.api,
+        "status": status,
+        "reason": reason,
+        "unit": first.get("unit", "s"),
+        "samples": samples,
+        "per_process": per_process,
+        "iterations": {
+            "per_repeat": [r["number"] for r in ok],
+            "repeats": [r["repeats"] for r in ok],
+            "inner": first.get("inner", 1),
+            "warmup_calls": [r["warmup_calls"] for r in ok],
+        },
+        "stats": stats.summarize(samples) if samples and status == "ok" else None,
+        "between_process": stats.between_processes(per_process) if status == "ok" else None,
+        "unstable": bool(samples) and status == "ok" and stats.is_unstable(per_process, preset.unstable_cv),
+        "setup": {
+            "build_s": [r["build_s"] for r in ok],
+            "first_call_s": [r["first_call_s"] for r in ok],
+        },
+        "extra": dict(first.get("extra") or {}),
+        "info": dict(first.get("info") or {}),
+        "peak_rss_mb": max([r["peak_rss_mb"] for r in runs if r.get("peak_rss_mb") is not None], default=None),
+        "wall_s": sum(float(r.get("wall_s") or 0.0) for r in runs),
+    }
+    if record["stats"] and first.get("work_flops"):
+        record["extra"]["gflops_per_s"] = first["work_flops"] / record["stats"]["median"] / 1e9
+    tracebacks = [r["traceback"] for r in bad if r.get("traceback")]
+    if tracebacks:
+        record["traceback"] = tracebacks[0]
+    return record
+
+
+class Progress:
+    """One line per finished variant run: ``[suite 12/140] ok id  median``.
+
+    The host runner parses these lines to show 'benchmark i of n' and an ETA.
+    """
+
+    def __init__(self, total: int, out: IO[str]) -> None:
+        self.total = total
+        self.done = 0
+        self.out = out
+
+    def __call__(self, rec: Dict[str, Any]) -> None:
+        self.done += 1
+        detail = rec.get("reason") or ""
+        if rec.get("status") == "ok" and rec.get("samples"):
+            med = stats.median(rec["samples"])
+            detail = "median %s" % format_seconds(med)
+        self.out.write("[suite %d/%d] %-7s %s  %s\n" % (self.done, self.total, rec.get("status"), rec.get("id"), detail))
+        self.out.flush()
+
+
+def format_seconds(s: float) -> str:
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if s >= scale:
+            return "%.3g %s" % (s / scale, unit)
+    return "%.3g ns" % (s / 1e-9)
+
+
+def run(
+    preset: Preset,
+    only: Sequence[str],
+    out_path: str,
+    cell: Dict[str, Any],
+    log: IO[str] = sys.stderr,
+    benchmarks: Optional[Sequence[Benchmark]] = None,
+) -> int:
+    started = now_iso()
+    t0 = time.monotonic()
+    benchmarks = list(benchmarks) if benchmarks is not None else load_benchmarks()
+    by_name = benchmark_by_name(benchmarks)
+    variants = select(all_variants(preset, benchmarks), only)
+    doc: Dict[str, Any] = {
+        "schema": SCHEMA_NAME,
+        "schema_version": SCHEMA_VERSION,
+        "suite_version": SUITE_VERSION,
+        "status": "ok",
+        "error": None,
+        "preset": preset.name,
+        "config": {
+            "only": list(only),
+            "processes": preset.processes,
+            "budget": dict(preset.budget.__dict__),
+            "timeout_s": preset.timeout,
+            "unstable_cv": preset.unstable_cv,
+            "variants_planned": len(variants),
+        },
+        "cell": dict(cell),
+        "environment": {"host": fingerprint.host_facts()},
+        "gpu": {"requested": cell.get("target") == "gpu", "visible": [], "ok": True},
+        "warnings": [],
+        "started": started,
+        "finished": started,
+        "wall_s": 0.0,
+        "records": [],
+    }
+
+    log.write("[suite] fingerprint (importing TensorFlow)\n")
+    fp = run_worker("eager", preset, [], {}, log, fingerprint=True)
+    facts = next((e["facts"] for e in fp.events if e.get("event") == "fingerprint"), None)
+    if facts is None:
+        doc["status"] = "error"
+        doc["error"] = "could not import TensorFlow in this cell: %s" % (fp.log_tail.splitlines()[-1:] or ["?"])[0]
+        doc["environment"]["import_log_tail"] = fp.log_tail
+        return _finish(doc, out_path, t0, log, code=3)
+    facts["import_s"] = fp.import_s
+    doc["environment"]["tf"] = facts
+    gpus = list(facts.get("gpus_visible") or [])
+    doc["gpu"]["visible"] = gpus
+    if doc["gpu"]["requested"] and not gpus:
+        doc["gpu"]["ok"] = False
+        doc["status"] = "error"
+        doc["error"] = GPU_MISSING
+        doc["warnings"].append(GPU_MISSING)
+        return _finish(doc, out_path, t0, log, code=3)
+    if not doc["gpu"]["requested"] and gpus:
+        doc["warnings"].append("CPU cell, but TensorFlow sees GPUs %s: results may have used them" % ", ".join(gpus))
+
+    groups = plan_groups(variants)
+    progress = Progress(len(variants) * preset.processes, log)
+    runs: Dict[str, List[Dict[str, Any]]] = {v.id: [] for v in variants}
+    settled: set = set()   # n/a or broken in the first process: not worth repeating
+    for round_no in range(preset.processes):
+        for group, members in groups.items():
+            todo = [v for v in members if v.id not in settled]
+            progress.done += len(members) - len(todo)
+            if not todo:
+                continue
+            mode = todo[0].mode
+            log.write("[suite] process %d/%d, group %s: %d variants\n" % (round_no + 1, preset.processes, group, len(todo)))
+            recs = run_group(mode, todo, preset, log, on_record=progress)
+            for vid, rec in recs.items():
+                runs[vid].append(rec)
+                if rec.get("status") != "ok":
+                    settled.add(vid)
+    doc["records"] = [combine(v, by_name[v.benchmark], runs[v.id], preset) for v in variants]
+    unstable = [r["id"] for r in doc["records"] if r["unstable"]]
+    if unstable:
+        doc["warnings"].append("%d of %d variants are unstable (CV above %.0f%%)" % (
+            len(unstable), len(doc["records"]), preset.unstable_cv * 100))
+    return _finish(doc, out_path, t0, log, code=0)
+
+
+def _finish(doc: Dict[str, Any], out_path: str, t0: float, log: IO[str], code: int) -> int:
+    doc["finished"] = now_iso()
+    doc["wall_s"] = time.monotonic() - t0
+    write_json_atomic(out_path, doc)
+    counts: Dict[str, int] = {}
+    for r in doc["records"]:
+        counts[r["status"]] = counts.get(r["status"], 0) + 1
+    summary = ", ".join("%d %s" % (n, s) for s, n in sorted(counts.items())) or "no records"
+    log.write("[suite] %s: %s in %.0f s -> %s\n" % (doc["status"], summary, doc["wall_s"], out_path))
+    if doc.get("error"):
+        log.write("[suite] ERROR: %s\n" % doc["error"])
+    log.flush()
+    return code

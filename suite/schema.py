@@ -1,0 +1,110 @@
+"""The results file format, versioned, and a validator for it.
+
+This is the one contract between the suite (inside cells) and the host
+(runners and report), so the host imports this module too; it must stay pure
+Python 3.7 with no third-party imports. Bump ``SCHEMA_VERSION`` on any change
+a reader could trip over, and teach ``tfmatrix.report`` to read or refuse the
+old one.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List
+
+SCHEMA_NAME = "tfmatrix.results"
+SCHEMA_VERSION = 1
+STATUSES = ("ok", "n/a", "error", "timeout")
+RUN_STATUSES = ("ok", "error")
+STAT_KEYS = ("n", "mean", "std", "median", "q1", "q3", "iqr", "min", "max", "cv")
+
+TOP_KEYS = {
+    "schema": str,
+    "schema_version": int,
+    "suite_version": str,
+    "status": str,
+    "error": (str, type(None)),
+    "preset": str,
+    "config": dict,
+    "cell": dict,
+    "environment": dict,
+    "gpu": dict,
+    "warnings": list,
+    "started": str,
+    "finished": str,
+    "wall_s": (int, float),
+    "records": list,
+}
+
+RECORD_KEYS = {
+    "id": str,
+    "benchmark": str,
+    "seed": str,
+    "title": str,
+    "params": dict,
+    "mode": str,
+    "api": str,
+    "status": str,
+    "reason": (str, type(None)),
+    "unit": str,
+    "samples": list,
+    "per_process": list,
+    "iterations": dict,
+    "stats": (dict, type(None)),
+    "between_process": (dict, type(None)),
+    "unstable": bool,
+    "setup": dict,
+    "extra": dict,
+    "info": dict,
+    "peak_rss_mb": (int, float, type(None)),
+    "wall_s": (int, float),
+}
+
+
+def validate(doc: Any) -> List[str]:
+    """Every way ``doc`` breaks the schema, as readable strings (empty: valid)."""
+    problems: List[str] = []
+    if not isinstance(doc, dict):
+        return ["results must be a JSON object"]
+    _check_keys(doc, TOP_KEYS, "results", problems)
+    if doc.get("schema") != SCHEMA_NAME:
+        problems.append("schema must be %r, got %r" % (SCHEMA_NAME, doc.get("schema")))
+    if doc.get("schema_version") != SCHEMA_VERSION:
+        problems.append("schema_version must be %d, got %r" % (SCHEMA_VERSION, doc.get("schema_version")))
+    if doc.get("status") not in RUN_STATUSES:
+        problems.append("status must be one of %s" % (RUN_STATUSES,))
+    gpu = doc.get("gpu")
+    if isinstance(gpu, dict):
+        for key in ("requested", "visible", "ok"):
+            if key not in gpu:
+                problems.append("gpu.%s missing" % key)
+    for i, rec in enumerate(doc.get("records") or []):
+        problems.extend(validate_record(rec, "records[%d]" % i))
+    return problems
+
+
+def validate_record(rec: Any, where: str = "record") -> List[str]:
+    problems: List[str] = []
+    if not isinstance(rec, dict):
+        return ["%s must be an object" % where]
+    _check_keys(rec, RECORD_KEYS, where, problems)
+    status = rec.get("status")
+    if status not in STATUSES:
+        problems.append("%s.status %r not in %s" % (where, status, STATUSES))
+    if status == "ok":
+        if not rec.get("samples"):
+            problems.append("%s: ok record without samples" % where)
+        stats = rec.get("stats")
+        if not isinstance(stats, dict) or any(k not in stats for k in STAT_KEYS):
+            problems.append("%s: ok record needs stats with %s" % (where, ", ".join(STAT_KEYS)))
+        if any((not isinstance(s, (int, float))) or s < 0 for s in rec.get("samples") or []):
+            problems.append("%s: samples must be non-negative numbers" % where)
+    elif not rec.get("reason"):
+        problems.append("%s: %s record without a reason" % (where, status))
+    return problems
+
+
+def _check_keys(obj: Dict[str, Any], spec: Dict[str, Any], where: str, problems: List[str]) -> None:
+    for key, types in spec.items():
+        if key not in obj:
+            problems.append("%s.%s missing" % (where, key))
+        elif not isinstance(obj[key], types):
+            problems.append("%s.%s has type %s" % (where, key, type(obj[key]).__name__))
