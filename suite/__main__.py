@@ -21,6 +21,13 @@ def _cell_from(args: argparse.Namespace) -> dict:
     }
 
 
+def _positive(text: str) -> int:
+    n = int(text)
+    if n < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return n
+
+
 def cmd_list(args: argparse.Namespace) -> int:
     preset = PRESETS[args.preset]
     benchmarks = load_benchmarks()
@@ -45,9 +52,10 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from .registry import customized
     from .run import run
 
-    preset = PRESETS[args.preset]
+    preset = customized(PRESETS[args.preset], repeats=args.repeats, processes=args.processes)
     return run(preset, args.only, args.out, _cell_from(args))
 
 
@@ -67,6 +75,8 @@ def main(argv: Optional[List[str]] = None) -> int:
             sp.add_argument("--target", choices=("cpu", "gpu"), help="gpu: fail loudly when TF sees no GPU")
             sp.add_argument("--image", help="image tag recorded in the results")
             sp.add_argument("--runner", help="runner recorded in the results")
+            sp.add_argument("--repeats", type=_positive, help="samples per process (overrides the preset)")
+            sp.add_argument("--processes", type=_positive, help="fresh processes per variant (overrides the preset)")
     args = p.parse_args(argv)
     if args.command == "list":
         return cmd_list(args)

@@ -71,6 +71,13 @@ class Compat:
             tf.compat.v1.enable_eager_execution()
         elif mode == "graph" and not self.tf1:
             tf.compat.v1.disable_eager_execution()
+            # TF 2.3+ graph mode: gradients of a while loop (LSTM) fed from
+            # tf.data fail with "Connecting to invalid output N of source node
+            # .../while" unless control flow keeps its intermediates, as TF's
+            # own error message advises. Only graphs with control flow change.
+            keep = getattr(getattr(tf.compat.v1, "experimental", None), "output_all_intermediates", None)
+            if keep is not None:
+                keep(True)
         if tf.executing_eagerly() != (mode == "eager"):
             raise RuntimeError("could not enter %s mode (executing_eagerly=%s)" % (mode, tf.executing_eagerly()))
 
@@ -99,10 +106,17 @@ class Compat:
         v = str(keras.__version__)
         return ("keras 3" if v.startswith("3") else "keras %s (as tf.keras)" % v), v
 
-    def keras(self, api: str) -> KerasHandle:
-        """The Keras implementation behind ``api`` ("tf.keras" or "keras")."""
+    def keras(self, api: str, check_mode: bool = True) -> KerasHandle:
+        """The Keras implementation behind ``api`` ("tf.keras" or "keras").
+
+        Raises NotApplicable when there is no such separate package, or (with
+        ``check_mode``) when it cannot run in this process's execution mode.
+        """
         if api in self._keras:
-            return self._keras[api]
+            handle = self._keras[api]
+            if check_mode:
+                self._check_mode_support(handle)
+            return handle
         if api == "tf.keras":
             flavour, version = self.tf_keras_flavour()
             handle = KerasHandle(self.tf.keras, flavour, version, api)
@@ -110,8 +124,9 @@ class Compat:
             handle = self._standalone_keras()
         else:
             raise ValueError("unknown Keras api %r" % api)
-        self._check_mode_support(handle)
         self._keras[api] = handle
+        if check_mode:
+            self._check_mode_support(handle)
         return handle
 
     def _standalone_keras(self) -> KerasHandle:
@@ -134,12 +149,36 @@ class Compat:
                 "standalone keras %s builds tf.placeholder graphs and cannot run with TF1 eager execution" % k.version
             )
 
+    def lstm(self, k: KerasHandle, units: int, **kwargs: Any) -> Any:
+        """An LSTM layer with Keras's default initial values, buildable in every mode.
+
+        Standalone keras 2.3.x under TF2 graph mode cannot build its
+        ``unit_forget_bias`` initializer (it captures an EagerTensor); the same
+        initial bias (zeros, forget gate ones) is given as a constant instead.
+        Initial values do not change the work a step does.
+        """
+        if k.api == "keras" and k.major == 2 and not self.tf1 and not self.eager():
+            import numpy as np
+
+            bias = np.concatenate([np.zeros(units), np.ones(units), np.zeros(2 * units)]).astype("float32")
+            kwargs = dict(kwargs, unit_forget_bias=False,
+                          bias_initializer=k.module.initializers.Constant(bias))
+        return k.layers.LSTM(units, **kwargs)
+
     def adam(self, k: KerasHandle, lr: float) -> Any:
-        """Adam with the learning-rate argument this Keras spells (``lr`` vs ``learning_rate``)."""
-        params = inspect.signature(k.optimizers.Adam.__init__).parameters
+        """Adam with the learning-rate argument this Keras spells (``lr`` vs ``learning_rate``).
+
+        In graph mode, Keras 2.11+'s new optimizers do not work (no
+        ``get_updates``): the ``optimizers.legacy`` one is what such code must use.
+        """
+        cls = k.optimizers.Adam
+        legacy = getattr(k.optimizers, "legacy", None)
+        if not self.eager() and legacy is not None and hasattr(legacy, "Adam"):
+            cls = legacy.Adam
+        params = inspect.signature(cls.__init__).parameters
         if "learning_rate" in params:
-            return k.optimizers.Adam(learning_rate=lr)
-        return k.optimizers.Adam(lr=lr)
+            return cls(learning_rate=lr)
+        return cls(lr=lr)
 
     def clear_session(self, k: Optional[KerasHandle] = None) -> None:
         handles = [k] if k is not None else list(self._keras.values())
@@ -215,7 +254,8 @@ class Compat:
             return self.tf.function(fn)
         name = self.jit_argument()
         if name is None:
-            raise NotApplicable("TensorFlow %s's tf.function has no jit_compile/experimental_compile" % self.tf.__version__)
+            raise NotApplicable(
+                "TensorFlow %s's tf.function has no jit_compile/experimental_compile" % self.tf.__version__)
         return self.tf.function(fn, **{name: jit})
 
     # -- devices ---------------------------------------------------------
@@ -236,7 +276,8 @@ class Compat:
         info: Dict[str, Any] = {}
         if getter is not None:
             try:
-                info = {str(k): (v if isinstance(v, (str, int, float, bool)) else str(v)) for k, v in dict(getter()).items()}
+                info = {str(k): (v if isinstance(v, (str, int, float, bool)) else str(v))
+                        for k, v in dict(getter()).items()}
             except Exception as e:  # pragma: no cover
                 info = {"error": str(e)}
         try:

@@ -104,7 +104,7 @@ def tf_facts(tf: Any, compat: Any) -> Dict[str, Any]:
     keras: Dict[str, Any] = {}
     for api in ("tf.keras", "keras"):
         try:
-            keras[api] = compat.keras(api).describe()
+            keras[api] = compat.keras(api, check_mode=False).describe()
         except Exception as e:  # NotApplicable or import error: say why
             keras[api] = {"api": api, "unavailable": str(e)}
     gpus: List[str] = []

@@ -23,9 +23,9 @@ import tempfile
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, IO, List, Optional, Sequence, Tuple
+from typing import IO, Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from .registry import Preset, Variant
+from .registry import Preset, Variant, preset_to_json
 
 STARTUP_TIMEOUT = 600.0   # importing TensorFlow on a cold, busy disk
 LOG_TAIL_LINES = 40
@@ -98,7 +98,7 @@ def run_worker(
         with os.fdopen(fd, "w") as f:
             json.dump(list(variant_ids), f)
     out_fd, out_path = tempfile.mkstemp(prefix="tfmatrix-worker-", suffix=".log")
-    cmd = [python, "-m", "suite.worker", "--fd", str(w_fd), "--preset", preset.name, "--mode", mode]
+    cmd = [python, "-m", "suite.worker", "--fd", str(w_fd), "--preset", preset_to_json(preset), "--mode", mode]
     cmd += ["--fingerprint"] if fingerprint else ["--plan", plan or ""]
     proc = subprocess.Popen(cmd, pass_fds=(w_fd,), stdout=out_fd, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                             env=_child_env(), cwd=SUITE_ROOT, start_new_session=True)

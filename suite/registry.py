@@ -7,8 +7,12 @@ any host.
 """
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import importlib
+import importlib.util
+import json
+import os
 import pkgutil
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
@@ -63,6 +67,27 @@ PRESETS: Dict[str, Preset] = {
         description="the seeds' sizes everywhere; three processes",
     ),
 }
+
+
+def preset_to_json(preset: Preset) -> str:
+    return json.dumps(dataclasses.asdict(preset), sort_keys=True)
+
+
+def preset_from_json(text: str) -> Preset:
+    data = json.loads(text)
+    data["budget"] = Budget(**data["budget"])
+    return Preset(**data)
+
+
+def customized(preset: Preset, repeats: Optional[int] = None, processes: Optional[int] = None) -> Preset:
+    """``preset`` with the repeat count and/or process count a cell asks for."""
+    if repeats is not None:
+        budget = dataclasses.replace(preset.budget, repeats=repeats,
+                                     min_repeats=min(preset.budget.min_repeats, repeats))
+        preset = dataclasses.replace(preset, budget=budget)
+    if processes is not None:
+        preset = dataclasses.replace(preset, processes=processes)
+    return preset
 
 
 def _fmt(v: Any) -> str:
@@ -152,8 +177,16 @@ class Benchmark:
         raise NotImplementedError
 
 
+PLUGINS_ENV = "TFMATRIX_SUITE_PLUGINS"
+
+
 def load_benchmarks() -> List[Benchmark]:
-    """Every ``Benchmark`` listed in ``suite.benchmarks.*.BENCHMARKS``, in module order."""
+    """Every ``Benchmark`` in ``suite.benchmarks.*.BENCHMARKS``, then in plugin files.
+
+    Plugin files (``$TFMATRIX_SUITE_PLUGINS``, paths separated by ``os.pathsep``)
+    let a user add benchmarks without editing the suite; the tests use them for
+    benchmarks that crash or hang on purpose.
+    """
     from . import benchmarks as pkg
 
     found: List[Benchmark] = []
@@ -161,6 +194,14 @@ def load_benchmarks() -> List[Benchmark]:
         if info.name.startswith("_"):
             continue
         module = importlib.import_module("%s.%s" % (pkg.__name__, info.name))
+        found.extend(getattr(module, "BENCHMARKS", []))
+    for path in filter(None, os.environ.get(PLUGINS_ENV, "").split(os.pathsep)):
+        name = "suite_plugin_%s" % os.path.splitext(os.path.basename(path))[0]
+        spec = importlib.util.spec_from_file_location(name, path)
+        if spec is None or spec.loader is None:
+            raise RuntimeError("cannot load benchmark plugin %s" % path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)  # type: ignore[union-attr]
         found.extend(getattr(module, "BENCHMARKS", []))
     names = [b.name for b in found]
     dupes = sorted({n for n in names if names.count(n) > 1})

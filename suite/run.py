@@ -13,7 +13,7 @@ import sys
 import tempfile
 import time
 from collections import OrderedDict
-from typing import Any, Dict, IO, List, Optional, Sequence
+from typing import IO, Any, Dict, List, Optional, Sequence
 
 from . import SUITE_VERSION, fingerprint, stats
 from .isolation import run_group, run_worker
@@ -57,6 +57,11 @@ def plan_groups(variants: Sequence[Variant]) -> "OrderedDict[str, List[Variant]]
     for v in variants:
         groups.setdefault(v.group, []).append(v)
     return groups
+
+
+def na_record(variant_id: str, reason: str) -> Dict[str, Any]:
+    return {"id": variant_id, "status": "n/a", "reason": reason, "info": {}, "extra": {}, "peak_rss_mb": None,
+            "wall_s": 0.0}
 
 
 def combine(variant: Variant, bench: Benchmark, runs: List[Dict[str, Any]], preset: Preset) -> Dict[str, Any]:
@@ -113,6 +118,8 @@ class Progress:
     """One line per finished variant run: ``[suite 12/140] ok id  median``.
 
     The host runner parses these lines to show 'benchmark i of n' and an ETA.
+    ``total`` shrinks when a variant turns out n/a or broken: it is not
+    repeated in further processes.
     """
 
     def __init__(self, total: int, out: IO[str]) -> None:
@@ -126,7 +133,8 @@ class Progress:
         if rec.get("status") == "ok" and rec.get("samples"):
             med = stats.median(rec["samples"])
             detail = "median %s" % format_seconds(med)
-        self.out.write("[suite %d/%d] %-7s %s  %s\n" % (self.done, self.total, rec.get("status"), rec.get("id"), detail))
+        self.out.write("[suite %d/%d] %-7s %s  %s\n"
+                       % (self.done, self.total, rec.get("status"), rec.get("id"), detail))
         self.out.flush()
 
 
@@ -200,19 +208,29 @@ def run(
     progress = Progress(len(variants) * preset.processes, log)
     runs: Dict[str, List[Dict[str, Any]]] = {v.id: [] for v in variants}
     settled: set = set()   # n/a or broken in the first process: not worth repeating
+    # A Keras package the fingerprint found missing (or identical to tf.keras)
+    # makes its whole group n/a: no need to start a worker to learn that.
+    for v in variants:
+        why = (facts.get("keras", {}).get(v.api) or {}).get("unavailable")
+        if why:
+            runs[v.id].append(na_record(v.id, why))
+            settled.add(v.id)
+            progress.total -= preset.processes - 1
+            progress(runs[v.id][0])
     for round_no in range(preset.processes):
         for group, members in groups.items():
             todo = [v for v in members if v.id not in settled]
-            progress.done += len(members) - len(todo)
             if not todo:
                 continue
             mode = todo[0].mode
-            log.write("[suite] process %d/%d, group %s: %d variants\n" % (round_no + 1, preset.processes, group, len(todo)))
+            log.write("[suite] process %d/%d, group %s: %d variants\n"
+                      % (round_no + 1, preset.processes, group, len(todo)))
             recs = run_group(mode, todo, preset, log, on_record=progress)
             for vid, rec in recs.items():
                 runs[vid].append(rec)
                 if rec.get("status") != "ok":
                     settled.add(vid)
+                    progress.total -= preset.processes - 1 - round_no
     doc["records"] = [combine(v, by_name[v.benchmark], runs[v.id], preset) for v in variants]
     unstable = [r["id"] for r in doc["records"] if r["unstable"]]
     if unstable:

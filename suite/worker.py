@@ -14,11 +14,11 @@ import os
 import sys
 import time
 import traceback
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Dict, List, Optional
 
 from . import fingerprint
 from .harness import measure, peak_rss_mb, reset_peak_rss, timer
-from .registry import PRESETS, NotApplicable, Preset, Variant, all_variants, benchmark_by_name, load_benchmarks
+from .registry import NotApplicable, Preset, Variant, all_variants, benchmark_by_name, load_benchmarks, preset_from_json
 
 TRACEBACK_LINES = 25
 
@@ -101,7 +101,7 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     p = argparse.ArgumentParser(prog="python -m suite.worker")
     p.add_argument("--fd", type=int, required=True)
-    p.add_argument("--preset", required=True, choices=sorted(PRESETS))
+    p.add_argument("--preset", required=True, help="the preset as JSON (overrides applied)")
     p.add_argument("--mode", required=True, choices=("eager", "graph"))
     p.add_argument("--plan", help="JSON file with the variant ids to run, in order")
     p.add_argument("--fingerprint", action="store_true", help="only report the environment")
@@ -127,7 +127,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         send({"event": "fingerprint", "facts": fingerprint.tf_facts(tf, compat)})
         return 0
 
-    preset = PRESETS[args.preset]
+    preset = preset_from_json(args.preset)
     with open(args.plan) as f:
         wanted = json.load(f)
     benchmarks = load_benchmarks()

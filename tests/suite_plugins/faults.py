@@ -1,0 +1,47 @@
+"""Benchmarks that fail on purpose, loaded through $TFMATRIX_SUITE_PLUGINS in tests."""
+import os
+import signal
+import time
+
+from suite.registry import Benchmark, NotApplicable, Prepared, Variant
+
+
+class Fault(Benchmark):
+    seed = "-"
+    title = "fault injection"
+
+    def __init__(self, name, behaviour, timeout=None):
+        self.name = "faults." + name
+        self.behaviour = behaviour
+        self.timeout = timeout
+
+    def variants(self, preset):
+        return [Variant(self.name, self.seed, (("behaviour", self.behaviour),), mode="eager", api="tf",
+                        timeout=self.timeout)]
+
+    def prepare(self, variant, env):
+        b = self.behaviour
+        if b == "raise":
+            raise ValueError("broken on purpose\nsecond line")
+        if b == "na":
+            raise NotApplicable("not here, on purpose")
+        if b == "hang":
+            time.sleep(3600)
+        if b == "crash":
+            os.kill(os.getpid(), signal.SIGKILL)
+        if b == "abort":
+            os.abort()
+        return Prepared(step=lambda: sum(range(50)))
+
+
+BENCHMARKS = [
+    Fault("ok1", "ok"),
+    Fault("raise", "raise"),
+    Fault("na", "na"),
+    Fault("crash", "crash"),
+    Fault("ok2", "ok"),
+    Fault("hang", "hang", timeout=3),
+    Fault("ok3", "ok"),
+    Fault("abort", "abort"),
+    Fault("ok4", "ok"),
+]
