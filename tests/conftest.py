@@ -1,0 +1,54 @@
+"""Shared fixtures: matrix snippets written to tmp_path and loaded like the CLI does."""
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tfmatrix.errors import UserError
+from tfmatrix.matrix import REGISTRY_ENV, Matrix, load
+
+
+@pytest.fixture(autouse=True)
+def _no_registry_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A developer's TFMATRIX_BASE_REGISTRY must not change what tests expect."""
+    monkeypatch.delenv(REGISTRY_ENV, raising=False)
+
+
+@pytest.fixture
+def matrix_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[str], Path]:
+    """Write a (dedented) snippet to tmp_path/matrix.toml; messages then name it "matrix.toml"."""
+    monkeypatch.chdir(tmp_path)
+
+    def write(text: str, name: str = "matrix.toml") -> Path:
+        path = tmp_path / name
+        path.write_text(textwrap.dedent(text))
+        return path
+
+    return write
+
+
+@pytest.fixture
+def load_snippet(matrix_file: Callable[[str], Path]) -> Callable[..., Matrix]:
+    """Write and load a snippet; ``environ`` defaults to empty (no registry redirect)."""
+
+    def run(text: str, environ: dict[str, str] | None = None) -> Matrix:
+        return load(matrix_file(text), environ={} if environ is None else environ)
+
+    return run
+
+
+@pytest.fixture
+def error_of(load_snippet: Callable[..., Matrix]) -> Callable[..., str]:
+    """The one-line UserError message a snippet produces."""
+
+    def run(text: str, environ: dict[str, str] | None = None) -> str:
+        with pytest.raises(UserError) as info:
+            load_snippet(text, environ)
+        message = str(info.value)
+        assert "\n" not in message
+        return message
+
+    return run

@@ -1,0 +1,120 @@
+"""``python -m tfmatrix``: exit codes, one-line errors, list/validate/render output."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tfmatrix import cli, paths
+from tfmatrix.matrix import REGISTRY_ENV
+
+MatrixFile = Callable[..., Path]
+
+
+def run_cli(*args: str, cwd: Path | None = None, env_registry: str | None = None) -> subprocess.CompletedProcess[str]:
+    """The real entry point in a subprocess (what users and nox run)."""
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k != REGISTRY_ENV}
+    env["PYTHONPATH"] = str(paths.REPO_ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    if env_registry is not None:
+        env[REGISTRY_ENV] = env_registry
+    return subprocess.run([sys.executable, "-m", "tfmatrix", *args], capture_output=True, text=True, timeout=120,
+                          cwd=cwd or paths.REPO_ROOT, env=env)
+
+
+def test_validate_default_matrix() -> None:
+    proc = run_cli("validate")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "18 cells OK (0 untested warnings)\n" and proc.stderr == ""
+
+
+@pytest.mark.parametrize(("body", "start"), [
+    ('[[cell]]\ntf = "1.15\n', "tfmatrix: error: matrix.toml:2:11: TOML syntax error: "),
+    ('[[cell]]\ntf = "1.15"\npyton = "3.7"\n', "tfmatrix: error: matrix.toml: cell[0]: key 'pyton': unknown cell key; "
+                                              "did you mean 'python'?"),
+    ('[[cell]]\ntf = "1.15;rm -rf /"\n', "tfmatrix: error: matrix.toml: cell[0]: key 'tf': '1.15;rm -rf /' is not a"),
+    ('[[cell]]\ntf = "1.15"\n[[cell]]\ntf = "1.15"\n', "tfmatrix: error: matrix.toml: cell[1]: cell 'tf1.15-cpu' has"),
+    ("", "tfmatrix: error: matrix.toml: the matrix has no cells"),
+])  # fmt: skip
+@pytest.mark.parametrize("command", ["validate", "list", "render"])
+def test_bad_input_exits_2_with_one_stderr_line(matrix_file: MatrixFile, tmp_path: Path, body: str, start: str,
+                                                command: str) -> None:
+    matrix_file(body)
+    proc = run_cli(command, "--matrix", "matrix.toml", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert proc.stderr.startswith(start)
+    assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("args", [
+    ("validate", "--matrix", "does-not-exist.toml"),
+    ("validate", "--bogus"),
+    ("frobnicate",),
+    ("render", "--only", "no-such-cell*"),
+])  # fmt: skip
+def test_usage_errors_exit_2_with_one_line(args: tuple[str, ...]) -> None:
+    proc = run_cli(*args)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("tfmatrix: error: ") and proc.stderr.count("\n") == 1, proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_no_command_prints_help_and_exits_2() -> None:
+    proc = run_cli()
+    assert proc.returncode == 2 and "validate" in proc.stderr and "render" in proc.stderr
+
+
+def test_untested_warnings_are_printed_once(matrix_file: MatrixFile, tmp_path: Path) -> None:
+    matrix_file('[[cell]]\ntf = "1.15"\npython = "3.8"\nallow_untested = true\n')
+    proc = run_cli("validate", "--matrix", "matrix.toml", cwd=tmp_path)
+    assert proc.returncode == 0
+    assert proc.stdout == "1 cells OK (1 untested warnings)\n"
+    assert proc.stderr == ("tfmatrix: warning: matrix.toml: cell[0]: key 'python': TF 1.15 supports Python 3.6, 3.7, "
+                           "not 3.8 (allowed by allow_untested = true)\n")
+
+
+def test_list_json_and_table(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["list", "--json", "--only", "tf1.1*"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["name"] for r in rows] == ["tf1.15-cpu", "tf1.15-gpu", "tf1.14-keras2.2.5-cpu", "tf1.14-keras2.2.5-gpu"]
+    assert all(r["tag"].startswith(f"tfmatrix/{r['name']}:") for r in rows)
+    assert rows[1]["base"]["ref"] == "tensorflow/tensorflow:1.15.0-gpu-py3" and rows[1]["cuda"] == "10.0"
+    assert cli.main(["list"]) == 0
+    out = capsys.readouterr().out
+    for text in ("name", "TF", "Keras", "Python", "target", "CUDA/cuDNN", "base image", "tag", "tf2.16-tf_keras-gpu",
+                 "tensorflow/tensorflow:2.9.0-gpu", "12.5/9.3", "baseline tf1.14-keras2.2.5-cpu"):
+        assert text in out, text
+
+
+def test_list_shows_the_redirected_base(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv(REGISTRY_ENV, "tfmatrix.local")
+    assert cli.main(["list", "--json", "--only", "tf1.15-cpu"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    assert row["base"]["ref"] == "tfmatrix.local/library/python:3.7-slim-bookworm"
+
+
+def test_render_writes_and_is_repeatable(tmp_path: Path) -> None:
+    out = tmp_path / "images"
+    proc = run_cli("render", "--out", str(out), "--only", "tf1.15-*", "--only", "tf2.21-*")
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["tf1.15-cpu", "tf1.15-gpu", "tf2.21-keras3-cpu",
+                                                      "tf2.21-keras3-gpu"]
+    first = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert len(first) == 12
+    assert run_cli("render", "--out", str(out), "--only", "tf1.15-*", "--only", "tf2.21-*").returncode == 0
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == first
+    assert proc.stdout.splitlines()[-1] == f"rendered 4 cells into {out}"
+
+
+def test_every_subcommand_takes_matrix() -> None:
+    parser = cli.build_parser()
+    for sc in cli.SUBCOMMANDS:
+        args = parser.parse_args([sc.name, "--matrix", "x.toml"])
+        assert args.matrix == "x.toml" and args.run is sc.run
+    assert [sc.name for sc in cli.SUBCOMMANDS] == ["validate", "list", "render"]
