@@ -35,4 +35,53 @@ def render(session: nox.Session) -> None:
     _tfmatrix(session, "render")
 
 
-# More sessions (wheels, base-images, run, report) go here, one _tfmatrix call each.
+@nox.session
+def matrix(session: nox.Session) -> None:
+    """Run every cell (Docker if an engine answers, else local venvs), then build reports/index.html."""
+    _tfmatrix(session, "matrix")
+
+
+@nox.session
+def cell(session: nox.Session) -> None:
+    """Run one cell: nox -s cell -- NAME [--preset P] [--only PATTERN]; then refresh the report."""
+    _tfmatrix(session, "cell")
+
+
+@nox.session
+def report(session: nox.Session) -> None:
+    """Rebuild reports/index.html and results.csv from reports/cells/*.json (runs nothing)."""
+    _tfmatrix(session, "report")
+
+
+@nox.session
+def wheels(session: nox.Session) -> None:
+    """Download every wheel the cells need into the shared wheelhouse (for air-gapped hosts)."""
+    _tfmatrix(session, "wheels")
+
+
+@nox.session(name="base-images")
+def base_images(session: nox.Session) -> None:
+    """Build the cells' base images from this host (debootstrap + local CPython): no registry needed."""
+    _tfmatrix(session, "base-images")
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """Unit and end-to-end tests (real Docker, real TensorFlow, headless Chromium); installs what they need."""
+    session.run("bash", "scripts/host-setup", external=True)
+    session.install("-e", ".[test]")
+    session.run("pytest", *session.posargs)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """ruff over the host package, the suite, the tests and this file."""
+    session.install("ruff>=0.6")
+    session.run("ruff", "check", "tfmatrix", "suite", "tests", "noxfile.py")
+
+
+@nox.session
+def typecheck(session: nox.Session) -> None:
+    """mypy over the host package."""
+    session.install("-e", ".[lint]")
+    session.run("mypy", "tfmatrix")

@@ -136,6 +136,158 @@ def _configure_render(p: argparse.ArgumentParser) -> None:
                    help="output directory (default: build/images)")
 
 
+# --------------------------------------------------------------------------- matrix / cell
+
+
+def _run_cells(args: argparse.Namespace, cells: Sequence[Cell], bench: Sequence[str], redo: bool) -> int:
+    """Run ``cells`` (one at a time), write their results, then refresh the report."""
+    from rich.console import Console
+
+    from .execution import execute, make_runner
+    from .runners.common import RunRequest
+
+    console = Console(stderr=True, highlight=False, soft_wrap=True)
+    matrix = args.loaded_matrix
+    runner = make_runner(args.runner, matrix.settings.base_registry, console)
+    request = RunRequest(preset=args.preset, only=tuple(bench), repeats=args.repeats)
+    reports = Path(args.reports)
+    outcomes = execute(cells, runner, request, reports, redo=redo, console=console)
+    _refresh_report(reports, matrix, console)
+    bad = [o for o in outcomes if o.status in ("failed", "timeout")]
+    counts = {s: sum(1 for o in outcomes if o.status == s) for s in ("ok", "failed", "timeout", "skipped")}
+    console.print("\\[tfmatrix] %s; report: %s" % (", ".join("%d %s" % (n, s) for s, n in counts.items() if n),
+                                                  reports / "index.html"))
+    return 1 if bad else 0
+
+
+def _refresh_report(reports: Path, matrix: Matrix, console: object) -> None:
+    from .report import build
+
+    build(reports / "cells", reports, baseline=matrix.settings.baseline)
+
+
+def cmd_matrix(args: argparse.Namespace) -> int:
+    """Every cell (or those matching --only), then the report."""
+    args.loaded_matrix = load_matrix(args)
+    cells = selected(args.loaded_matrix, args.only)
+    return _run_cells(args, cells, args.bench, redo=args.redo)
+
+
+def cmd_cell(args: argparse.Namespace) -> int:
+    """One cell by name: build if needed, run, write its results, refresh the report."""
+    args.loaded_matrix = load_matrix(args)
+    try:
+        cell = args.loaded_matrix.cell(args.name)
+    except KeyError:
+        names = ", ".join(c.name for c in args.loaded_matrix.cells)
+        raise UserError(f"{args.matrix}: no cell named {args.name!r}; cells are: {names}") from None
+    return _run_cells(args, [cell], args.only, redo=True)
+
+
+def _add_run_options(p: argparse.ArgumentParser) -> None:
+    from .execution import RUNNERS
+
+    p.add_argument("--preset", choices=("quick", "standard", "full"), help="override every cell's suite preset")
+    p.add_argument("--repeats", type=int, help="override the samples per process")
+    p.add_argument("--runner", default="auto", choices=RUNNERS,
+                   help="auto: Docker when an engine answers, else local virtualenvs (default)")
+    p.add_argument("--reports", default=str(paths.REPORTS_DIR), metavar="DIR",
+                   help="where cells/<cell>.json|.log and index.html go (default: reports)")
+
+
+def _configure_matrix(p: argparse.ArgumentParser) -> None:
+    _add_only(p)
+    _add_run_options(p)
+    p.add_argument("--bench", action="append", default=[], metavar="PATTERN",
+                   help="run only benchmarks matching PATTERN (glob on variant id; repeatable)")
+    p.add_argument("--redo", action="store_true", help="run again cells whose earlier results are still valid")
+
+
+def _configure_cell(p: argparse.ArgumentParser) -> None:
+    p.add_argument("name", help="cell name (see `list`)")
+    _add_run_options(p)
+    p.add_argument("--only", action="append", default=[], metavar="PATTERN",
+                   help="run only benchmarks matching PATTERN (glob on variant id; repeatable)")
+
+
+# --------------------------------------------------------------------------- report
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """Rebuild reports/index.html and results.csv from reports/cells/*.json; runs nothing."""
+    from .report import build
+
+    baseline = args.baseline
+    if baseline is None and Path(args.matrix).exists():
+        baseline = load_matrix(args).settings.baseline
+    out = Path(args.out)
+    build(Path(args.cells) if args.cells else out / "cells", out, baseline=baseline)
+    print(f"wrote {out / 'index.html'} and {out / 'results.csv'}")
+    return 0
+
+
+def _configure_report(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--cells", metavar="DIR", help="cell results directory (default: <out>/cells)")
+    p.add_argument("--out", default=str(paths.REPORTS_DIR), metavar="DIR", help="output directory (default: reports)")
+    p.add_argument("--baseline", metavar="CELL", help="cell to compare against (default: matrix.toml's baseline)")
+
+
+# --------------------------------------------------------------------------- wheels / base-images
+
+
+def cmd_wheels(args: argparse.Namespace) -> int:
+    """Fill the shared wheelhouse for the selected cells (air-gapped hosts: run this where PyPI answers)."""
+    from . import wheelhouse
+
+    matrix = load_matrix(args)
+    cells = selected(matrix, args.only)
+    failed = 0
+    for cell in cells:
+        try:
+            ws = wheelhouse.ensure((*cell.bootstrap, *cell.requirements), cell.python, offline=args.offline,
+                                   log=(print if args.verbose else (lambda line: None)))
+        except wheelhouse.WheelhouseError as e:
+            print(f"{cell.name}: FAILED: {e}", file=sys.stderr)
+            failed += 1
+            continue
+        print(f"{cell.name}: {len(ws.files)} wheels ({ws.downloaded} downloaded, {ws.how}, {ws.seconds:.1f} s)")
+    print(f"wheelhouse: {wheelhouse.wheelhouse_dir()}")
+    return 1 if failed else 0
+
+
+def _configure_wheels(p: argparse.ArgumentParser) -> None:
+    _add_only(p)
+    p.add_argument("--offline", action="store_true", help="use only what the wheelhouse has (TFMATRIX_OFFLINE=1)")
+    p.add_argument("--verbose", action="store_true", help="show pip's output")
+
+
+def cmd_base_images(args: argparse.Namespace) -> int:
+    """Build the base images the selected CPU cells expect, from this host (no registry needed)."""
+    from . import bases
+    from .runners.docker import engine
+
+    matrix = load_matrix(args)
+    cells = [c for c in selected(matrix, args.only) if c.target == "cpu"]
+    client = engine()
+    if client is None:
+        raise UserError("base-images: no Docker engine answers (start dockerd, or check DOCKER_HOST)")
+    upstream = sorted({c.base.upstream for c in cells if bases.buildable_python(c.base.upstream)})
+    try:
+        built = bases.ensure_for(client, upstream, log=(print if args.verbose else (lambda line: None)))
+    except bases.BaseImageError as e:
+        raise UserError(f"base-images: {e}") from None
+    for up, local in built.items():
+        print(f"{up} -> {local}")
+    print(f"use them with TFMATRIX_BASE_REGISTRY={bases.LOCAL_REGISTRY} (the docker runner also picks them "
+          "by itself when a pull fails)")
+    return 0
+
+
+def _configure_base_images(p: argparse.ArgumentParser) -> None:
+    _add_only(p)
+    p.add_argument("--verbose", action="store_true", help="show debootstrap and docker build output")
+
+
 # --------------------------------------------------------------------------- registry
 
 SUBCOMMANDS: tuple[Subcommand, ...] = (
@@ -144,6 +296,16 @@ SUBCOMMANDS: tuple[Subcommand, ...] = (
                cmd_list, _configure_list),
     Subcommand("render", "write one Dockerfile + requirements.txt + cell.json per cell", cmd_render,
                _configure_render),
+    Subcommand("wheels", "download every wheel the selected cells need into the shared wheelhouse", cmd_wheels,
+               _configure_wheels),
+    Subcommand("base-images", "build local base images for hosts without a registry (air-gapped)",
+               cmd_base_images, _configure_base_images),
+    Subcommand("matrix", "run every cell (or --only GLOB), write results, build the report", cmd_matrix,
+               _configure_matrix),
+    Subcommand("cell", "run one cell (build if needed), write its results, refresh the report", cmd_cell,
+               _configure_cell),
+    Subcommand("report", "rebuild reports/index.html and results.csv from reports/cells/*.json", cmd_report,
+               _configure_report),
 )
 
 

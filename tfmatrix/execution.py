@@ -1,0 +1,115 @@
+"""Run cells of a matrix, one at a time, and write their results; then the report.
+
+Cells run one at a time: concurrent cells would disturb each other's timings
+(on a 2-core machine, badly). A cell that fails never costs another cell its
+results; each cell's file is written as soon as the cell ends, atomically.
+A re-run keeps earlier successful results for the same request and inputs
+unless asked to redo them.
+"""
+from __future__ import annotations
+
+import signal
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from .errors import UserError
+from .progress import Progress, fmt_duration
+from .results import CellOutcome, cell_document, cell_paths, load_cell, reusable, suite_fingerprint, write_json_atomic
+from .runners.common import CellLog, RunRequest
+
+RUNNERS = ("auto", "docker", "venv")
+# Rough wall time of one cell per preset on a 2-core CPU, first run (installs included).
+ESTIMATE_S = {"quick": 240.0, "standard": 3600.0, "full": 4 * 3600.0}
+
+
+def make_runner(kind: str, registry: str | None, console: Console) -> Any:
+    """The runner to use: Docker when an engine answers (auto), else the venv runner."""
+    from .runners import docker as docker_runner
+    from .runners.venv import VenvRunner
+
+    if kind not in RUNNERS:
+        raise UserError("--runner %r: choose one of %s" % (kind, ", ".join(RUNNERS)))
+    if kind in ("auto", "docker"):
+        client = docker_runner.engine()
+        if client is not None:
+            return docker_runner.DockerRunner(client, registry)
+        if kind == "docker":
+            raise UserError("--runner docker: no Docker engine answers (is dockerd running? DOCKER_HOST?)")
+        console.print("\\[tfmatrix] no Docker engine answers: using the venv runner (CPU cells only)")
+    return VenvRunner()
+
+
+def estimate(cells: Sequence[Any], request: RunRequest, reports_dir: Path) -> float:
+    """Seconds the run may take: each cell's last duration, else a per-preset guess."""
+    total = 0.0
+    for cell in cells:
+        doc = load_cell(cell_paths(reports_dir, cell.name)[0])
+        timings = (doc or {}).get("timings") or {}
+        preset = request.for_cell(cell)["preset"]
+        total += sum(timings.values()) if timings else ESTIMATE_S.get(preset, 600.0)
+    return total
+
+
+def execute(cells: Sequence[Any], runner: Any, request: RunRequest, reports_dir: Path, *, redo: bool = True,
+            console: Console | None = None) -> list[CellOutcome]:
+    """Run ``cells`` one after another; every cell ends with a results file."""
+    console = console or Console(stderr=True, highlight=False, soft_wrap=True)
+    request = RunRequest(request.preset, request.only, request.repeats, suite_fingerprint())
+    n_gpu = sum(1 for c in cells if c.target == "gpu")
+    console.print("\\[tfmatrix] %d cells (%d CPU, %d GPU) with the %s runner; roughly %s if every cell runs"
+                  % (len(cells), len(cells) - n_gpu, n_gpu, runner.name,
+                     fmt_duration(estimate([c for c in cells if c.target == "cpu" or runner.name == "docker"],
+                                           request, reports_dir))))
+    progress = Progress(len(cells), console)
+    outcomes: list[CellOutcome] = []
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        for index, cell in enumerate(cells, start=1):
+            outcomes.append(_one_cell(cell, index, runner, request, reports_dir, redo, progress))
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        progress.close()
+    return outcomes
+
+
+def _terminate(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt("terminated")
+
+
+def _one_cell(cell: Any, index: int, runner: Any, request: RunRequest, reports_dir: Path, redo: bool,
+              progress: Progress) -> CellOutcome:
+    json_path, log_path = cell_paths(reports_dir, cell.name)
+    asked = request.for_cell(cell)
+    progress.start_cell(cell.name, index)
+    t0 = time.monotonic()
+    if not redo:
+        earlier = load_cell(json_path)
+        if earlier is not None and reusable(earlier, asked, runner.inputs(cell)):
+            progress.finish_cell("ok", "kept the results of %s (use --redo to run again)" % earlier["finished"], 0)
+            return CellOutcome(cell.name, "ok", None, earlier.get("runner") or {}, earlier.get("timings") or {},
+                               earlier.get("results"), earlier.get("log_tail", ""), kept=True)
+    log = CellLog(log_path, progress)
+    try:
+        try:
+            outcome = runner.run_cell(cell, request, log, progress)
+        except KeyboardInterrupt:
+            log("interrupted")
+            write_json_atomic(json_path, cell_document(cell.to_dict(), CellOutcome(
+                cell.name, "failed", "interrupted", {"name": runner.name}, {}, None, log.tail()), asked))
+            raise
+        except Exception as e:  # a bug or an engine failure: this cell fails, the others go on
+            import traceback
+
+            log(traceback.format_exc())
+            outcome = CellOutcome(cell.name, "failed", "%s: %s" % (type(e).__name__, e), {"name": runner.name}, {},
+                                  None, log.tail())
+        outcome.timings["total_s"] = time.monotonic() - t0
+        write_json_atomic(json_path, cell_document(cell.to_dict(), outcome, asked))
+    finally:
+        log.close()
+    progress.finish_cell(outcome.status, outcome.reason, time.monotonic() - t0)
+    return outcome

@@ -1,0 +1,148 @@
+"""Per-cell results files: ``reports/cells/<cell>.json`` and ``<cell>.log``.
+
+A cell's file holds the suite's own results (``suite.schema``) wrapped with
+what only the host knows: the resolved cell, which runner ran it, image tag
+and digest, build/run durations, host summary, and for a failed cell its
+status, reason and log tail. Files appear atomically, so an interrupted run
+never leaves half a file and one failing cell never loses another's results.
+"""
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import os
+import platform
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from .paths import SUITE_DIR
+
+CELL_SCHEMA = "tfmatrix.cell"
+CELL_SCHEMA_VERSION = 1
+STATUSES = ("ok", "failed", "timeout", "skipped")
+LOG_TAIL_LINES = 60
+
+
+@dataclass
+class CellOutcome:
+    """What happened to one cell in one run of the matrix."""
+
+    name: str
+    status: str                       # ok | failed | timeout | skipped
+    reason: str | None = None
+    runner: dict[str, Any] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+    results: dict[str, Any] | None = None    # the suite's results document
+    log_tail: str = ""
+    kept: bool = False                # an earlier run's results were kept, nothing ran
+
+
+def now_iso() -> str:
+    return datetime.datetime.now(datetime.UTC).replace(microsecond=0).isoformat()
+
+
+def write_json_atomic(path: Path, doc: Any) -> None:
+    """Readers see the old file or the whole new one, never a half-written one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=path.suffix, dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(doc, f, indent=1, default=str)
+            f.write("\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def tail(text: str, lines: int = LOG_TAIL_LINES) -> str:
+    return "\n".join(text.rstrip().splitlines()[-lines:])
+
+
+def read_tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - 256 * 1024))
+            return tail(f.read().decode("utf-8", "replace"), lines)
+    except OSError:
+        return ""
+
+
+def suite_fingerprint() -> str:
+    """Hash of the suite's source: results from a different suite are never reused."""
+    h = hashlib.sha256()
+    for path in sorted(SUITE_DIR.rglob("*.py")):
+        h.update(str(path.relative_to(SUITE_DIR)).encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def host_summary() -> dict[str, Any]:
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return {
+        "hostname": platform.node(),
+        "platform": platform.platform(),
+        "cpu": cpu,
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "tfmatrix": __version__,
+    }
+
+
+def cell_document(cell: dict[str, Any], outcome: CellOutcome, request: dict[str, Any]) -> dict[str, Any]:
+    """The file written for one cell (schema ``tfmatrix.cell`` v1)."""
+    return {
+        "schema": CELL_SCHEMA,
+        "schema_version": CELL_SCHEMA_VERSION,
+        "name": outcome.name,
+        "status": outcome.status,
+        "reason": outcome.reason,
+        "cell": cell,
+        "request": request,              # preset, only, suite hash: what was asked for
+        "runner": outcome.runner,
+        "timings": outcome.timings,
+        "host": host_summary(),
+        "finished": now_iso(),
+        "log_tail": outcome.log_tail,
+        "results": outcome.results,
+    }
+
+
+def cell_paths(reports_dir: Path, name: str) -> tuple[Path, Path]:
+    cells = reports_dir / "cells"
+    return cells / ("%s.json" % name), cells / ("%s.log" % name)
+
+
+def load_cell(path: Path) -> dict[str, Any] | None:
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) and doc.get("schema") == CELL_SCHEMA else None
+
+
+def reusable(doc: dict[str, Any] | None, request: dict[str, Any], inputs: str) -> bool:
+    """An earlier result can stand in for a new run: it succeeded with the same request and inputs."""
+    if not doc:
+        return False
+    return doc.get("status") == "ok" and doc.get("request") == request \
+        and (doc.get("runner") or {}).get("inputs") == inputs

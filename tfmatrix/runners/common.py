@@ -1,0 +1,104 @@
+"""What both runners share: the run request, the cell log, results parsing."""
+from __future__ import annotations
+
+import json
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from suite.schema import validate
+
+from ..progress import Progress
+from ..results import CellOutcome, read_tail
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """What the user asked of every cell in this run, beyond the cell itself."""
+
+    preset: str | None = None           # None: each cell's own preset
+    only: tuple[str, ...] = ()
+    repeats: int | None = None
+    suite: str = ""                     # hash of the suite's source
+
+    def for_cell(self, cell: Any) -> dict[str, Any]:
+        return {
+            "preset": self.preset or cell.preset,
+            "only": list(self.only),
+            "repeats": self.repeats if self.repeats is not None else cell.repeats,
+            "suite": self.suite,
+        }
+
+    def suite_args(self, cell: Any, out: str, image: str | None, runner: str) -> list[str]:
+        req = self.for_cell(cell)
+        args = ["run", "--preset", req["preset"], "--out", out, "--cell", cell.name, "--target", cell.target,
+                "--runner", runner]
+        if image:
+            args += ["--image", image]
+        for pattern in req["only"]:
+            args += ["--only", pattern]
+        if req["repeats"] is not None:
+            args += ["--repeats", str(req["repeats"])]
+        return args
+
+
+class CellLog:
+    """The cell's log file; written as ``.partial`` and renamed when complete."""
+
+    def __init__(self, path: Path, progress: Progress | None = None) -> None:
+        self.path = path
+        self.partial = path.with_name(path.name + ".partial")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._f: TextIO = open(self.partial, "w", encoding="utf-8", errors="replace")  # noqa: SIM115 (closed by close())
+        self.progress = progress
+        self._lock = threading.Lock()   # the docker runner streams logs from a thread
+
+    def __call__(self, line: str) -> None:
+        self.write(line)
+
+    def write(self, text: str) -> None:
+        with self._lock:
+            for line in text.splitlines() or [""]:
+                self._f.write(line + "\n")
+                if self.progress is not None:
+                    self.progress.suite_output(line)
+            self._f.flush()
+
+    def tail(self) -> str:
+        self._f.flush()
+        return read_tail(self.partial)
+
+    def close(self) -> None:
+        if not self._f.closed:
+            self._f.close()
+            os.replace(self.partial, self.path)
+
+
+def read_suite_results(path: Path) -> tuple[dict[str, Any] | None, str | None]:
+    """(results, problem): the suite's results file, validated against its schema."""
+    try:
+        doc = json.loads(path.read_text())
+    except FileNotFoundError:
+        return None, "the suite wrote no results file"
+    except ValueError as e:
+        return None, "the suite's results file is not JSON: %s" % e
+    problems = validate(doc)
+    if problems:
+        return doc, "results do not match the schema: %s" % "; ".join(problems[:3])
+    return doc, None
+
+
+def outcome_from_suite(name: str, doc: dict[str, Any] | None, problem: str | None, exit_code: int | None,
+                       runner: dict[str, Any], timings: dict[str, float], log: CellLog) -> CellOutcome:
+    """Judge a finished suite run: results valid and status ok, or why not."""
+    if problem is None and doc is not None and doc.get("status") == "ok" and exit_code == 0:
+        return CellOutcome(name, "ok", None, runner, timings, doc, log.tail())
+    if doc is not None and doc.get("error"):
+        reason = doc["error"]
+    elif problem is not None:
+        reason = "%s (exit code %s)" % (problem, exit_code)
+    else:
+        reason = "the suite exited with code %s" % exit_code
+    return CellOutcome(name, "failed", reason, runner, timings, doc, log.tail())

@@ -1,0 +1,256 @@
+"""The Docker runner: build each cell's image from its rendered directory and run the suite in it.
+
+Containers run with no network, as the image's non-root user (uid 10001), the
+suite bind-mounted read-only at /opt/tfmatrix/suite and only an output
+directory writable, under the cell's memory and time limits; the container is
+removed whatever happens (error, timeout, Ctrl-C). GPU cells ask for all GPUs
+and are ``skipped`` when the engine has no NVIDIA runtime: never silently run
+on the CPU.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from .. import bases, render, wheelhouse
+from ..paths import BUILD_DIR, SUITE_DIR
+from ..progress import Progress
+from ..results import CellOutcome
+from .common import CellLog, RunRequest, outcome_from_suite, read_suite_results
+
+SUITE_MOUNT = "/opt/tfmatrix/suite"
+OUT_MOUNT = "/out"
+BENCH_USER = "10001:10001"
+RUN_LABEL = "org.tfmatrix.run"
+NO_GPU_RUNTIME = ("the Docker engine has no NVIDIA runtime (install the NVIDIA Container Toolkit); "
+                  "a GPU cell is never run on the CPU instead")
+
+
+class CellFailure(Exception):
+    """A step before the suite ran failed; becomes a ``failed`` outcome."""
+
+
+def engine(timeout: int = 10) -> Any | None:
+    """A docker client whose engine answers, or None."""
+    try:
+        import docker
+
+        client = docker.from_env(timeout=timeout)
+        client.ping()
+        return client
+    except Exception:
+        return None
+
+
+def gpu_support(client: Any) -> str | None:
+    """None when the engine can give containers GPUs; else why not."""
+    runtimes = (client.info() or {}).get("Runtimes") or {}
+    if "nvidia" in runtimes or shutil.which("nvidia-container-runtime-hook") or shutil.which("nvidia-ctk"):
+        return None
+    return NO_GPU_RUNTIME
+
+
+def run_request(cell: Any, image: str, out_dir: Path, suite_args: list[str]) -> dict[str, Any]:
+    """Everything ``containers.run`` is asked for one cell (pure: the tests inspect it)."""
+    from docker.types import DeviceRequest, Mount
+
+    env = dict(cell.env)
+    env.update({"TFMATRIX_CELL": cell.name, "TFMATRIX_TARGET": cell.target, "TFMATRIX_IMAGE": image,
+                "TFMATRIX_RUNNER": "docker", "HOME": "/tmp", "PYTHONUNBUFFERED": "1"})
+    request: dict[str, Any] = {
+        "image": image,
+        "command": ["python", "-m", "suite", *suite_args],
+        "detach": True,
+        "network_mode": "none",
+        "user": BENCH_USER,
+        "working_dir": "/tmp",
+        "environment": env,
+        "mounts": [Mount(target=SUITE_MOUNT, source=str(SUITE_DIR), type="bind", read_only=True),
+                   Mount(target=OUT_MOUNT, source=str(out_dir), type="bind", read_only=False)],
+        "mem_limit": cell.memory,
+        "memswap_limit": cell.memory,
+        "labels": {RUN_LABEL: cell.name},
+        "init": True,
+    }
+    if cell.target == "gpu":
+        request["device_requests"] = [DeviceRequest(count=-1, capabilities=[["gpu"]])]
+    return request
+
+
+def leftover_containers(client: Any) -> list[Any]:
+    return client.containers.list(all=True, filters={"label": RUN_LABEL})
+
+
+class DockerRunner:
+    name = "docker"
+
+    def __init__(self, client: Any, registry: str | None = None) -> None:
+        self.client = client
+        self.registry = registry     # explicit base registry (matrix/env); None: automatic
+        for c in leftover_containers(client):   # from a run that was killed hard
+            c.remove(force=True)
+
+    # -- preparation ---------------------------------------------------------
+
+    def inputs(self, cell: Any) -> str:
+        """The content-hashed image tag: what goes into the image (after any local-base redirect)."""
+        return render.render_cell(self.effective_cell(cell)).tag
+
+    def effective_cell(self, cell: Any) -> Any:
+        """The cell with the base a run would use, decided without pulling anything."""
+        if self.registry is not None or self._image_exists(cell.base.ref):
+            return cell
+        minor = bases.buildable_python(cell.base.upstream)
+        if minor and self._image_exists(bases.python_ref(minor)):
+            return dataclasses.replace(cell, base=dataclasses.replace(cell.base, ref=bases.python_ref(minor),
+                                                                      digest=None))
+        return cell
+
+    def _image_exists(self, ref: str) -> bool:
+        return bases.image_exists(self.client, ref)
+
+    def ensure_base(self, cell: Any, log: CellLog) -> Any:
+        """The cell, possibly redirected to a locally built base when no registry answers."""
+        ref = cell.base.ref
+        if self._image_exists(ref):
+            return cell
+        if ref.startswith(bases.LOCAL_REGISTRY + "/"):
+            bases.ensure_for(self.client, [cell.base.upstream], log)
+            return cell
+        try:
+            log("pulling %s" % ref)
+            self.client.images.pull(ref)
+            return cell
+        except Exception as e:
+            pull_error = str(e).splitlines()[0][:200]
+        if self.registry is None and bases.buildable_python(cell.base.upstream):
+            log("cannot pull %s (%s): building a local stand-in (air-gapped mode)" % (ref, pull_error))
+            local = bases.ensure_for(self.client, [cell.base.upstream], log)[cell.base.upstream]
+            return dataclasses.replace(cell, base=dataclasses.replace(cell.base, ref=local, digest=None))
+        raise CellFailure("base image %s is not available and cannot be pulled (%s); mirror it and set "
+                          "TFMATRIX_BASE_REGISTRY, or run `nox -s base-images` for python bases" % (ref, pull_error))
+
+    def build(self, cell: Any, wheels: wheelhouse.WheelSet, log: CellLog) -> tuple[str, float]:
+        """Build the cell's image unless its content-hashed tag exists; (tag, seconds)."""
+        rendered = render.render_cell(cell)
+        render.write_rendered(rendered, BUILD_DIR / "images")
+        if self._image_exists(rendered.tag):
+            log("image %s exists: not rebuilding" % rendered.tag)
+            return rendered.tag, 0.0
+        t0 = time.monotonic()
+        with tempfile.TemporaryDirectory(prefix="tfmatrix-ctx-") as tmp:
+            ctx = Path(tmp)
+            for name, text in rendered.files.items():
+                (ctx / name).write_text(text)
+            (ctx / "wheels").mkdir()
+            for f in wheels.files:
+                _link_or_copy(f, ctx / "wheels" / f.name)
+            log("building %s (%d wheels)" % (rendered.tag, len(wheels.files)))
+            import docker.errors
+
+            try:
+                for chunk in self.client.api.build(path=str(ctx), tag=rendered.tag, rm=True, forcerm=True,
+                                                   pull=False, decode=True):
+                    if chunk.get("stream", "").strip():
+                        log(chunk["stream"].rstrip())
+                    if "error" in chunk:
+                        raise CellFailure("image build failed: %s" % chunk["error"].strip().splitlines()[-1])
+            except docker.errors.APIError as e:
+                raise CellFailure("image build failed: %s" % e)
+        return rendered.tag, time.monotonic() - t0
+
+    # -- the run -------------------------------------------------------------
+
+    def run_cell(self, cell: Any, request: RunRequest, log: CellLog, progress: Progress | None) -> CellOutcome:
+        timings: dict[str, float] = {}
+        runner: dict[str, Any] = {"name": self.name}
+        if cell.target == "gpu":
+            why = gpu_support(self.client)
+            if why:
+                return CellOutcome(cell.name, "skipped", why, runner, timings)
+        try:
+            if progress:
+                progress.phase("base image")
+            cell = self.ensure_base(cell, log)
+            if progress:
+                progress.phase("wheels")
+            t0 = time.monotonic()
+            wheels = wheelhouse.ensure((*cell.bootstrap, *cell.requirements), cell.python, log=log)
+            timings["wheels_s"] = time.monotonic() - t0
+            runner["wheels"] = {"count": len(wheels.files), "downloaded": wheels.downloaded, "how": wheels.how}
+            if progress:
+                progress.phase("build")
+            tag, timings["build_s"] = self.build(cell, wheels, log)
+        except (CellFailure, bases.BaseImageError, wheelhouse.WheelhouseError) as e:
+            return CellOutcome(cell.name, "failed", str(e), runner, timings, None, log.tail())
+        image = self.client.images.get(tag)
+        runner.update({"image": tag, "image_id": image.id, "base": cell.base.ref, "inputs": tag,
+                       "engine": (self.client.version() or {}).get("Version")})
+        if progress:
+            progress.phase("run")
+        return self._run_container(cell, tag, request, log, runner, timings)
+
+    def _run_container(self, cell: Any, tag: str, request: RunRequest, log: CellLog, runner: dict[str, Any],
+                       timings: dict[str, float]) -> CellOutcome:
+        import requests
+
+        out_dir = Path(tempfile.mkdtemp(prefix="tfmatrix-out-"))
+        os.chmod(out_dir, 0o777)   # written by the container's non-root user
+        args = request.suite_args(cell, OUT_MOUNT + "/results.json", tag, self.name)
+        container = None
+        t0 = time.monotonic()
+        try:
+            container = self.client.containers.run(**run_request(cell, tag, out_dir, args))
+            reader = threading.Thread(target=_stream_logs, args=(container, log), daemon=True)
+            reader.start()
+            try:
+                status = container.wait(timeout=cell.timeout_s)
+            except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
+                container.kill()
+                reader.join(timeout=10)
+                timings["run_s"] = time.monotonic() - t0
+                return CellOutcome(cell.name, "timeout", "the cell ran past its %d s limit" % cell.timeout_s,
+                                   runner, timings, None, log.tail())
+            reader.join(timeout=30)
+            timings["run_s"] = time.monotonic() - t0
+            container.reload()
+            exit_code = status.get("StatusCode")
+            if container.attrs.get("State", {}).get("OOMKilled"):
+                return CellOutcome(cell.name, "failed", "out of memory (container limit %s)" % cell.memory,
+                                   runner, timings, None, log.tail())
+            doc, problem = read_suite_results(out_dir / "results.json")
+            return outcome_from_suite(cell.name, doc, problem, exit_code, runner, timings, log)
+        finally:
+            if container is not None:
+                try:
+                    container.remove(force=True)
+                except Exception:
+                    pass
+            shutil.rmtree(out_dir, ignore_errors=True)
+
+
+def _stream_logs(container: Any, log: CellLog) -> None:
+    buf = b""
+    try:
+        for chunk in container.logs(stream=True, follow=True):
+            buf += chunk
+            while b"\n" in buf:
+                line, buf = buf.split(b"\n", 1)
+                log(line.decode("utf-8", "replace"))
+    except Exception:
+        pass
+    if buf:
+        log(buf.decode("utf-8", "replace"))
+
+
+def _link_or_copy(src: Path, dst: Path) -> None:
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copy2(src, dst)

@@ -1,0 +1,187 @@
+"""The venv runner: CPU cells in nox-managed virtualenvs, with interpreters found on the host.
+
+Same pins (the cell's requirements, installed from the same wheelhouse with
+``--no-index``) and the same suite as the Docker runner, so it is the
+embedded default where no Docker engine answers. It cannot isolate the
+network or enforce a memory limit the way a container does; results record
+that they came from it. A cell it cannot serve (GPU target, no interpreter)
+is ``skipped`` with the reason.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from .. import interpreters, wheelhouse
+from ..paths import REPO_ROOT
+from ..progress import Progress
+from ..results import CellOutcome
+from .common import CellLog, RunRequest, outcome_from_suite, read_suite_results
+
+VENV_ROOT_ENV = "TFMATRIX_VENV_ROOT"
+MARKER = "tfmatrix-cell.json"
+
+
+def venv_root() -> Path:
+    env = os.environ.get(VENV_ROOT_ENV)
+    return Path(env) if env else REPO_ROOT / ".nox"
+
+
+class VenvRunner:
+    name = "venv"
+
+    def inputs(self, cell: Any) -> str:
+        interp = interpreters.find(cell.python)
+        text = json.dumps({"python": cell.python, "interpreter": str(interp.executable) if interp else None,
+                           "requirements": list(cell.requirements), "env": list(cell.env)}, sort_keys=True)
+        return "venv-" + hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def run_cell(self, cell: Any, request: RunRequest, log: CellLog, progress: Progress | None) -> CellOutcome:
+        runner: dict[str, Any] = {"name": self.name, "network": "host (not isolated)", "memory_limit": None}
+        timings: dict[str, float] = {}
+        if cell.target != "cpu":
+            return CellOutcome(cell.name, "skipped", "the venv runner runs CPU cells only; GPU cells need the Docker "
+                               "runner with the NVIDIA runtime", runner, timings)
+        interp = interpreters.find(cell.python)
+        if interp is None:
+            return CellOutcome(cell.name, "skipped", "no CPython %s on this host (looked on PATH and in pyenv)"
+                               % cell.python, runner, timings)
+        runner["interpreter"] = str(interp.executable)
+        runner["inputs"] = self.inputs(cell)
+        try:
+            if progress:
+                progress.phase("wheels")
+            t0 = time.monotonic()
+            wheels = wheelhouse.ensure(cell.requirements, cell.python, log=log)
+            timings["wheels_s"] = time.monotonic() - t0
+            runner["wheels"] = {"count": len(wheels.files), "downloaded": wheels.downloaded, "how": wheels.how}
+            if progress:
+                progress.phase("venv")
+            t0 = time.monotonic()
+            python = self.ensure_venv(cell, interp, wheels, runner["inputs"], log)
+            timings["build_s"] = time.monotonic() - t0
+        except (wheelhouse.WheelhouseError, VenvError) as e:
+            return CellOutcome(cell.name, "failed", str(e), runner, timings, None, log.tail())
+        runner["venv"] = str(python.parent.parent)
+        if progress:
+            progress.phase("run")
+        return self._run_suite(cell, python, request, log, runner, timings)
+
+    # -- the environment -----------------------------------------------------
+
+    def ensure_venv(self, cell: Any, interp: interpreters.Interpreter, wheels: wheelhouse.WheelSet, inputs: str,
+                    log: CellLog) -> Path:
+        """A virtualenv holding exactly the cell's wheels; reused while its inputs are unchanged."""
+        from nox.virtualenv import VirtualEnv
+
+        location = venv_root() / ("cell-" + cell.name)
+        marker = location / MARKER
+        try:
+            if json.loads(marker.read_text()).get("inputs") == inputs:
+                log("virtualenv %s is up to date" % location)
+                return location / "bin" / "python"
+        except (OSError, ValueError):
+            pass
+        if location.exists():
+            shutil.rmtree(location)
+        log("creating virtualenv %s with %s" % (location, interp.executable))
+        env = VirtualEnv(str(location), interpreter=str(interp.executable), reuse_existing=False,
+                         venv_backend="venv", download_python="never")
+        try:
+            env.create()
+        except Exception as e:
+            raise VenvError("could not create a virtualenv with %s: %s" % (interp.executable, e))
+        python = location / "bin" / "python"
+        with tempfile.TemporaryDirectory(prefix="tfmatrix-wheels-") as tmp:
+            for f in wheels.files:
+                try:
+                    os.link(f, Path(tmp) / f.name)
+                except OSError:
+                    shutil.copy2(f, Path(tmp) / f.name)
+            req = Path(tmp) / "requirements.txt"
+            req.write_text("\n".join(cell.requirements) + "\n")
+            cmd = [str(python), "-m", "pip", "install", "--no-index", "--no-cache-dir", "--disable-pip-version-check",
+                   "--find-links", tmp, "-r", str(req)]
+            log("$ " + " ".join(cmd))
+            proc = subprocess.run(cmd, capture_output=True, text=True)
+            log(proc.stdout + proc.stderr)
+            if proc.returncode != 0:
+                raise VenvError("pip could not install the cell's wheels: %s" % _last_line(proc.stdout + proc.stderr))
+        marker.write_text(json.dumps({"inputs": inputs, "requirements": list(cell.requirements)}, indent=1) + "\n")
+        return python
+
+    # -- the run ---------------------------------------------------------------
+
+    def _run_suite(self, cell: Any, python: Path, request: RunRequest, log: CellLog, runner: dict[str, Any],
+                   timings: dict[str, float]) -> CellOutcome:
+        with tempfile.TemporaryDirectory(prefix="tfmatrix-run-") as tmp:
+            out = Path(tmp) / "results.json"
+            env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV", "TFMATRIX_"))}
+            env.update(dict(cell.env))
+            env.update({"PYTHONPATH": str(REPO_ROOT), "PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1",
+                        "TFMATRIX_CELL": cell.name, "TFMATRIX_TARGET": cell.target, "TFMATRIX_RUNNER": self.name})
+            cmd = [str(python), "-m", "suite", *request.suite_args(cell, str(out), None, self.name)]
+            log("$ " + " ".join(cmd))
+            t0 = time.monotonic()
+            proc = subprocess.Popen(cmd, cwd=tmp, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL, start_new_session=True)
+            deadline = t0 + cell.timeout_s
+            timed_out = False
+            try:
+                timed_out = _pump(proc, log, deadline)
+            finally:
+                if proc.poll() is None:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    proc.wait()
+            timings["run_s"] = time.monotonic() - t0
+            if timed_out:
+                return CellOutcome(cell.name, "timeout", "the cell ran past its %d s limit" % cell.timeout_s,
+                                   runner, timings, None, log.tail())
+            doc, problem = read_suite_results(out)
+            return outcome_from_suite(cell.name, doc, problem, proc.returncode, runner, timings, log)
+
+
+class VenvError(Exception):
+    """The cell's virtualenv could not be made."""
+
+
+def _pump(proc: subprocess.Popen[bytes], log: CellLog, deadline: float) -> bool:
+    """Copy the child's output to the log until it exits; True when the deadline passed first."""
+    import selectors
+
+    assert proc.stdout is not None
+    sel = selectors.DefaultSelector()
+    sel.register(proc.stdout, selectors.EVENT_READ)
+    buf = b""
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            return True
+        if not sel.select(timeout=min(left, 5.0)):
+            continue
+        chunk = os.read(proc.stdout.fileno(), 65536)
+        if not chunk:
+            break
+        buf += chunk
+        while b"\n" in buf:
+            line, buf = buf.split(b"\n", 1)
+            log(line.decode("utf-8", "replace"))
+    if buf:
+        log(buf.decode("utf-8", "replace"))
+    proc.wait()
+    return False
+
+
+def _last_line(text: str) -> str:
+    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
+    return lines[-1] if lines else "no output"
