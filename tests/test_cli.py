@@ -115,6 +115,8 @@ def test_render_writes_and_is_repeatable(tmp_path: Path) -> None:
 def test_every_subcommand_takes_matrix() -> None:
     parser = cli.build_parser()
     for sc in cli.SUBCOMMANDS:
-        args = parser.parse_args([sc.name, "--matrix", "x.toml"])
+        positional = ["some-cell"] if sc.name == "cell" else []
+        args = parser.parse_args([sc.name, *positional, "--matrix", "x.toml"])
         assert args.matrix == "x.toml" and args.run is sc.run
-    assert [sc.name for sc in cli.SUBCOMMANDS] == ["validate", "list", "render"]
+    assert [sc.name for sc in cli.SUBCOMMANDS] == [
+        "validate", "list", "render", "wheels", "base-images", "matrix", "cell", "report"]
