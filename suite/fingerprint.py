@@ -74,8 +74,24 @@ def installed_packages() -> Dict[str, str]:
         return {d.project_name.lower(): d.version for d in pkg_resources.working_set}
 
 
+def sandbox_facts() -> Dict[str, Any]:
+    """How the cell was isolated, as seen from inside: user, network interfaces, suite writability."""
+    try:
+        interfaces = sorted(os.listdir("/sys/class/net"))
+    except OSError:
+        interfaces = []
+    suite_dir = os.path.dirname(os.path.abspath(__file__))
+    return {
+        "uid": os.getuid(),
+        "net_interfaces": interfaces,
+        "suite_dir": suite_dir,
+        "suite_writable": os.access(suite_dir, os.W_OK),
+    }
+
+
 def host_facts() -> Dict[str, Any]:
     return {
+        "sandbox": sandbox_facts(),
         "python": {
             "version": platform.python_version(),
             "implementation": platform.python_implementation(),

@@ -15,7 +15,9 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NoReturn, TextIO
+from typing import Any, NoReturn, TextIO
+
+from rich.markup import escape
 
 from . import __version__, paths
 from .errors import UserError
@@ -155,15 +157,32 @@ def _run_cells(args: argparse.Namespace, cells: Sequence[Cell], bench: Sequence[
     _refresh_report(reports, matrix, console)
     bad = [o for o in outcomes if o.status in ("failed", "timeout")]
     counts = {s: sum(1 for o in outcomes if o.status == s) for s in ("ok", "failed", "timeout", "skipped")}
-    console.print("\\[tfmatrix] %s; report: %s" % (", ".join("%d %s" % (n, s) for s, n in counts.items() if n),
-                                                  reports / "index.html"))
+    console.print("\\[tfmatrix] cells: %s; open %s" % (", ".join("%d %s" % (n, s) for s, n in counts.items() if n),
+                                                       reports / "index.html"))
     return 1 if bad else 0
 
 
-def _refresh_report(reports: Path, matrix: Matrix, console: object) -> None:
+def _usable_baseline(cells_dir: Path, matrix: Matrix) -> str | None:
+    """matrix.toml's baseline when it has results; else None (the report uses the oldest cell)."""
+    from .results import load_cell
+
+    name = matrix.settings.baseline
+    if name is None:
+        return None
+    doc = load_cell(cells_dir / f"{name}.json")
+    return name if doc is not None and doc.get("status") == "ok" else None
+
+
+def _refresh_report(reports: Path, matrix: Matrix, console: Any) -> None:
     from .report import build
 
-    build(reports / "cells", reports, baseline=matrix.settings.baseline)
+    cells = reports / "cells"
+    baseline = _usable_baseline(cells, matrix)
+    if matrix.settings.baseline and baseline is None:
+        console.print(f"\\[tfmatrix] baseline {matrix.settings.baseline} has no results yet: "
+                      "the report compares with the oldest cell")
+    summary = build(cells, reports, baseline, baseline_source=f"{matrix.path.name}: baseline")
+    console.print("\\[tfmatrix] " + escape(summary.line()))
 
 
 def cmd_matrix(args: argparse.Namespace) -> int:
@@ -217,12 +236,16 @@ def cmd_report(args: argparse.Namespace) -> int:
     """Rebuild reports/index.html and results.csv from reports/cells/*.json; runs nothing."""
     from .report import build
 
-    baseline = args.baseline
-    if baseline is None and Path(args.matrix).exists():
-        baseline = load_matrix(args).settings.baseline
     out = Path(args.out)
-    build(Path(args.cells) if args.cells else out / "cells", out, baseline=baseline)
-    print(f"wrote {out / 'index.html'} and {out / 'results.csv'}")
+    cells = Path(args.cells) if args.cells else out / "cells"
+    if args.baseline is not None:
+        baseline, source = args.baseline, "--baseline"
+    elif Path(args.matrix).exists():
+        matrix = load_matrix(args)
+        baseline, source = _usable_baseline(cells, matrix), f"{matrix.path.name}: baseline"
+    else:
+        baseline, source = None, "baseline"
+    print(build(cells, out, baseline, baseline_source=source).line())
     return 0
 
 

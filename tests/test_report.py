@@ -1,0 +1,486 @@
+"""The cross-version report: pure parts on small synthetic documents, then whole reports, then real cells.
+
+Real-cell tests (marked ``tf``) run the suite in the virtualenvs named by
+TFMATRIX_TEST_VENV_TF115, TFMATRIX_TEST_VENV_TF20 and TFMATRIX_TEST_VENV_TF221
+(each a virtualenv directory, or its python) and build the report from what
+they write.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from report_docs import (
+    cell_doc,
+    noisy,
+    parse_html,
+    record,
+    results_doc,
+    run_suite,
+    synthetic_matrix,
+    table_rows,
+    training_params,
+    write,
+)
+
+from suite import stats as suite_stats
+from suite.run import GPU_MISSING
+from tfmatrix.errors import UserError
+from tfmatrix.report import build
+from tfmatrix.report.frame import build_frame
+from tfmatrix.report.load import load_dir, load_file
+from tfmatrix.report.order import major, version_key
+from tfmatrix.report.stats import pct_faster, ratio_ci, spread
+
+GENERATED = "2026-01-02T03:04:05+00:00"
+
+# -- ordering --------------------------------------------------------------------
+
+
+def test_versions_order_numerically_with_prereleases_first():
+    versions = ["2.10", "1.15.0", "2.2", "2.16.0rc1", "2.0", "1.14", "2.16", "2.9.3", "2.16.0.dev2", "nightly",
+                "2.16.1", "2.1"]
+    assert sorted(versions, key=version_key) == [
+        "1.14", "1.15.0", "2.0", "2.1", "2.2", "2.9.3", "2.10", "2.16.0.dev2", "2.16.0rc1", "2.16", "2.16.1",
+        "nightly"]
+    assert version_key("2.0") == version_key("2.0.0")
+    assert major("1.15.0") == 1 and major("2.21") == 2 and major("?") is None
+
+
+# -- statistics ---------------------------------------------------------------------
+
+
+def test_spread_is_from_raw_samples_like_the_suite():
+    values = [5.0, 1.0, 4.0, 2.0, 3.0, 10.0]
+    s = spread(values)
+    ref = suite_stats.summarize(values)
+    assert s is not None
+    assert (s.median, s.q1, s.q3, s.iqr, s.n) == pytest.approx((ref["median"], ref["q1"], ref["q3"], ref["iqr"], 6))
+    assert spread([]) is None
+
+
+def test_pct_faster_follows_seed_000_convention():
+    # "% computed as (1 - longer_time / shorter_time)*100", sign: + if the first side (TF2, Graph) is faster
+    assert pct_faster(1 / 3.76) == pytest.approx(276.0)      # a is 3.76x faster: +276%
+    assert pct_faster(1.47) == pytest.approx(-47.0)          # "TF1 47% faster" seen from TF2: -47%
+    assert pct_faster(1.0) == 0.0
+    assert pct_faster(0.5) == pytest.approx(100.0)
+    assert pct_faster(2.0) == pytest.approx(-100.0)
+    # monotone: the ends of a ratio interval map to the ends of the % interval
+    ratios = np.linspace(0.2, 5, 50)
+    pcts = [pct_faster(r) for r in ratios]
+    assert all(a > b for a, b in zip(pcts, pcts[1:], strict=False))
+
+
+def test_bootstrap_ci_is_deterministic_and_brackets_the_ratio():
+    a = [noisy(0.002, n=15, seed=1)]
+    b = [noisy(0.001, n=15, seed=2)]
+    ci = ratio_ci(a, b, key="k")
+    assert ci is not None
+    assert ci.ratio == pytest.approx(np.median(a[0]) / np.median(b[0]))
+    assert ci.low < ci.ratio < ci.high
+    assert ci.low > 1.9 and ci.high < 2.1
+    assert ci.verdict == "b" and ci.clear           # a takes twice as long: b is faster
+    again = ratio_ci(a, b, key="k")
+    assert again == ci                               # same data, same key: same interval
+    same = ratio_ci([noisy(0.001, n=15, seed=3)], [noisy(0.001, n=15, seed=4)], key="k")
+    assert same is not None and same.low < 1.0 < same.high and same.verdict == "unclear"
+    assert ratio_ci([[]], b) is None
+
+
+def test_bootstrap_resamples_processes_when_they_disagree():
+    steady = [noisy(0.001, n=8, seed=i) for i in range(4)]
+    shifted = [noisy(0.001 * (1 + 0.3 * (i % 2)), n=8, seed=i) for i in range(4)]
+    base = [noisy(0.001, n=32, seed=9)]
+    narrow = ratio_ci(steady, base, key="x")
+    wide = ratio_ci(shifted, base, key="x")
+    assert narrow is not None and wide is not None
+    assert (wide.high - wide.low) > 2 * (narrow.high - narrow.low)
+
+
+# -- loading and schema versions -------------------------------------------------------
+
+
+def _one_cell(tmp_path: Path) -> dict:
+    recs = [record("training.question", training_params(), noisy(0.002))]
+    return cell_doc("tf2.0-cpu", "2.0", results=results_doc(recs))
+
+
+def test_newer_schema_is_refused_naming_the_file(tmp_path):
+    doc = _one_cell(tmp_path)
+    doc["schema_version"] = 99
+    path = write(tmp_path / "cells", doc)
+    with pytest.raises(UserError) as e:
+        load_dir(tmp_path / "cells")
+    msg = str(e.value)
+    assert str(path) in msg and "schema_version 99 is newer" in msg and "\n" not in msg
+
+
+def test_older_unknown_results_schema_is_refused(tmp_path):
+    doc = _one_cell(tmp_path)
+    doc["results"]["schema_version"] = 0
+    path = write(tmp_path / "cells", doc)
+    with pytest.raises(UserError, match=r"suite results schema_version 0 is older than this tfmatrix reads") as e:
+        load_file(path)
+    assert str(path) in str(e.value)
+
+
+def test_foreign_and_broken_files_are_refused(tmp_path):
+    cells = tmp_path / "cells"
+    cells.mkdir()
+    (cells / "notes.json").write_text(json.dumps({"schema": "something.else"}))
+    with pytest.raises(UserError, match=r"notes.json: not a tfmatrix cell file \(schema 'something.else'"):
+        load_dir(cells)
+    (cells / "notes.json").write_text("{half")
+    with pytest.raises(UserError, match=r"notes.json: not valid JSON"):
+        load_dir(cells)
+    (cells / "notes.json").unlink()
+    with pytest.raises(UserError, match="no cell results"):
+        load_dir(cells)
+    with pytest.raises(UserError, match="no such directory"):
+        load_dir(tmp_path / "missing")
+
+
+def test_ok_cell_with_invalid_results_is_refused(tmp_path):
+    doc = _one_cell(tmp_path)
+    del doc["results"]["records"][0]["samples"]
+    write(tmp_path / "cells", doc)
+    with pytest.raises(UserError, match=r"suite results do not match schema tfmatrix.results v1: .*samples"):
+        load_dir(tmp_path / "cells")
+
+
+def test_bare_suite_results_are_read_as_a_cell(tmp_path):
+    res = results_doc([record("training.question", training_params(), noisy(0.002))], tf="2.15.1")
+    write(tmp_path / "cells", res, "tf2.15-local.json")
+    (cell,) = load_dir(tmp_path / "cells")
+    assert cell.name == "tf2.15-local" and cell.status == "ok" and cell.tf == "2.15.1" and cell.target == "cpu"
+
+
+def test_cells_are_ordered_by_tf_version_not_file_name(tmp_path):
+    synthetic_matrix(tmp_path / "cells")
+    names = [c.name for c in load_dir(tmp_path / "cells")]
+    assert names == ["tf1.15-cpu", "tf2.0-cpu", "tf2.0-gpu", "tf2.9-cpu", "tf2.10-cpu", "tf2.10-gpu"]
+
+
+# -- the tidy frame ---------------------------------------------------------------
+
+
+def test_frame_has_one_row_per_cell_and_variant_with_medians_from_samples(tmp_path):
+    paths = synthetic_matrix(tmp_path / "cells")
+    doc = json.loads(paths["tf2.0"].read_text())
+    rec = doc["results"]["records"][0]
+    rec["stats"]["median"] = 123.0          # a wrong summary must not leak into the report
+    paths["tf2.0"].write_text(json.dumps(doc))
+    cells = load_dir(tmp_path / "cells")
+    df = build_frame(cells)
+    assert len(df) == sum(len(c.records) for c in cells) == 18
+    assert not df.duplicated(["cell", "id"]).any()
+    row = df[(df["cell"] == "tf2.0-cpu") & (df["id"] == rec["id"])].iloc[0]
+    assert row["median"] == pytest.approx(float(np.median(rec["samples"])))
+    assert row["iqr"] == pytest.approx(row["q3"] - row["q1"])
+    for col in ("tf", "keras_flavour", "keras_version", "python", "target", "runner", "status", "benchmark",
+                "model", "loop", "input", "batch_shape", "mode", "api", "median", "iqr", "q1", "q3", "cv", "n",
+                "unstable", "build_s", "first_call_s"):
+        assert col in df.columns, col
+    assert set(df["batch_shape"]) == {"8x40x16"}
+    na = df[df["status"] == "n/a"]
+    assert na["median"].isna().all() and na["reason"].str.contains("keras").all()
+
+
+# -- whole reports (synthetic) -------------------------------------------------------
+
+
+@pytest.fixture
+def synthetic_report(tmp_path):
+    synthetic_matrix(tmp_path / "cells")
+    summary = build(tmp_path / "cells", tmp_path / "out", generated=GENERATED)
+    html = (tmp_path / "out" / "index.html").read_text()
+    return summary, html, parse_html(html), tmp_path
+
+
+def test_report_files_are_written_atomically_and_self_contained(synthetic_report):
+    summary, html, dom, tmp_path = synthetic_report
+    out = tmp_path / "out"
+    assert sorted(p.name for p in out.iterdir()) == ["index.html", "results.csv"]   # no temp files left
+    assert summary.html == out / "index.html" and summary.cells == 6
+    assert summary.statuses == {"ok": 3, "failed": 2, "skipped": 1}
+    # one file: no external scripts, styles, images or fonts
+    assert not dom.find_all("link") and not dom.find_all("img")
+    assert all(not s.attrs.get("src") for s in dom.find_all("script"))
+    assert not re.search(r"(src|href)=\"(https?:)?//", html)
+    assert "@import" not in html and "url(" not in html
+
+
+def test_summary_lists_every_cell_with_status_and_reason(synthetic_report):
+    _, _, dom, _ = synthetic_report
+    head, rows = table_rows(dom.by_id("summary").find("table"))
+    by_name = {r[0].text.strip(): r for r in rows}
+    assert list(by_name) == ["tf1.15-cpu", "tf2.0-cpu", "tf2.0-gpu", "tf2.9-cpu", "tf2.10-cpu", "tf2.10-gpu"]
+    assert by_name["tf2.9-cpu"][1].text.strip() == "failed"
+    assert "No matching distribution" in by_name["tf2.9-cpu"][-1].text
+    assert by_name["tf2.10-gpu"][1].text.strip() == "skipped"
+    assert "no NVIDIA runtime" in by_name["tf2.10-gpu"][-1].text
+    assert "NO GPU" in by_name["tf2.0-gpu"][1].text
+    facts = dom.by_id("summary").find("dl").text
+    assert "quick" in facts and "1.0.0" in facts
+    assert "tf1.15-cpu (oldest)" in facts
+
+
+def test_warnings_are_loud_for_gpu_without_gpu_failures_and_unstable(synthetic_report):
+    _, _, dom, _ = synthetic_report
+    items = dom.by_id("warnings").find_all("li")
+    loud = [" ".join(li.text.split()) for li in items if "w-loud" in li.classes]
+    other = [" ".join(li.text.split()) for li in items if "w-warn" in li.classes]
+    assert any("tf2.0-gpu" in w and "ran WITHOUT a GPU" in w for w in loud)
+    assert any("tf2.9-cpu" in w and "FAILED" in w for w in loud)
+    assert any("tf2.10-gpu" in w and "skipped" in w for w in other)
+    assert any("tf2.0-cpu" in w and "UNSTABLE" in w for w in other)
+    assert not any("GPU requested but" in w for w in other)      # said once, loudly
+
+
+def test_cross_version_table_columns_values_ratios_and_na_reasons(synthetic_report):
+    _, _, dom, _ = synthetic_report
+    table = dom.find("table", cls="xv", data_benchmark="training.question")
+    head, rows = table_rows(table)
+    cols = [th.attrs["data-cell"] for th in table.find("thead").find_all("th", cls="cellcol")]
+    assert cols == ["tf1.15-cpu", "tf2.0-cpu", "tf2.10-cpu"]      # TF order; failed/skipped cells have no column
+    assert [h.rstrip(" ↕") for h in head[:3]] == ["loop", "api", "mode"]    # the parameters that vary
+    n_params = len(head) - len(cols)
+    by_id = {tr.attrs["data-id"]: tr.find_all("td") for tr in table.find("tbody").find_all("tr")}
+    tob = by_id["training.question[model=small,data=question,batch_shape=8x40x16,width=0.125,loop=train_on_batch,"
+                "input=numpy,api=tf.keras,mode=eager]"]
+    base, tf20, tf210 = tob[n_params:]
+    assert "baseline" in base.classes and "4 ms" in base.text.replace("\u202f", " ")
+    ratio = lambda td: float(re.search(r"×([0-9.]+)", td.text).group(1))  # noqa: E731
+    assert "IQR" in tf20.text and ratio(tf20) == pytest.approx(2.0, abs=0.05)
+    assert "background:hsl(0" in tf20.attrs.get("style", "")                  # slower: red
+    assert ratio(tf210) == pytest.approx(1.5, abs=0.05)
+    assert re.match(r"median [0-9.]+ ms, IQR [0-9.]+ µs \(q1 .*\), n=9, CV", tf20.attrs["title"])
+    keras = by_id["training.question[model=small,data=question,batch_shape=8x40x16,width=0.125,loop=train_on_batch,"
+                  "input=numpy,api=keras,mode=eager]"][n_params:]
+    assert keras[0].text.strip() == "n/a" and "tf.placeholder" in keras[0].attrs["title"]
+    # the baseline cell lacks it: TF 2.0 stands in, marked as the row's baseline
+    assert "baseline" in keras[1].classes and "standing in" in keras[1].attrs["title"]
+    assert keras[2].text.strip() == "n/a" and "same package" in keras[2].attrs["title"]
+    unstable = by_id["training.question[model=small,data=question,batch_shape=8x40x16,width=0.125,loop=fit,"
+                     "input=numpy,api=tf.keras,mode=graph]"][n_params + 1]
+    assert "⚠" in unstable.text and "UNSTABLE" in unstable.attrs["title"]
+
+
+def _finding(dom, key):
+    art = dom.by_id("finding-" + key)
+    answers = [" ".join(li.text.split()) for li in art.find_all("li") if li.parent.attrs.get("class") == "answers"]
+    notes = [" ".join(li.text.split()) for li in art.find_all("li") if li.parent.attrs.get("class") == "missing"]
+    lines = []
+    tables = art.find_all("table")
+    if tables:
+        head, rows = table_rows(tables[0])
+        lines = [dict(zip(head, [" ".join(td.text.split()) for td in r], strict=True)) for r in rows]
+    return answers, notes, lines
+
+
+def test_findings_tf2_vs_tf1_with_ci_and_seed_percent(synthetic_report):
+    _, _, dom, _ = synthetic_report
+    answers, notes, lines = _finding(dom, "tf2_vs_tf1")
+    tob = [ln for ln in lines if ln["cells"] == "tf2.0-cpu vs tf1.15-cpu" and "loop=train_on_batch" in
+           ln["configuration"] and "mode=eager" in ln["configuration"] and "api=tf.keras" in ln["configuration"]]
+    assert len(tob) == 1
+    line = tob[0]
+    ratio = float(line["time ratio A/B"])
+    low, high = (float(x) for x in line["95% CI"].split("–"))
+    assert ratio == pytest.approx(2.0, rel=0.05) and low < ratio < high and low > 1.8
+    pct = re.match(r"([+-]\d+)% \(([+-]\d+)% … ([+-]\d+)%\)", line["% faster (95% CI)"])
+    assert pct, line["% faster (95% CI)"]
+    assert float(pct.group(1)) == pytest.approx(-100, abs=6)           # TF1 about 100% faster
+    assert float(pct.group(2)) < float(pct.group(1)) < float(pct.group(3))
+    assert "TF 2.x" in line["answer"] and "slower" in line["answer"]
+    assert any(a.startswith("tf2.0-cpu vs tf1.15-cpu: TF 2.x faster in 0, TF 1.x faster in") for a in answers)
+    assert any(a.startswith("tf2.10-cpu vs tf1.15-cpu") for a in answers)
+    # keras rows: TF1 keras is n/a, so those configurations say why instead of guessing
+    assert any("tf2.0-cpu vs tf1.15-cpu" in n and "tf.placeholder" in n for n in notes)
+    assert any("tf2.9-cpu (failed)" in n and "tf2.10-gpu (skipped)" in n for n in notes)
+
+
+def test_findings_within_cells_and_missing_data(synthetic_report):
+    _, _, dom, _ = synthetic_report
+    answers, notes, lines = _finding(dom, "graph_vs_eager")
+    tf115 = [ln for ln in lines if ln["cells"] == "tf1.15-cpu"]
+    assert tf115 and all(ln["answer"].startswith("graph 2.0") and ln["answer"].endswith("faster")
+                         or ln["answer"].startswith("graph 2.0") for ln in tf115)
+    assert all(ln["% faster (95% CI)"].startswith("+") for ln in tf115)
+    answers, notes, lines = _finding(dom, "keras_vs_tf_keras")
+    assert [ln["cells"] for ln in lines] == ["tf2.0-cpu", "tf2.0-cpu"]
+    assert any(n.startswith("tf1.15-cpu: nothing to compare: keras is n/a: standalone keras 2.2.5") for n in notes)
+    assert any(n.startswith("tf2.10-cpu: nothing to compare: keras is n/a: standalone keras is the same package")
+               for n in notes)
+    answers, notes, lines = _finding(dom, "predict_after_compile")
+    assert not lines and any("No cell has results for inference.*" in n for n in notes)
+    answers, notes, lines = _finding(dom, "fit_vs_train_on_batch")
+    assert lines and all(float(ln["time ratio A/B"]) > 1.3 for ln in lines if "mode=eager" in ln["configuration"])
+
+
+def test_failures_show_log_tails_and_env_table_fingerprints(synthetic_report):
+    _, _, dom, _ = synthetic_report
+    fail = dom.by_id("failure-tf2.9-cpu")
+    assert "No matching distribution found for tensorflow-cpu==2.9.3" in fail.find("pre").text
+    gpu = dom.by_id("failure-tf2.0-gpu")
+    assert "GPU requested but TensorFlow sees no GPU" in gpu.text
+    assert "tf2.10-gpu" in dom.by_id("failures").find("ul", cls="skipped").text
+    head, rows = table_rows(dom.by_id("environment").find("table"))
+    env = {r[0].text: dict(zip(head, [" ".join(td.text.split()) for td in r], strict=True)) for r in rows}
+    first = {k.rstrip(" ↕"): v for k, v in env["tf2.0-cpu"].items()}
+    assert first["TensorFlow"].startswith("2.0.4") and first["keras"].startswith("keras 2.3.1")
+    assert first["CPU flags"] == "avx avx2" and first["GPUs seen"] == "none" and first["runner"] == "venv"
+    gpu_env = {k.rstrip(" ↕"): v for k, v in env["tf2.0-gpu"].items()}
+    assert gpu_env["image"] == "tfmatrix/cell-tf2.0-gpu:0123abcd" and gpu_env["image id"].startswith("sha256:abab")
+    assert gpu_env["CUDA/cuDNN built with"] == "10.0/7" and "⚠" in gpu_env["GPUs seen"]
+
+
+def test_results_csv_is_tidy(synthetic_report):
+    _, _, _, tmp_path = synthetic_report
+    df = pd.read_csv(tmp_path / "out" / "results.csv", keep_default_na=False, na_values=[""])
+    assert len(df) == 18 and set(df["cell"]) == {"tf1.15-cpu", "tf2.0-cpu", "tf2.10-cpu"}
+    ok = df[df["status"] == "ok"]
+    for _, row in ok.iterrows():
+        samples = json.loads(row["samples"])
+        assert row["median"] == pytest.approx(float(np.median(samples)), rel=1e-6)
+    assert math.isnan(df[df["status"] == "n/a"]["median"].iloc[0])
+
+
+def test_baseline_override_and_unknown_baseline(tmp_path):
+    synthetic_matrix(tmp_path / "cells")
+    summary = build(tmp_path / "cells", tmp_path / "out", baseline="tf2.0-cpu", generated=GENERATED)
+    assert summary.baseline == "tf2.0-cpu (chosen)"
+    dom = parse_html((tmp_path / "out" / "index.html").read_text())
+    table = dom.find("table", cls="xv")
+    n_params = len(table.find("thead").find_all("th", cls="param"))
+    for tr in table.find("tbody").find_all("tr"):
+        tds = tr.find_all("td")[n_params:]
+        if tds[1].text.strip() not in ("n/a", "error", "–"):
+            assert "baseline" in tds[1].classes
+            assert "baseline" not in tds[0].classes
+    with pytest.raises(UserError, match="baseline 'nope': no such cell"):
+        build(tmp_path / "cells", tmp_path / "out2", baseline="nope")
+    with pytest.raises(UserError, match="baseline 'tf2.9-cpu': that cell has no results"):
+        build(tmp_path / "cells", tmp_path / "out2", baseline="tf2.9-cpu")
+
+
+def test_gpu_cell_with_records_but_no_gpu_is_flagged_in_its_column(tmp_path):
+    # an older or hand-made results file: ok, with records, but TF saw no GPU
+    recs = [record("training.question", training_params(), noisy(0.002))]
+    res = results_doc(recs, tf="2.0.4", target="cpu")
+    res["cell"]["target"] = "gpu"
+    res["gpu"] = {"requested": True, "visible": [], "ok": True}
+    write(tmp_path / "cells", cell_doc("tf2.0-gpu", "2.0", results=res, target="gpu"))
+    summary = build(tmp_path / "cells", tmp_path / "out", generated=GENERATED)
+    assert any("ran WITHOUT a GPU" in w for w in summary.warnings)
+    dom = parse_html((tmp_path / "out" / "index.html").read_text())
+    th = dom.find("th", cls="cellcol", data_cell="tf2.0-gpu")
+    assert "NO GPU" in th.text
+
+
+# -- real results from the suite -------------------------------------------------------
+
+VENV_VARS = {"tf115": "TFMATRIX_TEST_VENV_TF115", "tf20": "TFMATRIX_TEST_VENV_TF20",
+             "tf221": "TFMATRIX_TEST_VENV_TF221"}
+REAL_ONLY = ["training.answer*model=small*", "inference.tiny*path=predict,*", "inference.tiny*path=call,*",
+             "graphs.matmul_bias*"]
+
+
+def _python(venv: str) -> str:
+    p = Path(venv)
+    return str(p / "bin" / "python") if p.is_dir() else str(p)
+
+
+@pytest.fixture(scope="session")
+def real_cells(tmp_path_factory):
+    missing = [v for v in VENV_VARS.values() if not os.environ.get(v)]
+    if missing:
+        pytest.skip("real-cell report tests need cell virtualenvs: set " + ", ".join(missing))
+    work = tmp_path_factory.mktemp("real")
+    cells = work / "cells"
+    plan = [("tf115", "tf1.15-cpu", "1.15", "cpu"), ("tf20", "tf2.0-cpu", "2.0", "cpu"),
+            ("tf221", "tf2.21-cpu", "2.21", "cpu"), ("tf20", "tf2.0-gpu", "2.0", "gpu")]
+    for venv, name, tf, target in plan:
+        out = work / (f"{name}.results.json")
+        results, log, code = run_suite(_python(os.environ[VENV_VARS[venv]]), out, name, REAL_ONLY, target=target)
+        assert results is not None, f"the suite wrote no results in {venv}:\n{log[-3000:]}"
+        ok = results["status"] == "ok" and code == 0
+        write(cells, cell_doc(name, tf, status="ok" if ok else "failed", results=results, target=target,
+                              reason=None if ok else results.get("error"), log_tail="\n".join(log.splitlines()[-60:]),
+                              python=results["environment"]["host"]["python"]["version"].rsplit(".", 1)[0]))
+    write(cells, cell_doc("tf2.4-cpu", "2.4", status="failed", reason="pip could not install the cell's wheels",
+                          log_tail="ERROR: No matching distribution found for tensorflow-cpu==2.4.4"))
+    write(cells, cell_doc("tf2.15-gpu", "2.15", status="skipped", target="gpu",
+                          reason="the venv runner runs CPU cells only"))
+    return cells
+
+
+@pytest.mark.tf
+def test_real_cells_report(real_cells, tmp_path):
+    summary = build(real_cells, tmp_path, generated=GENERATED)
+    assert summary.statuses == {"ok": 3, "failed": 2, "skipped": 1}
+    dom = parse_html((tmp_path / "index.html").read_text())
+    # tables: real cells in TF order
+    for bench in ("training.answer", "inference.tiny"):
+        table = dom.find("table", cls="xv", data_benchmark=bench)
+        cols = [th.attrs["data-cell"] for th in table.find_all("th", cls="cellcol")]
+        assert cols == ["tf1.15-cpu", "tf2.0-cpu", "tf2.21-cpu"], bench
+        cells = [td for td in table.find_all("td") if "v" in td.classes]
+        assert any("v-ok" in td.classes for td in cells)
+        assert all(td.attrs.get("title") for td in cells if "v-na" in td.classes)   # every n/a says why
+    # the GPU cell that saw no GPU, the failed cell and the skipped GPU cell
+    loud = " ".join(li.text for li in dom.by_id("warnings").find_all("li", cls="w-loud"))
+    assert "tf2.0-gpu" in loud and "ran WITHOUT a GPU" in loud and "tf2.4-cpu" in loud
+    assert GPU_MISSING.split(":")[0] in dom.by_id("failure-tf2.0-gpu").text
+    assert "tf2.15-gpu" in dom.by_id("warnings").text
+    # findings answered from real data, each line with a ratio and an interval
+    _, notes, lines = _finding(dom, "tf2_vs_tf1")
+    assert {ln["cells"] for ln in lines} == {"tf2.0-cpu vs tf1.15-cpu", "tf2.21-cpu vs tf1.15-cpu"}
+    for ln in lines:
+        low, high = (float(x) for x in ln["95% CI"].split("–"))
+        assert low <= float(ln["time ratio A/B"]) <= high
+        assert re.match(r"[+-]\d+%", ln["% faster (95% CI)"])
+    _, notes, lines = _finding(dom, "predict_after_compile")
+    assert {ln["cells"] for ln in lines} >= {"tf1.15-cpu", "tf2.0-cpu", "tf2.21-cpu"}
+    _, notes, lines = _finding(dom, "call_vs_predict")
+    assert lines
+    _, notes, lines = _finding(dom, "tf_function_vs_eager")                 # graphs.matmul_bias
+    assert {"tf2.0-cpu", "tf2.21-cpu"} <= {ln["cells"] for ln in lines}
+    assert any("no tf.function variant (path=tf_function) in its inference.* results" in n for n in notes)
+    _, notes, lines = _finding(dom, "keras_vs_tf_keras")
+    assert "tf2.0-cpu" in {ln["cells"] for ln in lines} and "tf2.21-cpu" not in {ln["cells"] for ln in lines}
+    assert any(n.startswith("tf2.21-cpu: nothing to compare: keras is n/a") for n in notes)
+    df = pd.read_csv(tmp_path / "results.csv")
+    assert set(df["cell"]) == {"tf1.15-cpu", "tf2.0-cpu", "tf2.21-cpu"}
+    assert (df.groupby("cell")["id"].nunique() == df.groupby("cell").size()).all()
+
+
+def test_a_side_with_several_values_pairs_with_each(tmp_path):
+    # XLA on vs off: off is jit_compile=false or none; each pairing is its own line, named
+    def xla(call, jit, t, seed):
+        return record("graphs.xla", {"model": "mobilenetv2", "input_shape": [1, 32, 32, 3], "call": call,
+                                     "jit_compile": jit, "api": "tf.keras", "mode": "eager"},
+                      noisy(t, seed=seed), seed="003")
+    recs = [xla("eager", "none", 0.05, 1), xla("tf.function", "none", 0.010, 2),
+            xla("tf.function", "false", 0.011, 3), xla("tf.function", "true", 0.005, 4)]
+    write(tmp_path / "cells", cell_doc("tf2.15-cpu", "2.15", results=results_doc(recs, tf="2.15.1")))
+    build(tmp_path / "cells", tmp_path / "out", generated=GENERATED)
+    dom = parse_html((tmp_path / "out" / "index.html").read_text())
+    _, notes, lines = _finding(dom, "xla_vs_tf_function")
+    assert sorted(ln["B"] for ln in lines) == ["XLA off [jit_compile=false]", "XLA off [jit_compile=none]"]
+    assert all(ln["answer"].startswith("XLA on 2.") and ln["answer"].endswith("faster") for ln in lines)
+    _, notes, lines = _finding(dom, "tf_function_vs_eager")
+    assert len(lines) == 1 and re.match(r"tf.function (4.9|5.0)\d× faster", lines[0]["answer"])
+
+
+def test_baseline_error_names_where_the_baseline_came_from(tmp_path):
+    synthetic_matrix(tmp_path / "cells")
+    with pytest.raises(UserError, match=r"^matrix.toml: baseline 'tf9': no such cell in the results; cells are: "):
+        build(tmp_path / "cells", tmp_path / "out", baseline="tf9", baseline_source="matrix.toml: baseline")

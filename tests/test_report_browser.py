@@ -1,0 +1,108 @@
+"""The report in headless Chromium: renders without console errors or network requests, sorts, filters.
+
+Driven through the DevTools protocol over ``--remote-debugging-pipe``
+(tests/cdp_pipe.py, stdlib only). Needs Debian's ``chromium`` (or
+``$TFMATRIX_CHROMIUM``); skipped when it is missing. Leaves a screenshot,
+``report.png``, in the test's temp directory.
+"""
+from __future__ import annotations
+
+import pytest
+from cdp_pipe import Chromium, find_chromium
+from report_docs import synthetic_matrix
+
+from tfmatrix.report import build
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = find_chromium()
+
+
+@pytest.fixture
+def page(tmp_path):
+    if CHROMIUM is None:
+        pytest.skip("headless Chromium not found (apt-get install -y chromium, or set TFMATRIX_CHROMIUM)")
+    synthetic_matrix(tmp_path / "cells")
+    build(tmp_path / "cells", tmp_path / "out")
+    url = (tmp_path / "out" / "index.html").as_uri()
+    with Chromium.start(tmp_path / "profile", CHROMIUM) as browser:
+        pg = browser.open_page("about:blank", width=1400, height=1000)
+        pg.send("Network.enable")
+        pg.send("Page.navigate", {"url": url})
+        browser.wait_event("Page.loadEventFired", pg.session)
+        yield pg, tmp_path
+
+
+def _column(pg, table_sel: str, col: int) -> list:
+    return pg.evaluate(
+        "Array.from(document.querySelectorAll(SEL + ' tbody tr')).map(function (tr) {"
+        "  var td = tr.cells[COL]; var s = td.getAttribute('data-sort');"
+        "  return s === null ? td.textContent.trim() : Number(s); })".replace("SEL", repr(table_sel))
+        .replace("COL", str(col)))
+
+
+def test_report_renders_without_errors_or_network(page):
+    pg, tmp_path = page
+    assert pg.evaluate("document.title").startswith("tfmatrix report")
+    assert pg.evaluate("document.querySelectorAll('table.xv').length") == 1
+    assert pg.evaluate("document.querySelectorAll('svg.chart').length") >= 2
+    assert pg.evaluate("document.querySelectorAll('#warnings li.w-loud').length") >= 2
+    # the JS ran: headers became sortable
+    assert pg.evaluate("document.querySelectorAll('th.sort').length") > 10
+    problems = pg.console_problems()
+    assert problems == [], problems
+    requests = [ev["params"]["request"]["url"] for ev in pg.browser.events
+                if ev.get("method") == "Network.requestWillBeSent" and ev.get("sessionId") == pg.session]
+    assert requests and all(u.startswith(("file:", "data:", "about:")) for u in requests), requests
+    shot = pg.screenshot(tmp_path / "report.png")
+    data = shot.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20000
+
+
+def test_clicking_a_header_sorts_the_table(page):
+    pg, _ = page
+    table = "table.xv"
+    n_params = pg.evaluate("document.querySelectorAll('table.xv thead th.param').length")
+    col = n_params + 1                       # the TF 2.0 column: numbers and n/a mixed
+    before = _column(pg, table, col)
+    pg.evaluate(f"document.querySelectorAll('table.xv thead th')[{col}].click()")
+    asc = _column(pg, table, col)
+    nums = [v for v in asc if isinstance(v, (int, float))]
+    assert nums == sorted(nums) and len(nums) >= 4
+    assert asc[:len(nums)] == nums             # numbers first, n/a and blanks last
+    assert sorted(map(str, asc)) == sorted(map(str, before))
+    assert pg.evaluate(f"document.querySelectorAll('table.xv thead th')[{col}].getAttribute('aria-sort')") \
+        == "ascending"
+    pg.evaluate(f"document.querySelectorAll('table.xv thead th')[{col}].click()")
+    desc = _column(pg, table, col)
+    nums_desc = [v for v in desc if isinstance(v, (int, float))]
+    assert nums_desc == sorted(nums, reverse=True)
+    # a text column sorts too
+    pg.evaluate("document.querySelectorAll('table.xv thead th')[0].click()")
+    texts = _column(pg, table, 0)
+    assert texts == sorted(texts)
+    # findings tables sort by ratio
+    sel = "#finding-tf2_vs_tf1 table"
+    ratio_col = pg.evaluate(f"Array.from(document.querySelectorAll({sel!r} + ' thead th')).findIndex("
+                            "function (th) { return th.textContent.indexOf('time ratio') === 0; })")
+    pg.evaluate(f"document.querySelectorAll({sel!r} + ' thead th')[{ratio_col}].click()")
+    ratios = _column(pg, sel, ratio_col)
+    assert ratios == sorted(ratios)
+    assert pg.console_problems() == []
+
+
+def test_filters_hide_benchmarks_and_targets(page):
+    pg, _ = page
+    visible = "document.querySelectorAll('table.xv thead th.cellcol:not(.filtered-t)').length"
+    assert pg.evaluate(visible) == 3
+    pg.evaluate("var s = document.getElementById('f-target'); s.value = 'gpu';"
+                "s.dispatchEvent(new Event('change'))")
+    assert pg.evaluate(visible) == 0
+    assert pg.evaluate("getComputedStyle(document.querySelector('.panel[data-target=cpu]')).display") == "none"
+    pg.evaluate("var s = document.getElementById('f-target'); s.value = '';"
+                "s.dispatchEvent(new Event('change'))")
+    assert pg.evaluate(visible) == 3
+    pg.evaluate("var s = document.getElementById('f-benchmark'); s.value = 'training.question';"
+                "s.dispatchEvent(new Event('change'))")
+    assert pg.evaluate("getComputedStyle(document.getElementById('bench-training.question')).display") != "none"
+    assert pg.console_problems() == []

@@ -1,0 +1,95 @@
+"""The cross-version report: ``reports/cells/*.json`` -> ``reports/index.html`` + ``reports/results.csv``.
+
+``build(cells_dir, out_dir, baseline=None)`` reads every cell file (see
+``load``), makes the tidy frame (``frame``), the cross-version tables
+(``tables``), the seeds' findings with bootstrap CIs (``findings``), inline
+SVG charts (``charts``) and renders one self-contained page (``html``).
+Nothing runs: the report can be rebuilt at any time from the cell files.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .findings import FINDINGS, compute_all
+from .frame import build_frame, to_csv
+from .html import render, warnings_for
+from .load import load_dir
+from .tables import build_tables, resolve_baselines
+
+__all__ = ["Summary", "build"]
+
+
+@dataclass
+class Summary:
+    """What ``build`` wrote, for the command line to print."""
+
+    html: Path
+    csv: Path
+    cells: int
+    statuses: dict[str, int]
+    variants: int                          # cell x variant rows in results.csv
+    findings_answered: int
+    findings_total: int
+    baseline: str
+    warnings: list[str] = field(default_factory=list)     # the loud ones
+
+    def line(self) -> str:
+        counts = ", ".join(f"{n} {s}" for s, n in sorted(self.statuses.items()))
+        text = (f"report: {self.html} ({self.cells} cells: {counts}; {self.variants} results; "
+                f"{self.findings_answered} of {self.findings_total} findings answered)")
+        if self.warnings:
+            n = len(self.warnings)
+            text += f"; {n} warning{'s' * (n != 1)}: " + " | ".join(self.warnings)
+        return text
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Readers see the old file or the whole new one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=path.suffix, dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def build(cells_dir: Path, out_dir: Path, baseline: str | None = None, *, baseline_source: str = "baseline",
+          generated: str | None = None) -> Summary:
+    """Read ``cells_dir/*.json`` and write ``out_dir/index.html`` and ``out_dir/results.csv``.
+
+    ``baseline`` names the cell every table colours against (default: the
+    oldest cell of each target); ``baseline_source`` says where that name
+    came from in error messages (e.g. "matrix.toml: baseline"). Raises
+    ``UserError`` for a cell file that cannot be read (named in the message)
+    or a baseline that is not a cell with results. ``generated`` fixes the
+    timestamp shown (tests); default now.
+    """
+    cells_dir, out_dir = Path(cells_dir), Path(out_dir)
+    cells = load_dir(cells_dir)
+    baselines = resolve_baselines(cells, baseline, baseline_source)
+    df = build_frame(cells)
+    tables = build_tables(df, cells, baselines)
+    results = compute_all(df, cells, FINDINGS)
+    page = render(cells, df, tables, results, baselines, generated)
+    html_path, csv_path = out_dir / "index.html", out_dir / "results.csv"
+    write_text_atomic(csv_path, to_csv(df))
+    write_text_atomic(html_path, page)
+    return Summary(
+        html=html_path, csv=csv_path, cells=len(cells), statuses=dict(Counter(c.status for c in cells)),
+        variants=len(df), findings_answered=sum(1 for r in results if r.comparisons), findings_total=len(results),
+        baseline=baselines.describe(),
+        warnings=[w.text for w in warnings_for(cells) if w.level == "loud"],
+    )

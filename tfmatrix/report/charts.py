@@ -1,0 +1,171 @@
+"""Inline SVG charts: median time against TF version, CPU and GPU panels side by side, IQR error bars.
+
+Hand-written SVG (no plotting library, no scripts): one ``<svg>`` per panel,
+a shared HTML legend. The y axis is logarithmic when the values span more
+than a factor of 8, linear from zero otherwise. Hollow markers are unstable
+measurements. Every marker has a ``<title>`` tooltip with the exact numbers.
+"""
+from __future__ import annotations
+
+import math
+from html import escape
+
+from .findings import ChartData, Series
+from .load import Cell
+from .tables import fmt_seconds
+
+PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#999933")
+DASHES = ("", "6 3", "2 3")
+WIDTH, HEIGHT = 470, 290
+LEFT, RIGHT, TOP, BOTTOM = 64, 14, 26, 58
+LOG_SPAN = 8.0
+
+
+def series_styles(data: ChartData) -> dict[str, tuple[str, str]]:
+    """Colour and dash per series label, the same in both panels."""
+    labels: list[str] = []
+    for _, series in data.panels.values():
+        for s in series:
+            if s.label not in labels:
+                labels.append(s.label)
+    return {label: (PALETTE[i % len(PALETTE)], DASHES[(i // len(PALETTE)) % len(DASHES)])
+            for i, label in enumerate(labels)}
+
+
+def _nice_linear(top: float) -> list[float]:
+    raw = top / 5
+    mag = 10 ** math.floor(math.log10(raw))
+    step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
+    return [i * step for i in range(0, int(top / step) + 2)]
+
+
+def _log_ticks(lo: float, hi: float) -> list[float]:
+    ticks = []
+    for e in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1):
+        for m in (1, 2, 5):
+            v = m * 10 ** e
+            if lo <= v <= hi:
+                ticks.append(v)
+    if len(ticks) < 2:
+        ticks = [lo, hi]
+    return ticks
+
+
+def _x_labels(cells: list[Cell]) -> list[str]:
+    labels = [c.tf_installed or c.tf for c in cells]
+    dup = {lab for lab in labels if labels.count(lab) > 1}
+    return [f"{lab} {c.name}" if lab in dup else lab for lab, c in zip(labels, cells, strict=True)]
+
+
+def panel_svg(title: str, cells: list[Cell], series: list[Series], styles: dict[str, tuple[str, str]],
+              empty: str) -> str:
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" '
+           f'height="{HEIGHT}" role="img" aria-label="{escape(title)}">',
+           f'<text x="{LEFT}" y="16" class="ptitle">{escape(title)}</text>']
+    points = [p for s in series for p in s.points]
+    if not cells or not points:
+        out.append(f'<text x="{WIDTH // 2}" y="{HEIGHT // 2}" class="empty" text-anchor="middle">'
+                   f'{escape(empty)}</text>')
+        out.append("</svg>")
+        return "".join(out)
+    lo = min(p.q1 for p in points)
+    hi = max(p.q3 for p in points)
+    lo = max(lo, min(p.median for p in points) / 10, 1e-12)
+    log = hi / lo > LOG_SPAN
+    plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
+    bottom, mid = TOP + plot_h, TOP + plot_h // 2
+    if log:
+        y0, y1 = math.log10(lo) - 0.05, math.log10(hi) + 0.05
+        ticks = _log_ticks(10 ** y0, 10 ** y1)
+
+        def ypos(v: float) -> float:
+            return TOP + plot_h * (1 - (math.log10(max(v, 1e-12)) - y0) / (y1 - y0))
+    else:
+        ticks = _nice_linear(hi * 1.05)
+        top = ticks[-1]
+
+        def ypos(v: float) -> float:
+            return TOP + plot_h * (1 - v / top)
+    # axes and grid
+    for t in ticks:
+        y = ypos(t)
+        if TOP - 0.5 <= y <= bottom + 0.5:
+            out.append(f'<line x1="{LEFT}" x2="{LEFT + plot_w}" y1="{y:.1f}" y2="{y:.1f}" class="grid"/>')
+            out.append(f'<text x="{LEFT - 6}" y="{y + 4:.1f}" class="tick" text-anchor="end">'
+                       f'{escape(fmt_seconds(t))}</text>')
+    out.append(f'<line x1="{LEFT}" x2="{LEFT}" y1="{TOP}" y2="{bottom}" class="axis"/>')
+    out.append(f'<line x1="{LEFT}" x2="{LEFT + plot_w}" y1="{bottom}" y2="{bottom}" class="axis"/>')
+    out.append(f'<text x="14" y="{mid}" class="axlabel" transform="rotate(-90 14 {mid})" text-anchor="middle">'
+               f'time per iteration{" (log)" if log else ""}</text>')
+    step = plot_w / len(cells)
+    xpos = {c.name: LEFT + step * (i + 0.5) for i, c in enumerate(cells)}
+    rotate = len(cells) > 5
+    for c, label in zip(cells, _x_labels(cells), strict=True):
+        x = xpos[c.name]
+        y = bottom + 16
+        attrs = f' transform="rotate(-30 {x:.1f} {y})" text-anchor="end"' if rotate else ' text-anchor="middle"'
+        out.append(f'<text x="{x:.1f}" y="{y}" class="tick"{attrs}><title>{escape(c.label)}</title>'
+                   f'{escape(label)}</text>')
+    out.append(f'<text x="{LEFT + plot_w // 2}" y="{HEIGHT - 6}" class="axlabel" text-anchor="middle">'
+               'TensorFlow version</text>')
+    # series: lines (broken at gaps), IQR bars, markers
+    order = {c.name: i for i, c in enumerate(cells)}
+    n = max(len(series), 1)
+    for si, s in enumerate(series):
+        colour, dash = styles.get(s.label, (PALETTE[0], ""))
+        offset = (si - (n - 1) / 2) * min(4.0, step / (2 * n))     # dodge overlapping error bars
+        pts = sorted(s.points, key=lambda p: order[p.cell.name])
+        seg: list[str] = []
+        prev = None
+        for p in pts:
+            i = order[p.cell.name]
+            if prev is not None and i != prev + 1:         # a cell without this series: break the line
+                if len(seg) > 1:
+                    out.append(_polyline(seg, colour, dash))
+                seg = []
+            seg.append(f"{xpos[p.cell.name] + offset:.1f},{ypos(p.median):.1f}")
+            prev = i
+        if len(seg) > 1:
+            out.append(_polyline(seg, colour, dash))
+        for p in pts:
+            x = xpos[p.cell.name] + offset
+            ya, yb, ym = ypos(p.q1), ypos(p.q3), ypos(p.median)
+            tip = (f"{s.label}\n{p.cell.name}: median {fmt_seconds(p.median)}, "
+                   f"IQR {fmt_seconds(p.q1)}-{fmt_seconds(p.q3)}{' (UNSTABLE)' if p.unstable else ''}")
+            out.append(f'<g class="pt"><title>{escape(tip)}</title>')
+            out.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{ya:.1f}" y2="{yb:.1f}" stroke="{colour}" class="err"/>')
+            for yy in (ya, yb):
+                out.append(f'<line x1="{x - 3:.1f}" x2="{x + 3:.1f}" y1="{yy:.1f}" y2="{yy:.1f}" stroke="{colour}" '
+                           'class="err"/>')
+            fill = "#fff" if p.unstable else colour
+            out.append(f'<circle cx="{x:.1f}" cy="{ym:.1f}" r="3.6" stroke="{colour}" fill="{fill}"/></g>')
+    out.append("</svg>")
+    return "".join(out)
+
+
+def _polyline(points: list[str], colour: str, dash: str) -> str:
+    extra = f' stroke-dasharray="{dash}"' if dash else ""
+    return f'<polyline points="{" ".join(points)}" fill="none" stroke="{colour}" stroke-width="1.6"{extra}/>'
+
+
+def chart_html(data: ChartData) -> str:
+    """Both panels and the legend, as an HTML fragment (escaped here; safe to insert as markup)."""
+    styles = series_styles(data)
+    panels = []
+    for target in ("cpu", "gpu"):
+        cells, series = data.panels.get(target, ([], []))
+        absent = data.absent.get(target) or []
+        if absent:
+            listed = ", ".join(f"{c.name} {c.status}" if c.status != "ok" else c.name for c in absent[:3])
+            empty = f"no {target.upper()} results ({listed}{', ...' if len(absent) > 3 else ''})"
+        else:
+            empty = f"no {target.upper()} cells in this report"
+        svg = panel_svg(target.upper(), cells, series, styles, empty)
+        panels.append(f'<div class="panel" data-target="{target}">{svg}</div>')
+    keys = []
+    for label, (colour, dash) in styles.items():
+        extra = f' stroke-dasharray="{dash}"' if dash else ""
+        keys.append(f'<span class="key"><svg width="26" height="10"><line x1="1" x2="25" y1="5" y2="5" '
+                    f'stroke="{colour}" stroke-width="2"{extra}/></svg>{escape(label)}</span>')
+    keys.append('<span class="key note">hollow marker: unstable; bars: IQR (q1 to q3)</span>')
+    return f'<div class="panels">{"".join(panels)}</div><div class="legend">{"".join(keys)}</div>'

@@ -1,0 +1,282 @@
+"""The report page: the template's context (summary, warnings, findings, charts, tables, environment, failures).
+
+The page is one self-contained file: CSS, JavaScript and SVG are inline, and
+nothing refers to the network. ``template.html`` is a jinja2 template with
+autoescaping; the only markup passed in unescaped is the SVG that
+``charts.py`` builds (it escapes its own text).
+"""
+from __future__ import annotations
+
+import datetime
+import math
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import pandas as pd
+from markupsafe import Markup
+
+from .. import __version__
+from .charts import chart_html
+from .findings import CHARTS, Comparison, FindingResult, GroupSummary, chart_data
+from .load import Cell
+from .stats import pct_faster
+from .tables import Baselines, BenchTable, fmt_seconds
+
+HERE = Path(__file__).resolve().parent
+
+
+@dataclass
+class Warning_:
+    level: str          # "loud": the numbers are wrong or missing; "warn": handle with care
+    text: str
+
+
+def fmt_pct(p: float) -> str:
+    if p is None or math.isnan(p):
+        return ""
+    return f"{p:+.0f}%"
+
+
+def comparison_view(f: FindingResult, c: Comparison) -> dict[str, Any]:
+    fd = f.finding
+    ci = c.ci
+    if ci.verdict == "a":
+        verdict = f"{fd.a} {1 / ci.ratio:.2f}× faster"
+    elif ci.verdict == "b":
+        verdict = f"{fd.a} {ci.ratio:.2f}× slower"
+    else:
+        verdict = "no clear difference (the interval spans 1)"
+    a_text = fd.a + (f" [{c.a_detail}]" if c.a_detail else "")
+    b_text = fd.b + (f" [{c.b_detail}]" if c.b_detail else "")
+    return {
+        "benchmark": c.benchmark,
+        "config": c.config,
+        "a": a_text,
+        "b": b_text,
+        "group": c.group,
+        "target": c.cell_a.target,
+        "median_a": fmt_seconds(c.median_a),
+        "median_b": fmt_seconds(c.median_b),
+        "ratio": f"{ci.ratio:.3g}",
+        "ratio_sort": ci.ratio,
+        "ci": f"{ci.low:.3g}–{ci.high:.3g}",
+        "pct": fmt_pct(c.pct),
+        "pct_sort": c.pct,
+        "pct_ci": f"{fmt_pct(c.pct_low)} … {fmt_pct(c.pct_high)}",
+        "verdict": verdict,
+        "verdict_class": {"a": "faster", "b": "slower"}.get(ci.verdict, "unclear"),
+        "n": f"{ci.n_a} / {ci.n_b}",
+        "unstable": c.unstable,
+        "line": f"{c.group}: {a_text} vs {b_text}, {c.config}: time ratio {ci.ratio:.3g} "
+                f"(95% CI {ci.low:.3g}–{ci.high:.3g}), {fmt_pct(c.pct)}, {verdict}",
+    }
+
+
+def group_view(f: FindingResult, g: GroupSummary) -> dict[str, Any]:
+    fd = f.finding
+    if g.a_faster > g.b_faster and g.a_faster > g.unclear:
+        lean = "faster"
+    elif g.b_faster > g.a_faster and g.b_faster > g.unclear:
+        lean = "slower"
+    else:
+        lean = "unclear"
+    return {
+        "group": g.group,
+        "target": g.target,
+        "text": f"{fd.a} faster in {g.a_faster}, {fd.b} faster in {g.b_faster}, no clear difference in "
+                f"{g.unclear} (of {g.n}); median time ratio {fd.a}/{fd.b} {g.median_ratio:.3g} "
+                f"({fmt_pct(pct_faster(g.median_ratio))}; range {g.min_ratio:.3g}–{g.max_ratio:.3g})",
+        "lean": lean,
+    }
+
+
+def finding_view(f: FindingResult) -> dict[str, Any]:
+    comps = [comparison_view(f, c) for c in f.comparisons]
+    return {
+        "key": f.finding.key,
+        "seed": f.finding.seed,
+        "question": f.finding.question,
+        "a": f.finding.a,
+        "b": f.finding.b,
+        "note": f.finding.note,
+        "groups": [group_view(f, g) for g in f.groups],
+        "comparisons": comps,
+        "benchmarks": " ".join(sorted({c["benchmark"] for c in comps})),
+        "notes": f.notes,
+        "answered": bool(comps),
+    }
+
+
+def warnings_for(cells: list[Cell]) -> list[Warning_]:
+    out: list[Warning_] = []
+    for c in cells:
+        if c.gpu_problem and c.has_records:
+            out.append(Warning_("loud", f"{c.gpu_problem}, so its numbers are CPU timings, not GPU ones "
+                                        "(its columns are marked ⚠ NO GPU)."))
+        elif c.gpu_problem:
+            out.append(Warning_("loud", f"{c.gpu_problem}, so the suite stopped it ({c.status}): "
+                                        f"{_first(c.reason or (c.results or {}).get('error'))}"))
+    for c in cells:
+        if c.status in ("failed", "timeout") and not c.gpu_problem:
+            what = "FAILED" if c.status == "failed" else "TIMED OUT"
+            out.append(Warning_("loud", f"Cell {c.name} {what}: {_first(c.reason)} (see Failures)."))
+    skipped_gpu = [c for c in cells if c.status == "skipped" and c.target == "gpu"]
+    if skipped_gpu:
+        listed = "; ".join(f"{c.name} ({_first(c.reason)})" for c in skipped_gpu)
+        out.append(Warning_("warn", f"GPU cells skipped, so this report has no GPU numbers for them: {listed}."))
+    for c in cells:
+        unstable = c.unstable_count()
+        if unstable:
+            ok = sum(1 for r in c.records if r.get("status") == "ok")
+            cv = (c.results or {}).get("config", {}).get("unstable_cv")
+            limit = f"CV {100 * cv:.0f}%" if cv else "the preset's limit"
+            out.append(Warning_("warn", f"{c.name}: {unstable} of {ok} measured variants are UNSTABLE (spread above "
+                                        f"{limit}); their medians cannot resolve small differences (marked ⚠)."))
+        for w in (c.results or {}).get("warnings") or []:
+            if "unstable" in w or (c.gpu_problem and "GPU" in w):
+                continue                    # said above
+            out.append(Warning_("warn", f"{c.name}: {w}"))
+    ran = [c for c in cells if c.has_records]
+    presets = sorted({c.preset for c in ran})
+    if len(presets) > 1:
+        out.append(Warning_("warn", f"Cells ran different presets ({', '.join(presets)}): shapes differ between "
+                                    "presets, so their variants are separate rows, not comparable columns."))
+    suites = sorted({c.suite_version for c in ran})
+    if len(suites) > 1:
+        out.append(Warning_("warn", f"Cells ran different suite versions ({', '.join(suites)})."))
+    hosts = sorted({_host_line(c) for c in ran})
+    if len(hosts) > 1:
+        out.append(Warning_("warn", "Cells ran on different hosts; timings are comparable only within a host: "
+                                    + "; ".join(hosts) + "."))
+    return out
+
+
+def _first(text: Any) -> str:
+    lines = str(text or "").strip().splitlines()
+    return lines[0] if lines else "no reason recorded"
+
+
+def _host_line(c: Cell) -> str:
+    h = c.doc.get("host") or {}
+    cpu = c.host_facts.get("cpu") or {}
+    return (f"{h.get('hostname') or '?'} ({h.get('cpu') or cpu.get('model') or '?'}, "
+            f"{h.get('cpus') or cpu.get('logical_cpus') or '?'} CPUs)")
+
+
+def env_row(c: Cell) -> dict[str, Any]:
+    tf = c.tf_facts
+    host = c.host_facts
+    build = tf.get("build_info") or {}
+    spec = c.cell_spec
+    runner = c.runner_info
+    keras = tf.get("keras") or {}
+    tfk = keras.get("tf.keras") or {}
+    sk = keras.get("keras") or {}
+    cuda_built = "/".join(str(build.get(k)) for k in ("cuda_version", "cudnn_version") if build.get(k))
+    if not cuda_built and tf:
+        cuda_built = "CUDA build, versions not reported" if build.get("is_cuda_build") else "CPU-only build"
+    cuda_spec = "/".join(str(spec.get(k)) for k in ("cuda", "cudnn") if spec.get(k))
+    cpu = host.get("cpu") or {}
+    py = (host.get("python") or {}).get("version") or c.python
+    threads = tf.get("threads") or {}
+    smi = host.get("nvidia_smi")
+    if isinstance(smi, dict):
+        smi = ", ".join(f"{k}={v}" for k, v in smi.items())
+    base = runner.get("base") or ""
+    if not base and isinstance(spec.get("base"), dict):
+        base = spec["base"].get("ref") or ""
+    tfk_flavour, tfk_version = str(tfk.get("flavour") or ""), str(tfk.get("version") or "")
+    image = runner.get("image") or spec.get("image") or (c.results or {}).get("cell", {}).get("image") or ""
+    return {
+        "name": c.name, "status": c.status, "target": c.target,
+        "tf": (c.tf_installed or c.tf) + (f" ({c.tf_git})" if c.tf_git else ""),
+        "tf_spec": c.tf,
+        "tf_keras": tfk_flavour if tfk_version in tfk_flavour else (f"{tfk_flavour} {tfk_version}").strip(),
+        "keras": sk.get("flavour") or ("n/a" if sk.get("unavailable") else "")
+        or (f"{c.keras_flavour} {c.keras_version}").strip(),
+        "keras_why": sk.get("unavailable") or "",
+        "python": py, "numpy": tf.get("numpy") or "",
+        "cuda_built": cuda_built, "cuda_spec": cuda_spec,
+        "gpus": ", ".join(c.gpus_visible) or ("none" if tf else ""),
+        "gpu_problem": c.gpu_problem,
+        "nvidia_smi": str(smi or ""),
+        "cpu": f"{cpu.get('model') or '?'} ({cpu.get('logical_cpus') or '?'} logical CPUs)" if cpu else "",
+        "cpu_flags": " ".join(c.cpu_flags()),
+        "onednn": "" if tf.get("onednn") is None else ("on" if tf.get("onednn") else "off"),
+        "threads": f"intra {threads.get('intra_op')} / inter {threads.get('inter_op')}" if threads else "",
+        "image": image,
+        "image_id": runner.get("image_id") or "",
+        "base": base,
+        "runner": c.runner + (f" ({runner['interpreter']})" if runner.get("interpreter") else ""),
+        "preset": c.preset, "suite": c.suite_version + (f" ({c.suite_hash})" if c.suite_hash else ""),
+        "finished": c.finished,
+        "platform": host.get("platform") or "",
+    }
+
+
+def variant_errors(cells: list[Cell]) -> list[dict[str, Any]]:
+    out = []
+    for c in cells:
+        for r in c.records:
+            if r.get("status") in ("error", "timeout"):
+                out.append({"cell": c.name, "id": r.get("id"), "status": r.get("status"),
+                            "reason": _first(r.get("reason")),
+                            "detail": str(r.get("traceback") or r.get("reason") or "").strip()[-4000:]})
+    return out
+
+
+def summary_view(cells: list[Cell], df: pd.DataFrame, baselines: Baselines, generated: str) -> dict[str, Any]:
+    counts = Counter(c.status for c in cells)
+    ran = [c for c in cells if c.has_records]
+    finished = sorted(c.finished for c in cells if c.finished)
+    status_counts = Counter(df["status"]) if len(df) else Counter()
+    return {
+        "cells": cells,
+        "counts": [(s, counts.get(s, 0)) for s in ("ok", "failed", "timeout", "skipped") if counts.get(s, 0)]
+        + [(s, n) for s, n in counts.items() if s not in ("ok", "failed", "timeout", "skipped")],
+        "n_cells": len(cells),
+        "hosts": sorted({_host_line(c) for c in cells if c.doc.get("host") or c.host_facts}),
+        "presets": sorted({c.preset for c in ran}) or sorted({c.preset for c in cells}),
+        "suites": sorted({c.suite_version + (f" ({c.suite_hash})" if c.suite_hash else "") for c in ran}),
+        "first": finished[0] if finished else "",
+        "last": finished[-1] if finished else "",
+        "generated": generated,
+        "tfmatrix": __version__,
+        "baseline": baselines.describe() or "none (no cell has results)",
+        "variants": len(df),
+        "record_counts": ", ".join(f"{n} {s}" for s, n in sorted(status_counts.items())),
+    }
+
+
+def render(cells: list[Cell], df: pd.DataFrame, tables: list[BenchTable], findings: list[FindingResult],
+           baselines: Baselines, generated: str | None = None) -> str:
+    generated = generated or datetime.datetime.now(datetime.UTC).replace(microsecond=0).isoformat()
+    charts = []
+    for chart in CHARTS:
+        data = chart_data(chart, df, cells)
+        if data is not None:
+            charts.append({"key": chart.key, "title": chart.title, "benchmarks": " ".join(data.benchmarks),
+                           "svg": Markup(chart_html(data))})
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(HERE)), autoescape=True,
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env.filters["seconds"] = fmt_seconds
+    template = env.get_template("template.html")
+    targets = sorted({c.target for c in cells}, key=lambda t: (t != "cpu", t))
+    return template.render(
+        css=Markup((HERE / "report.css").read_text(encoding="utf-8")),
+        js=Markup((HERE / "report.js").read_text(encoding="utf-8")),
+        summary=summary_view(cells, df, baselines, generated),
+        warnings=warnings_for(cells),
+        findings=[finding_view(f) for f in findings],
+        charts=charts,
+        tables=tables,
+        benchmarks=[t.benchmark for t in tables],
+        targets=targets,
+        env_rows=[env_row(c) for c in cells],
+        failed=[c for c in cells if c.status in ("failed", "timeout")],
+        skipped=[c for c in cells if c.status == "skipped"],
+        variant_errors=variant_errors(cells),
+    )

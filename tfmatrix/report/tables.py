@@ -1,0 +1,189 @@
+"""Cross-version tables: per benchmark, rows are variants and columns are cells in TF order.
+
+Each value is the median of the raw samples with its IQR, coloured by its
+ratio to the baseline cell's median for the same variant. The baseline is
+the cell named by the user for every column, or by default the oldest cell
+of the column's target (CPU columns against the oldest CPU cell, GPU columns
+against the oldest GPU cell, so the colours compare versions, not devices).
+Where the default baseline lacks a variant, the oldest cell of that target
+that has it stands in, and the table marks it.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from ..errors import UserError
+from .frame import param_text
+from .load import Cell
+
+
+@dataclass
+class Baselines:
+    explicit: Cell | None                  # the user's choice, for every column
+    by_target: dict[str, Cell]             # the default: oldest cell with results, per target
+
+    def for_target(self, target: str) -> Cell | None:
+        return self.explicit or self.by_target.get(target)
+
+    def describe(self) -> str:
+        if self.explicit:
+            return f"{self.explicit.name} (chosen)"
+        return "; ".join(f"{t.upper()}: {c.name} (oldest)" for t, c in sorted(self.by_target.items()))
+
+
+def resolve_baselines(cells: list[Cell], baseline: str | None, source: str = "baseline") -> Baselines:
+    with_results = [c for c in cells if c.has_records]
+    if baseline:
+        named = [c for c in cells if c.name == baseline]
+        if not named:
+            names = ", ".join(c.name for c in cells) or "none"
+            raise UserError(f"{source} {baseline!r}: no such cell in the results; cells are: {names}")
+        if not named[0].has_records:
+            raise UserError(f"{source} {baseline!r}: that cell has no results (status {named[0].status}); "
+                            "pick a cell that ran")
+        return Baselines(named[0], {})
+    by_target: dict[str, Cell] = {}
+    for c in with_results:
+        by_target.setdefault(c.target, c)
+    return Baselines(None, by_target)
+
+
+def fmt_seconds(s: float | None) -> str:
+    if s is None or not isinstance(s, (int, float)) or math.isnan(s):
+        return ""
+    if s == 0:
+        return "0 s"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if abs(s) >= scale:
+            return f"{s / scale:.3g} {unit}"
+    return f"{s / 1e-9:.3g} ns"
+
+
+def ratio_colour(ratio: float) -> str:
+    """Green when faster than the baseline, red when slower; stronger up to 4x either way."""
+    strength = min(abs(math.log2(ratio)) / 2.0, 1.0) if ratio > 0 else 0.0
+    hue = 130 if ratio < 1 else 0
+    light = 97 - 27 * strength
+    return f"hsl({hue}, 70%, {light:.0f}%)"
+
+
+@dataclass
+class Value:
+    status: str                 # ok | n/a | error | timeout | missing
+    text: str = ""
+    spread: str = ""
+    ratio: float | None = None
+    colour: str = ""
+    title: str = ""
+    sort: float | None = None
+    unstable: bool = False
+    baseline: bool = False      # this value is its row's baseline
+    stand_in: bool = False      # ... standing in for a baseline cell that lacks the variant
+
+
+@dataclass
+class Row:
+    id: str
+    params: list[str]
+    values: list[Value]
+
+
+@dataclass
+class BenchTable:
+    benchmark: str
+    title: str
+    seed: str
+    constant: str               # parameters with one value across the table
+    param_names: list[str]
+    columns: list[Cell]
+    rows: list[Row] = field(default_factory=list)
+
+    @property
+    def targets(self) -> list[str]:
+        return sorted({c.target for c in self.columns})
+
+
+def _value(row: Any | None) -> Value:
+    if row is None:
+        return Value("missing", "", title="not run in this cell")
+    status = row["status"]
+    if status != "ok":
+        reason = str(row["reason"] or "").strip()
+        return Value(status, status, title=reason.splitlines()[0][:500] if reason else status)
+    med, q1, q3 = float(row["median"]), float(row["q1"]), float(row["q3"])
+    title = (f"median {fmt_seconds(med)}, IQR {fmt_seconds(q3 - q1)} (q1 {fmt_seconds(q1)}, q3 {fmt_seconds(q3)}), "
+             f"n={int(row['n'])}")
+    if row["processes"] and int(row["processes"]) > 1 and row["between_cv"] is not None:
+        title += f", {int(row['processes'])} processes (CV between them {100 * float(row['between_cv']):.1f}%)"
+    if row["cv"] is not None and not pd.isna(row["cv"]):
+        title += f", CV {100 * float(row['cv']):.1f}%"
+    if row["unstable"]:
+        title += "; UNSTABLE: the spread is too large to trust small differences"
+    return Value("ok", fmt_seconds(med), "IQR " + fmt_seconds(q3 - q1), title=title, sort=med,
+                 unstable=bool(row["unstable"]))
+
+
+def build_tables(df: pd.DataFrame, cells: list[Cell], baselines: Baselines) -> list[BenchTable]:
+    tables: list[BenchTable] = []
+    if not len(df):
+        return tables
+    for bench in list(dict.fromkeys(df["benchmark"])):
+        rows = df[df["benchmark"] == bench]
+        columns = [c for c in cells if c.name in set(rows["cell"])]
+        ids = list(dict.fromkeys(rows["id"]))
+        first = rows.drop_duplicates("id").set_index("id")
+        names: list[str] = []
+        for p in first["params"]:
+            for k in p:
+                if k not in names:
+                    names.append(k)
+        values_of = {k: [param_text(p.get(k, "")) for p in first["params"]] for k in names}
+        varying = [k for k in names if len(set(values_of[k])) > 1]
+        constant = ", ".join(f"{k}={values_of[k][0]}" for k in names if k not in varying)
+        table = BenchTable(bench, str(first["title"].iloc[0] if "title" in first else ""), str(first["seed"].iloc[0]),
+                           constant, varying, columns)
+        lookup = {(r["cell"], r["id"]): r for _, r in rows.iterrows()}
+        for vid in ids:
+            params = first.loc[vid, "params"]
+            vals = [_value(lookup.get((c.name, vid))) for c in columns]
+            _colour(vals, columns, baselines)
+            table.rows.append(Row(vid, [param_text(params.get(k, "")) for k in varying], vals))
+        tables.append(table)
+    return tables
+
+
+def _colour(vals: list[Value], columns: list[Cell], baselines: Baselines) -> None:
+    """Ratios against each column's baseline for this row (with a stand-in when the default lacks it)."""
+    base_for: dict[str, int | None] = {}
+    for target in {c.target for c in columns}:
+        chosen = baselines.for_target(target)
+        idx = next((i for i, c in enumerate(columns) if chosen is not None and c.name == chosen.name), None)
+        if idx is not None and vals[idx].status == "ok":
+            base_for[target] = idx
+        elif baselines.explicit is None:
+            idx = next((i for i, c in enumerate(columns) if c.target == target and vals[i].status == "ok"), None)
+            if idx is not None:
+                vals[idx].stand_in = True
+            base_for[target] = idx
+        else:
+            base_for[target] = None
+    for i, (v, c) in enumerate(zip(vals, columns, strict=True)):
+        b = base_for[c.target]
+        if v.status != "ok" or v.sort is None:
+            continue
+        base = vals[b].sort if b is not None else None
+        if b is None or not base:
+            v.title += "; no baseline value for this variant"
+            continue
+        v.ratio = v.sort / base
+        if i == b:
+            v.baseline = True
+            v.title += "; the baseline for this row" + (
+                " (standing in: the baseline cell lacks this variant)" if v.stand_in else "")
+        else:
+            v.colour = ratio_colour(v.ratio)
+            v.title += f"; {v.ratio:.2f}x the baseline ({columns[b].name})"
