@@ -1,0 +1,129 @@
+"""The Docker runner end to end: real engine, locally built bases, real TensorFlow in containers.
+
+One matrix run (tests/matrices/docker.toml, quick preset) serves most tests: a
+TF 1.15 and a TF 2.21 CPU cell that must succeed, a cell whose image cannot
+build, a cell that cannot finish in its time limit, and a GPU cell on this
+GPU-less machine. No registry is reachable here, so the runner builds its
+base images itself (debootstrap + the host's CPython): the air-gapped path.
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from e2e import MATRICES, cell_docs, records, require, tfmatrix
+
+from suite.schema import validate
+from tfmatrix.matrix import load
+from tfmatrix.runners import docker as docker_runner
+
+pytestmark = pytest.mark.docker
+DOCKER_MATRIX = MATRICES / "docker.toml"
+
+
+@pytest.fixture(scope="session")
+def client():
+    c = docker_runner.engine()
+    require(c is not None, "no Docker engine answers (scripts/host-setup installs and starts one)")
+    return c
+
+
+@pytest.fixture(scope="session")
+def docker_run(client, tmp_path_factory):
+    reports = tmp_path_factory.mktemp("docker-reports")
+    t0 = time.monotonic()
+    proc = tfmatrix("matrix", "--matrix", str(DOCKER_MATRIX), "--runner", "docker", "--reports", str(reports),
+                    "--redo")
+    return SimpleNamespace(proc=proc, reports=reports, docs=cell_docs(reports), seconds=time.monotonic() - t0)
+
+
+@pytest.mark.parametrize("name", ["tf1.15-cpu", "tf2.21-keras3-cpu"])
+def test_cpu_cells_produce_valid_results_through_docker(docker_run, name):
+    doc = docker_run.docs[name]
+    assert doc["status"] == "ok", doc["reason"]
+    assert doc["runner"]["name"] == "docker" and doc["runner"]["image"].startswith("tfmatrix/%s:" % name)
+    results = doc["results"]
+    assert validate(results) == []
+    assert results["preset"] == "quick" and results["cell"]["runner"] == "docker"
+    assert results["cell"]["image"] == doc["runner"]["image"]
+    recs = records(doc)
+    assert len(recs) > 50
+    errors = {i: r["reason"] for i, r in recs.items() if r["status"] in ("error", "timeout")}
+    assert errors == {}
+    # Isolation as seen from inside the container.
+    sandbox = results["environment"]["host"]["sandbox"]
+    assert sandbox["uid"] == 10001                       # not root
+    assert sandbox["net_interfaces"] == ["lo"]           # no network
+    assert sandbox["suite_writable"] is False            # suite mounted read-only
+    assert sandbox["suite_dir"] == "/opt/tfmatrix/suite"
+    tf = results["environment"]["tf"]["tensorflow"]["version"]
+    assert tf == doc["cell"]["tf"]
+
+
+def test_the_base_images_were_built_locally(client, docker_run):
+    """No registry answers here: the runner fell back to bases made from this host."""
+    doc = docker_run.docs["tf1.15-cpu"]
+    assert doc["runner"]["base"] == "tfmatrix.local/library/python:3.7-slim-bookworm"
+    assert docker_run.docs["tf2.21-keras3-cpu"]["runner"]["base"] == (
+        "tfmatrix.local/library/python:3.11-slim-bookworm")
+    client.images.get("tfmatrix.local/library/debian:bookworm-slim")
+
+
+def test_failed_build_and_timeout_are_reported_while_other_cells_succeed(docker_run):
+    docs = docker_run.docs
+    broken, slow = docs["broken-build"], docs["too-slow"]
+    assert broken["status"] == "failed"
+    assert broken["reason"].startswith("image build failed"), broken["reason"]
+    assert "python3.7" in broken["log_tail"]
+    assert slow["status"] == "timeout" and slow["reason"] == "the cell ran past its 8 s limit"
+    assert docs["tf1.15-cpu"]["status"] == "ok" and docs["tf2.21-keras3-cpu"]["status"] == "ok"
+    # Any failed cell makes the session fail, after every cell ran and the report was written.
+    assert docker_run.proc.returncode == 1
+    assert (docker_run.reports / "index.html").is_file()
+    assert (docker_run.reports / "cells" / "too-slow.log").is_file()
+    assert not list((docker_run.reports / "cells").glob("*.partial"))
+
+
+def test_gpu_cell_is_skipped_here_and_its_run_request_asks_for_gpus(docker_run, tmp_path):
+    doc = docker_run.docs["tf1.15-gpu"]
+    assert doc["status"] == "skipped"
+    assert "NVIDIA runtime" in doc["reason"] and "never run on the CPU" in doc["reason"]
+    cell = load(DOCKER_MATRIX).cell("tf1.15-gpu")
+    request = docker_runner.run_request(cell, "tfmatrix/tf1.15-gpu:x", tmp_path, ["run"])
+    (gpus,) = request["device_requests"]
+    assert gpus.count == -1 and gpus.capabilities == [["gpu"]]
+    cpu_request = docker_runner.run_request(load(DOCKER_MATRIX).cell("tf1.15-cpu"), "img", tmp_path, ["run"])
+    assert "device_requests" not in cpu_request
+
+
+def test_run_request_isolates_the_container(tmp_path):
+    cell = load(DOCKER_MATRIX).cell("tf1.15-cpu")
+    request = docker_runner.run_request(cell, "img", tmp_path, ["run"])
+    assert request["network_mode"] == "none" and request["user"] == "10001:10001"
+    suite, out = request["mounts"]
+    assert suite["Target"] == "/opt/tfmatrix/suite" and suite["ReadOnly"] is True
+    assert out["Target"] == "/out" and out["ReadOnly"] is False and out["Source"] == str(tmp_path)
+    assert request["mem_limit"] == cell.memory == request["memswap_limit"]
+
+
+def test_no_container_is_left_behind(client, docker_run):
+    assert docker_runner.leftover_containers(client) == []
+
+
+def test_second_run_does_not_rebuild_and_finished_cells_are_kept(docker_run, tmp_path):
+    reports = tmp_path / "reports"
+    args = ["--matrix", str(DOCKER_MATRIX), "--runner", "docker", "--reports", str(reports)]
+    first = tfmatrix("cell", "tf1.15-cpu", "--only", "selfcheck*", *args)
+    assert first.returncode == 0, first.stderr[-2000:]
+    doc = cell_docs(reports)["tf1.15-cpu"]
+    assert doc["timings"]["build_s"] == 0.0          # the image from the matrix run is reused
+    assert "not rebuilding" in Path(reports / "cells" / "tf1.15-cpu.log").read_text()
+    # `matrix` keeps a finished cell's results (same request, same image) unless --redo ...
+    kept = tfmatrix("matrix", "--only", "tf1.15-cpu", "--bench", "selfcheck*", *args)
+    assert kept.returncode == 0 and "kept the results" in kept.stderr
+    assert cell_docs(reports)["tf1.15-cpu"]["finished"] == doc["finished"]
+    # ... but not for a different request.
+    other = tfmatrix("matrix", "--only", "tf1.15-cpu", "--bench", "selfcheck*", "--repeats", "3", *args)
+    assert other.returncode == 0 and "kept the results" not in other.stderr
