@@ -35,6 +35,21 @@ def parse_version(text: str) -> Tuple[int, int, int]:
     return nums[0], nums[1], nums[2]
 
 
+def mode_unsupported(api: str, keras_version: str, tf1: bool, eager: bool) -> Optional[str]:
+    """Why a Keras package cannot run in an execution mode, or None.
+
+    Pure, so the parent process can settle whole process groups from the
+    fingerprint without starting a worker just to learn they are n/a.
+    """
+    major = parse_version(keras_version)[0]
+    if major >= 3 and not eager:
+        return "Keras 3 has no TF1-style graph mode (tf.compat.v1.disable_eager_execution)"
+    if api == "keras" and major == 2 and tf1 and eager and parse_version(keras_version) < (2, 3, 0):
+        return "standalone keras %s builds tf.placeholder graphs and cannot run with TF1 eager execution" % (
+            keras_version)
+    return None
+
+
 class KerasHandle:
     """A Keras implementation usable in this process, and what it is."""
 
@@ -141,13 +156,9 @@ class Compat:
         return KerasHandle(keras, flavour, version, "keras")
 
     def _check_mode_support(self, k: KerasHandle) -> None:
-        eager = self.eager()
-        if k.major >= 3 and not eager:
-            raise NotApplicable("Keras 3 has no TF1-style graph mode (tf.compat.v1.disable_eager_execution)")
-        if k.api == "keras" and k.major == 2 and self.tf1 and eager and parse_version(k.version) < (2, 3, 0):
-            raise NotApplicable(
-                "standalone keras %s builds tf.placeholder graphs and cannot run with TF1 eager execution" % k.version
-            )
+        reason = mode_unsupported(k.api, k.version, self.tf1, self.eager())
+        if reason:
+            raise NotApplicable(reason)
 
     def lstm(self, k: KerasHandle, units: int, **kwargs: Any) -> Any:
         """An LSTM layer with Keras's default initial values, buildable in every mode.
@@ -257,6 +268,127 @@ class Compat:
             raise NotApplicable(
                 "TensorFlow %s's tf.function has no jit_compile/experimental_compile" % self.tf.__version__)
         return self.tf.function(fn, **{name: jit})
+
+    def tracing_count(self, fn: Any) -> Optional[int]:
+        """How many graphs ``fn`` (a tf.function) has traced, where TF can say (2.3+)."""
+        getter = getattr(fn, "experimental_get_tracing_count", None)
+        if getter is None:
+            return None
+        try:
+            return int(getter())
+        except Exception:  # pragma: no cover - best effort
+            return None
+
+    # -- inputs and outputs of direct calls --------------------------------
+
+    def eager_input(self, k: KerasHandle, x: Any) -> Any:
+        """``x`` (numpy) as a direct call (``model(x)``, a tf.function) takes it.
+
+        tf.keras in TF 2 (the V2 dtype behaviour) and Keras 3 cast float64
+        inputs to their float32 weights; TF 1.x tf.keras and standalone keras
+        2.x do not, and fail with "Incompatible type conversion requested to
+        type 'float64' for variable of type 'float32'" or "Input 'b' of
+        'MatMul' Op has type float32 that does not match type float64". There
+        the same values go in as float32; everywhere else the seed's float64
+        array goes in unchanged.
+        """
+        casts = k.major >= 3 or (k.api == "tf.keras" and not self.tf1)
+        if not casts and getattr(x, "dtype", None) is not None and str(x.dtype) == "float64":
+            return x.astype("float32")
+        return x
+
+    def require_direct_call(self, k: KerasHandle, what: str = "model(x)") -> None:
+        """NotApplicable where calling a Keras model directly computes nothing.
+
+        In graph mode the call only adds symbolic ops. Standalone keras 2.x
+        builds its layers in its own graph even under TF 2 eager execution:
+        ``model(x)`` returns a symbolic tensor of that graph (and refuses numpy
+        input). Wrapping the model in tf.function does compute, so that path
+        only needs eager execution.
+        """
+        self.require_eager(what)
+        if k.api == "keras" and k.major == 2:
+            raise NotApplicable(
+                "standalone keras %s: %s builds symbolic tensors in Keras's own graph and computes nothing "
+                "(only tf.keras and Keras 3 run a model called on data eagerly)" % (k.version, what))
+
+    @staticmethod
+    def materialize(value: Any) -> Any:
+        """Bring a call's result to host memory, so that a timed call waits for it.
+
+        Eager ops run asynchronously on a GPU: a call that returns an
+        EagerTensor without reading it would time only the kernel launches.
+        """
+        if isinstance(value, (list, tuple)):
+            return [Compat.materialize(v) for v in value]
+        if isinstance(value, dict):
+            return {k: Compat.materialize(v) for k, v in value.items()}
+        to_numpy = getattr(value, "numpy", None)
+        if to_numpy is not None and callable(to_numpy):
+            return to_numpy()
+        return value
+
+    # -- Keras extras ------------------------------------------------------
+
+    def application(self, k: KerasHandle, name: str) -> Any:
+        """``keras.applications.<name>`` (a model constructor), or NotApplicable."""
+        apps = getattr(k.module, "applications", None)
+        ctor = getattr(apps, name, None) if apps is not None else None
+        if ctor is None:
+            raise NotApplicable("%s %s has no keras.applications.%s" % (k.flavour, k.version, name))
+        return ctor
+
+    @staticmethod
+    def build_train_function(model: Any, x: Any, y: Any) -> str:
+        """Build ``model``'s train function (and optimizer slots) with one ``train_on_batch``.
+
+        Seed 001 called ``model._make_train_function()`` (TF 1.x/2.0 Keras);
+        tf.keras 2.2+ renamed it ``make_train_function()`` (the old name lives
+        on only in its TF1-mode code) and Keras 3 has neither, while one
+        ``train_on_batch`` builds the train function in every generation.
+        Returns how it was done, for the record.
+        """
+        model.train_on_batch(x, y)
+        return "train_on_batch"
+
+    @staticmethod
+    def fit_arrays(model: Any, x: Any, y: Any, batch_size: int) -> Any:
+        """``fit`` over numpy arrays in batches of ``batch_size`` (one epoch, no shuffling)."""
+        return model.fit(x, y, batch_size=batch_size, epochs=1, verbose=0, shuffle=False)
+
+    def autotune(self) -> Any:
+        """``tf.data.AUTOTUNE`` (TF 2.4+) or ``tf.data.experimental.AUTOTUNE`` (TF 1.13+)."""
+        data = self.tf.data
+        for holder in (data, getattr(data, "experimental", None)):
+            value = getattr(holder, "AUTOTUNE", None)
+            if value is not None:
+                return value
+        raise NotApplicable("TensorFlow %s's tf.data has no AUTOTUNE" % self.tf.__version__)
+
+    # -- TF1-style graphs and sessions ---------------------------------------
+
+    def require_graph(self, what: str) -> None:
+        if self.eager():
+            raise NotApplicable("%s needs graph mode (a tf.compat.v1.Session); this process runs eagerly" % what)
+
+    def session(self, graph: Any) -> Any:
+        """A ``tf.compat.v1.Session`` on ``graph`` (graph mode only)."""
+        self.require_graph("a Session")
+        return self.tf.compat.v1.Session(graph=graph)
+
+    def graph_variable(self, value: Any, name: str = "v") -> Tuple[Any, Any, Any]:
+        """A non-trainable variable holding ``value`` (numpy) in the default graph.
+
+        Returns (variable, initializer op, feed dict for the initializer). The
+        value is fed once through a placeholder instead of being embedded as a
+        constant: graphs stay small (a 10000x10000 float64 constant would
+        approach the 2 GB GraphDef limit), and Grappler's constant folding
+        cannot precompute the timed ops.
+        """
+        v1 = self.tf.compat.v1
+        ph = v1.placeholder(self.tf.as_dtype(value.dtype), shape=value.shape, name=name + "_init")
+        var = v1.Variable(ph, trainable=False, name=name)
+        return var, var.initializer, {ph: value}
 
     # -- devices ---------------------------------------------------------
 

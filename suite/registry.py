@@ -120,7 +120,8 @@ class Variant:
 
     @property
     def group(self) -> str:
-        return "%s:%s" % (self.mode, self.api)
+        # numpy-only variants need no Keras: they share the plain-TF process.
+        return "%s:%s" % (self.mode, "tf" if self.api == "numpy" else self.api)
 
     def param(self, name: str, default: Any = None) -> Any:
         for k, v in self.params:

@@ -16,6 +16,7 @@ from collections import OrderedDict
 from typing import IO, Any, Dict, List, Optional, Sequence
 
 from . import SUITE_VERSION, fingerprint, stats
+from .compat import mode_unsupported
 from .isolation import run_group, run_worker
 from .registry import Benchmark, Preset, Variant, all_variants, benchmark_by_name, load_benchmarks, select
 from .schema import SCHEMA_NAME, SCHEMA_VERSION
@@ -57,6 +58,18 @@ def plan_groups(variants: Sequence[Variant]) -> "OrderedDict[str, List[Variant]]
     for v in variants:
         groups.setdefault(v.group, []).append(v)
     return groups
+
+
+def unavailable(facts: Dict[str, Any], variant: Variant) -> Optional[str]:
+    """Why a variant is n/a, when the fingerprint alone tells (its Keras is absent or cannot run in its mode)."""
+    keras = (facts.get("keras") or {}).get(variant.api)
+    if not isinstance(keras, dict):
+        return None
+    if keras.get("unavailable"):
+        return str(keras["unavailable"])
+    tf_version = str((facts.get("tensorflow") or {}).get("version", "2"))
+    return mode_unsupported(variant.api, str(keras.get("version", "")), tf_version.startswith("1."),
+                            variant.mode == "eager")
 
 
 def na_record(variant_id: str, reason: str) -> Dict[str, Any]:
@@ -211,7 +224,7 @@ def run(
     # A Keras package the fingerprint found missing (or identical to tf.keras)
     # makes its whole group n/a: no need to start a worker to learn that.
     for v in variants:
-        why = (facts.get("keras", {}).get(v.api) or {}).get("unavailable")
+        why = unavailable(facts, v)
         if why:
             runs[v.id].append(na_record(v.id, why))
             settled.add(v.id)

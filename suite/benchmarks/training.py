@@ -16,8 +16,9 @@ standalone ``keras``. The data are the seed's: float64 ``randn`` inputs and
 int64 0/1 targets (the dtype conversion is part of what the seed measured).
 
 Presets scale work, not meaning: ``quick`` keeps every model and every code
-path but shrinks batch and width (filters/units x 1/8) and uses each model's
-smallest legal data; ``standard`` uses the seed's sizes for everything a
+path but shrinks batch and width (filters/units x 1/8), uses each model's
+smallest legal data, and crosses all paths with the first model only (the
+others run ``train_on_batch`` in every mode and Keras); ``standard`` uses the seed's sizes for everything a
 2-core CPU can bear; ``full`` is the seed's full grid. The scale is part of
 every variant's parameters, so numbers from different presets never mix.
 """
@@ -171,9 +172,12 @@ class Training(Benchmark):
         out: List[Variant] = []
         for mode in MODES:
             for api in KERAS_APIS:
-                for model, data, shape in self.grid(preset):
+                for i, (model, data, shape) in enumerate(self.grid(preset)):
                     shape = (batch,) + tuple(shape[1:])
-                    for loop, source in PATHS:
+                    # quick: every path on the first config, train_on_batch on the others
+                    # (every model builder and every code path still runs).
+                    paths = PATHS if preset.name != "quick" or i == 0 else PATHS[:1]
+                    for loop, source in paths:
                         out.append(make_variant(self, mode, api, model=model, data=data, batch_shape=shape,
                                                 width=width, loop=loop, input=source))
         return out
