@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -62,16 +63,22 @@ def nvidia_smi() -> Optional[Dict[str, Any]]:
     return {"gpus": gpus, "driver_version": gpus[0]["driver_version"] if gpus else None, "rc": out.returncode}
 
 
+def _normalized(name: str) -> str:
+    """PEP 503 name: 'TensorFlow_CPU' -> 'tensorflow-cpu'."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
 def installed_packages() -> Dict[str, str]:
-    """Every installed distribution and its version (pip freeze without pip)."""
+    """Every installed distribution and its version (pip freeze without pip), by PEP 503 name."""
     try:
         from importlib import metadata  # type: ignore  # Python 3.8+
 
-        return {str(d.metadata["Name"]).lower(): str(d.version) for d in metadata.distributions() if d.metadata["Name"]}
+        return {_normalized(str(d.metadata["Name"])): str(d.version) for d in metadata.distributions()
+                if d.metadata["Name"]}
     except ImportError:  # Python 3.7
         import pkg_resources  # type: ignore
 
-        return {d.project_name.lower(): d.version for d in pkg_resources.working_set}
+        return {_normalized(d.project_name): d.version for d in pkg_resources.working_set}
 
 
 def sandbox_facts() -> Dict[str, Any]:

@@ -52,3 +52,40 @@ def error_of(load_snippet: Callable[..., Matrix]) -> Callable[..., str]:
         return message
 
     return run
+
+
+# --------------------------------------------------------------------------- real cells
+
+VENV_TEST_CELLS = ("tf1.15-cpu", "tf2.0-keras2.3.1-cpu", "tf2.15-cpu", "tf2.21-keras3-cpu")
+
+
+@pytest.fixture(scope="session")
+def venv_cell(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], dict]:
+    """Run a default-matrix cell through the venv runner (quick preset), once per session.
+
+    Returns a function: cell name -> its ``reports/cells/<cell>.json`` document. The
+    cells share one reports directory (``venv_cell.reports``), so later tests can
+    build a report from all of them. The virtualenvs live in .nox/cell-<name> and
+    are reused across sessions while the cell's inputs are unchanged.
+    """
+    from e2e import cell_docs, require, tfmatrix
+
+    from tfmatrix import interpreters
+
+    reports = tmp_path_factory.mktemp("venv-reports")
+    cache: dict[str, dict] = {}
+    matrix = load(Path(__file__).resolve().parent.parent / "matrix.toml")
+
+    def get(name: str) -> dict:
+        if name not in cache:
+            cell = matrix.cell(name)
+            require(interpreters.find(cell.python), f"no CPython {cell.python} on this host for {name}")
+            proc = tfmatrix("cell", name, "--runner", "venv", "--reports", str(reports))
+            doc = cell_docs(reports).get(name)
+            assert doc is not None, proc.stderr[-3000:]
+            assert doc["status"] == "ok", (doc["reason"], doc["log_tail"][-3000:])
+            cache[name] = doc
+        return cache[name]
+
+    get.reports = reports  # type: ignore[attr-defined]
+    return get

@@ -1,15 +1,14 @@
 """The cross-version report: pure parts on small synthetic documents, then whole reports, then real cells.
 
-Real-cell tests (marked ``tf``) run the suite in the virtualenvs named by
-TFMATRIX_TEST_VENV_TF115, TFMATRIX_TEST_VENV_TF20 and TFMATRIX_TEST_VENV_TF221
-(each a virtualenv directory, or its python) and build the report from what
-they write.
+Real-cell tests (marked ``tf``) build the report from the cell documents the
+venv runner wrote for real quick-preset runs of three default-matrix cells
+(the ``venv_cell`` fixture), plus a real suite run that asked for a GPU on
+this GPU-less machine.
 """
 from __future__ import annotations
 
 import json
 import math
-import os
 import re
 from pathlib import Path
 
@@ -387,34 +386,23 @@ def test_gpu_cell_with_records_but_no_gpu_is_flagged_in_its_column(tmp_path):
 
 # -- real results from the suite -------------------------------------------------------
 
-VENV_VARS = {"tf115": "TFMATRIX_TEST_VENV_TF115", "tf20": "TFMATRIX_TEST_VENV_TF20",
-             "tf221": "TFMATRIX_TEST_VENV_TF221"}
-REAL_ONLY = ["training.answer*model=small*", "inference.tiny*path=predict,*", "inference.tiny*path=call,*",
-             "graphs.matmul_bias*"]
-
-
-def _python(venv: str) -> str:
-    p = Path(venv)
-    return str(p / "bin" / "python") if p.is_dir() else str(p)
+REAL_CELLS = ("tf1.15-cpu", "tf2.0-keras2.3.1-cpu", "tf2.21-keras3-cpu")
 
 
 @pytest.fixture(scope="session")
-def real_cells(tmp_path_factory):
-    missing = [v for v in VENV_VARS.values() if not os.environ.get(v)]
-    if missing:
-        pytest.skip("real-cell report tests need cell virtualenvs: set " + ", ".join(missing))
+def real_cells(venv_cell, tmp_path_factory):
+    """Three real cell documents from the venv runner, a real GPU-less GPU run, a failed and a skipped cell."""
     work = tmp_path_factory.mktemp("real")
     cells = work / "cells"
-    plan = [("tf115", "tf1.15-cpu", "1.15", "cpu"), ("tf20", "tf2.0-cpu", "2.0", "cpu"),
-            ("tf221", "tf2.21-cpu", "2.21", "cpu"), ("tf20", "tf2.0-gpu", "2.0", "gpu")]
-    for venv, name, tf, target in plan:
-        out = work / (f"{name}.results.json")
-        results, log, code = run_suite(_python(os.environ[VENV_VARS[venv]]), out, name, REAL_ONLY, target=target)
-        assert results is not None, f"the suite wrote no results in {venv}:\n{log[-3000:]}"
-        ok = results["status"] == "ok" and code == 0
-        write(cells, cell_doc(name, tf, status="ok" if ok else "failed", results=results, target=target,
-                              reason=None if ok else results.get("error"), log_tail="\n".join(log.splitlines()[-60:]),
-                              python=results["environment"]["host"]["python"]["version"].rsplit(".", 1)[0]))
+    for name in REAL_CELLS:
+        write(cells, venv_cell(name))
+    # A GPU cell that sees no GPU: the suite itself, for real, asked for a GPU in the TF 2.0 cell's virtualenv.
+    python = str(Path(venv_cell("tf2.0-keras2.3.1-cpu")["runner"]["venv"]) / "bin" / "python")
+    results, log, code = run_suite(python, work / "gpu.results.json", "tf2.0-keras2.3.1-gpu",
+                                   ["training.answer*model=small*"], target="gpu")
+    assert results is not None and code == 3, log[-3000:]
+    write(cells, cell_doc("tf2.0-keras2.3.1-gpu", "2.0.4", status="failed", results=results, target="gpu",
+                          reason=results.get("error"), log_tail="\n".join(log.splitlines()[-60:])))
     write(cells, cell_doc("tf2.4-cpu", "2.4", status="failed", reason="pip could not install the cell's wheels",
                           log_tail="ERROR: No matching distribution found for tensorflow-cpu==2.4.4"))
     write(cells, cell_doc("tf2.15-gpu", "2.15", status="skipped", target="gpu",
@@ -431,34 +419,33 @@ def test_real_cells_report(real_cells, tmp_path):
     for bench in ("training.answer", "inference.tiny"):
         table = dom.find("table", cls="xv", data_benchmark=bench)
         cols = [th.attrs["data-cell"] for th in table.find_all("th", cls="cellcol")]
-        assert cols == ["tf1.15-cpu", "tf2.0-cpu", "tf2.21-cpu"], bench
+        assert cols == ["tf1.15-cpu", "tf2.0-keras2.3.1-cpu", "tf2.21-keras3-cpu"], bench
         cells = [td for td in table.find_all("td") if "v" in td.classes]
         assert any("v-ok" in td.classes for td in cells)
         assert all(td.attrs.get("title") for td in cells if "v-na" in td.classes)   # every n/a says why
     # the GPU cell that saw no GPU, the failed cell and the skipped GPU cell
     loud = " ".join(li.text for li in dom.by_id("warnings").find_all("li", cls="w-loud"))
-    assert "tf2.0-gpu" in loud and "ran WITHOUT a GPU" in loud and "tf2.4-cpu" in loud
-    assert GPU_MISSING.split(":")[0] in dom.by_id("failure-tf2.0-gpu").text
+    assert "tf2.0-keras2.3.1-gpu" in loud and "ran WITHOUT a GPU" in loud and "tf2.4-cpu" in loud
+    assert GPU_MISSING.split(":")[0] in dom.by_id("failure-tf2.0-keras2.3.1-gpu").text
     assert "tf2.15-gpu" in dom.by_id("warnings").text
     # findings answered from real data, each line with a ratio and an interval
     _, notes, lines = _finding(dom, "tf2_vs_tf1")
-    assert {ln["cells"] for ln in lines} == {"tf2.0-cpu vs tf1.15-cpu", "tf2.21-cpu vs tf1.15-cpu"}
+    assert {ln["cells"] for ln in lines} == {"tf2.0-keras2.3.1-cpu vs tf1.15-cpu", "tf2.21-keras3-cpu vs tf1.15-cpu"}
     for ln in lines:
         low, high = (float(x) for x in ln["95% CI"].split("–"))
         assert low <= float(ln["time ratio A/B"]) <= high
         assert re.match(r"[+-]\d+%", ln["% faster (95% CI)"])
     _, notes, lines = _finding(dom, "predict_after_compile")
-    assert {ln["cells"] for ln in lines} >= {"tf1.15-cpu", "tf2.0-cpu", "tf2.21-cpu"}
+    assert {ln["cells"] for ln in lines} >= {"tf1.15-cpu", "tf2.0-keras2.3.1-cpu", "tf2.21-keras3-cpu"}
     _, notes, lines = _finding(dom, "call_vs_predict")
     assert lines
     _, notes, lines = _finding(dom, "tf_function_vs_eager")                 # graphs.matmul_bias
-    assert {"tf2.0-cpu", "tf2.21-cpu"} <= {ln["cells"] for ln in lines}
-    assert any("no tf.function variant (path=tf_function) in its inference.* results" in n for n in notes)
+    assert {"tf2.0-keras2.3.1-cpu", "tf2.21-keras3-cpu"} <= {ln["cells"] for ln in lines}
     _, notes, lines = _finding(dom, "keras_vs_tf_keras")
-    assert "tf2.0-cpu" in {ln["cells"] for ln in lines} and "tf2.21-cpu" not in {ln["cells"] for ln in lines}
-    assert any(n.startswith("tf2.21-cpu: nothing to compare: keras is n/a") for n in notes)
+    assert "tf2.0-keras2.3.1-cpu" in {ln["cells"] for ln in lines} and "tf2.21-keras3-cpu" not in {ln["cells"] for ln in lines}
+    assert any(n.startswith("tf2.21-keras3-cpu: nothing to compare: keras is n/a") for n in notes)
     df = pd.read_csv(tmp_path / "results.csv")
-    assert set(df["cell"]) == {"tf1.15-cpu", "tf2.0-cpu", "tf2.21-cpu"}
+    assert set(df["cell"]) == {"tf1.15-cpu", "tf2.0-keras2.3.1-cpu", "tf2.21-keras3-cpu"}
     assert (df.groupby("cell")["id"].nunique() == df.groupby("cell").size()).all()
 
 

@@ -5,13 +5,13 @@ seeds, unique ids, sane sizes, quick covering every code path of full), the
 Python 3.7 and import rules of ``suite/``, and the compat helpers these
 benchmarks added.
 
-Tests marked ``tf`` run ``python -m suite run --preset quick`` over these
-benchmarks in real virtualenvs named by ``TFMATRIX_TEST_VENV_<CELL>`` (a venv
-directory or its python), for CELL in TF115 (TF 1.15 + keras 2.2.5), TF20
-(TF 2.0 + keras 2.3.1), TF215, TF221 (newest TF + Keras 3) and, optionally,
-TF114 and TF221K2 (TF 2.21 with ``TF_USE_LEGACY_KERAS=1``: tf_keras as
-tf.keras, Keras 3 as standalone keras). Each cell's expected ``ok``/``n/a``
-is spelled out below, and the retrace counts are asserted exactly.
+Tests marked ``tf`` read the results of real quick-preset runs of default-matrix
+cells through the venv runner (the ``venv_cell`` fixture): TF115 (TF 1.15),
+TF20 (TF 2.0 + keras 2.3.1), TF215, TF221 (newest TF + Keras 3) and, with
+``TFMATRIX_TEST_MORE_CELLS=1``, TF114 (TF 1.14 + keras 2.2.5) and TF221K2 (the
+tf_keras cell, ``TF_USE_LEGACY_KERAS=1``: tf_keras as tf.keras, Keras 3 as
+standalone keras). Each cell's expected ``ok``/``n/a`` is spelled out below,
+and the retrace counts are asserted exactly.
 """
 from __future__ import annotations
 
@@ -279,38 +279,24 @@ CELLS: dict[str, tuple[list[Rule], str | None]] = {
     "TF221K2": ([(_p(api="keras", mode="graph"), "Keras 3 has no TF1-style graph mode"), GRAPH_DIRECT],
                 "jit_compile"),
 }
-CELL_ENV = {"TF221K2": {"TF_USE_LEGACY_KERAS": "1"}}
+# The dev cells above, as cells of the default matrix (run by the venv runner).
+CELL_NAMES = {"TF115": "tf1.15-cpu", "TF20": "tf2.0-keras2.3.1-cpu", "TF215": "tf2.15-cpu",
+              "TF221": "tf2.21-keras3-cpu", "TF114": "tf1.14-keras2.2.5-cpu", "TF221K2": "tf2.16-tf_keras-cpu"}
 REQUIRED = ("TF115", "TF20", "TF215", "TF221")
+# The two extra cells cost CI time; set TFMATRIX_TEST_MORE_CELLS=1 to run them too.
+MORE = os.environ.get("TFMATRIX_TEST_MORE_CELLS", "").strip() in ("1", "true", "yes")
 EXPECTED_TRACES = {"tensor": 1, "python_same": 1, "python_cycle": 3, "tensor_shapes": 3}
 
 
-def _python(venv: str) -> str:
-    p = Path(venv)
-    return str(p / "bin" / "python") if p.is_dir() else str(p)
-
-
-_RESULTS: dict[str, dict[str, Any]] = {}
-
-
 @pytest.fixture(params=sorted(CELLS, key=lambda c: (c not in REQUIRED, c)))
-def cell_results(request, tmp_path_factory):
+def cell_results(request, venv_cell):
+    """(cell key, the suite's results) from a real quick run of that cell through the venv runner."""
     cell = request.param
-    var = "TFMATRIX_TEST_VENV_" + cell
-    venv = os.environ.get(var)
-    if not venv:
-        pytest.skip(f"set {var} to a virtualenv (or its python) to run these benchmarks in that cell")
-    if cell not in _RESULTS:
-        out = tmp_path_factory.mktemp("bench-" + cell.lower()) / "results.json"
-        env = dict(os.environ, **CELL_ENV.get(cell, {}))
-        if cell not in CELL_ENV:
-            env.pop("TF_USE_LEGACY_KERAS", None)
-        cmd = [_python(venv), "-m", "suite", "run", "--preset", "quick", "--out", str(out), "--cell", cell.lower()]
-        for pattern in PATTERNS:
-            cmd += ["--only", pattern]
-        proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800)
-        assert out.exists(), f"no results from {cell}:\n{proc.stderr[-4000:]}"
-        _RESULTS[cell] = json.loads(out.read_text())
-    return cell, _RESULTS[cell]
+    if cell not in REQUIRED and not MORE:
+        pytest.skip(f"{CELL_NAMES[cell]} runs only with TFMATRIX_TEST_MORE_CELLS=1")
+    doc = dict(venv_cell(CELL_NAMES[cell])["results"])
+    doc["records"] = [r for r in doc["records"] if r["benchmark"] in SEEDS]
+    return cell, doc
 
 
 def _expected(cell: str, rec: dict[str, Any]) -> tuple[str, str | None]:

