@@ -442,7 +442,8 @@ def test_real_cells_report(real_cells, tmp_path):
     _, notes, lines = _finding(dom, "tf_function_vs_eager")                 # graphs.matmul_bias
     assert {"tf2.0-keras2.3.1-cpu", "tf2.21-keras3-cpu"} <= {ln["cells"] for ln in lines}
     _, notes, lines = _finding(dom, "keras_vs_tf_keras")
-    assert "tf2.0-keras2.3.1-cpu" in {ln["cells"] for ln in lines} and "tf2.21-keras3-cpu" not in {ln["cells"] for ln in lines}
+    compared = {ln["cells"] for ln in lines}
+    assert "tf2.0-keras2.3.1-cpu" in compared and "tf2.21-keras3-cpu" not in compared
     assert any(n.startswith("tf2.21-keras3-cpu: nothing to compare: keras is n/a") for n in notes)
     df = pd.read_csv(tmp_path / "results.csv")
     assert set(df["cell"]) == {"tf1.15-cpu", "tf2.0-keras2.3.1-cpu", "tf2.21-keras3-cpu"}
