@@ -22,8 +22,10 @@ from .results import CellOutcome, cell_document, cell_paths, load_cell, reusable
 from .runners.common import CellLog, RunRequest
 
 RUNNERS = ("auto", "docker", "venv")
-# Rough wall time of one cell per preset on a 2-core CPU, first run (installs included).
-ESTIMATE_S = {"quick": 240.0, "standard": 3600.0, "full": 4 * 3600.0}
+# Rough suite run time of one CPU cell per preset on a 2-core machine, and what
+# preparing a cell costs the first time (image build or virtualenv install).
+ESTIMATE_RUN_S = {"quick": 120.0, "standard": 3600.0, "full": 4 * 3600.0}
+ESTIMATE_SETUP_S = 75.0
 
 
 def make_runner(kind: str, registry: str | None, console: Console) -> Any:
@@ -44,13 +46,18 @@ def make_runner(kind: str, registry: str | None, console: Console) -> Any:
 
 
 def estimate(cells: Sequence[Any], request: RunRequest, reports_dir: Path) -> float:
-    """Seconds the run may take: each cell's last duration, else a per-preset guess."""
+    """Seconds the run may take: each cell's last run time with the same preset, else a per-preset guess.
+
+    Preparation (image build, virtualenv) is counted only for cells that have
+    never completed here; a warm cell costs its run time.
+    """
     total = 0.0
     for cell in cells:
-        doc = load_cell(cell_paths(reports_dir, cell.name)[0])
-        timings = (doc or {}).get("timings") or {}
+        doc = load_cell(cell_paths(reports_dir, cell.name)[0]) or {}
         preset = request.for_cell(cell)["preset"]
-        total += sum(timings.values()) if timings else ESTIMATE_S.get(preset, 600.0)
+        timings = doc.get("timings") or {}
+        same = (doc.get("request") or {}).get("preset") == preset and "run_s" in timings
+        total += timings["run_s"] if same else ESTIMATE_RUN_S.get(preset, 600.0) + ESTIMATE_SETUP_S
     return total
 
 
@@ -60,10 +67,14 @@ def execute(cells: Sequence[Any], runner: Any, request: RunRequest, reports_dir:
     console = console or Console(stderr=True, highlight=False, soft_wrap=True)
     request = RunRequest(request.preset, request.only, request.repeats, suite_fingerprint())
     n_gpu = sum(1 for c in cells if c.target == "gpu")
-    console.print("\\[tfmatrix] %d cells (%d CPU, %d GPU) with the %s runner; roughly %s if every cell runs"
-                  % (len(cells), len(cells) - n_gpu, n_gpu, runner.name,
-                     fmt_duration(estimate([c for c in cells if c.target == "cpu" or runner.name == "docker"],
-                                           request, reports_dir))))
+    skips = {c.name: runner.skip_reason(c) for c in cells}
+    runnable = [c for c in cells if not skips[c.name]]
+    text = "%d cells (%d CPU, %d GPU) with the %s runner" % (len(cells), len(cells) - n_gpu, n_gpu, runner.name)
+    if len(runnable) < len(cells):
+        reasons = sorted({r for r in skips.values() if r})
+        text += "; %d will be skipped (%s)" % (len(cells) - len(runnable), "; ".join(reasons))
+    console.print("\\[tfmatrix] %s; %d to run, roughly %s" % (
+        text, len(runnable), fmt_duration(estimate(runnable, request, reports_dir))))
     progress = Progress(len(cells), console)
     outcomes: list[CellOutcome] = []
     previous = signal.signal(signal.SIGTERM, _terminate)

@@ -40,6 +40,7 @@ class _CellState:
     started: float = field(default_factory=time.monotonic)
     phase_started: float = field(default_factory=time.monotonic)
     done: int = 0
+    measured: int = 0        # finished runs that measured something (not n/a: those take no time)
     total: int = 0
     last_printed_pct: int = -10
 
@@ -70,7 +71,7 @@ class Progress:
             return
         self.cell.phase = phase
         self.cell.phase_started = time.monotonic()
-        self.cell.done = self.cell.total = 0
+        self.cell.done = self.cell.total = self.cell.measured = 0
         self.cell.last_printed_pct = -10
         self._emit(self._line(detail), force=True)
 
@@ -79,6 +80,8 @@ class Progress:
         if parsed is None or self.cell is None:
             return
         self.cell.done, self.cell.total = parsed[0], parsed[1]
+        if parsed[2] != "n/a":
+            self.cell.measured += 1
         pct = int(100 * self.cell.done / max(1, self.cell.total))
         force = pct >= self.cell.last_printed_pct + 10 or self.cell.done == self.cell.total
         if force:
@@ -110,8 +113,9 @@ class Progress:
         if c.total:
             parts.append("benchmark %d of %d" % (c.done, c.total))
         parts.append("%s elapsed" % fmt_duration(now - c.started))
-        if c.total and c.done:
-            rate = (now - c.phase_started) / c.done
+        if c.total and c.measured:
+            # Conservative: as if every remaining run measured something (n/a ones are instant).
+            rate = (now - c.phase_started) / c.measured
             parts.append("~%s left in this cell" % fmt_duration(rate * (c.total - c.done)))
         if detail:
             parts.append(detail)

@@ -45,14 +45,13 @@ def now_iso() -> str:
     return datetime.datetime.now(datetime.UTC).replace(microsecond=0).isoformat()
 
 
-def write_json_atomic(path: Path, doc: Any) -> None:
+def write_text_atomic(path: Path, text: str) -> None:
     """Readers see the old file or the whole new one, never a half-written one."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=path.suffix, dir=path.parent)
     try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(doc, f, indent=1, default=str)
-            f.write("\n")
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, 0o644)
@@ -63,6 +62,10 @@ def write_json_atomic(path: Path, doc: Any) -> None:
         except OSError:
             pass
         raise
+
+
+def write_json_atomic(path: Path, doc: Any) -> None:
+    write_text_atomic(path, json.dumps(doc, indent=1, default=str) + "\n")
 
 
 def tail(text: str, lines: int = LOG_TAIL_LINES) -> str:

@@ -174,36 +174,33 @@ def ensure(requirements: Sequence[str], python: str, *, offline: bool | None = N
         return WheelSet(key, python, tuple(files), downloaded, how, time.monotonic() - t0)
 
 
+def _download(cmd: list[str], python: str, offline: bool, log: Log, failure: str) -> list[Path]:
+    """Run ``pip download`` offline first (whatever is cached is never fetched again), then online."""
+    rc, files, out = _pip(cmd + ["--no-index"], log)
+    if rc == 0:
+        return files
+    if offline:
+        raise WheelhouseError(_offline_hint(python, out))
+    rc, files, out = _pip(cmd, log)
+    if rc != 0:
+        raise WheelhouseError(failure % _last_error(out))
+    return files
+
+
 def _resolve(req: Path, python: str, root: Path, offline: bool, log: Log) -> tuple[list[Path], str]:
+    common = ["-m", "pip", "download", "--dest", str(root), "--find-links", str(root), "-r", str(req)]
     interp = interpreters.find(python)
     if interp is not None:
-        base = [str(interp.executable), "-m", "pip", "download", "--dest", str(root), "--find-links", str(root),
-                "-r", str(req)]
-        # Offline first: whatever is already cached is never fetched again.
-        rc, files, out = _pip(base + ["--no-index"], log)
-        if rc != 0:
-            if offline:
-                raise WheelhouseError(_offline_hint(python, out))
-            rc, files, out = _pip(base, log)
-            if rc != 0:
-                raise WheelhouseError("pip could not resolve the requirements for Python %s: %s" % (
-                    python, _last_error(out)))
+        files = _download([str(interp.executable), *common], python, offline, log,
+                          "pip could not resolve the requirements for Python %s: %%s" % python)
         return _build_sdists(interp.executable, files, root, offline, log), "interpreter %s" % interp.executable
-    tags: list[str] = []
+    cross = ["--only-binary=:all:", "--python-version", python, "--implementation", "cp", "--abi", _abi(python),
+             "--abi", "abi3", "--abi", "none"]
     for tag in PLATFORM_TAGS:
-        tags += ["--platform", tag]
-    base = [sys.executable, "-m", "pip", "download", "--dest", str(root), "--find-links", str(root), "-r", str(req),
-            "--only-binary=:all:", "--python-version", python, "--implementation", "cp", "--abi", _abi(python),
-            "--abi", "abi3", "--abi", "none"] + tags
-    rc, files, out = _pip(base + ["--no-index"], log)
-    if rc != 0:
-        if offline:
-            raise WheelhouseError(_offline_hint(python, out))
-        rc, files, out = _pip(base, log)
-        if rc != 0:
-            raise WheelhouseError(
-                "no Python %s on this host and pip found no wheels-only resolution (%s); install CPython %s "
-                "(e.g. pyenv install %s) so sdists can be built" % (python, _last_error(out), python, python))
+        cross += ["--platform", tag]
+    files = _download([sys.executable, *common, *cross], python, offline, log,
+                      "no Python %s on this host and pip found no wheels-only resolution (%%s); install CPython %s "
+                      "(e.g. pyenv install %s) so sdists can be built" % (python, python, python))
     bad = [f.name for f in files if not f.name.endswith(".whl")]
     if bad:
         raise WheelhouseError("sdists need CPython %s on the host to build: %s" % (python, ", ".join(bad)))

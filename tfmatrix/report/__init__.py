@@ -8,12 +8,11 @@ Nothing runs: the report can be rebuilt at any time from the cell files.
 """
 from __future__ import annotations
 
-import os
-import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..results import write_text_atomic
 from .findings import FINDINGS, compute_all
 from .frame import build_frame, to_csv
 from .html import render, warnings_for
@@ -45,25 +44,6 @@ class Summary:
             n = len(self.warnings)
             text += f"; {n} warning{'s' * (n != 1)}: " + " | ".join(self.warnings)
         return text
-
-
-def write_text_atomic(path: Path, text: str) -> None:
-    """Readers see the old file or the whole new one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=path.suffix, dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def build(cells_dir: Path, out_dir: Path, baseline: str | None = None, *, baseline_source: str = "baseline",

@@ -167,13 +167,16 @@ class DockerRunner:
 
     # -- the run -------------------------------------------------------------
 
+    def skip_reason(self, cell: Any) -> str | None:
+        """Why this runner cannot serve ``cell`` here (it is then ``skipped``), or None."""
+        return gpu_support(self.client) if cell.target == "gpu" else None
+
     def run_cell(self, cell: Any, request: RunRequest, log: CellLog, progress: Progress | None) -> CellOutcome:
         timings: dict[str, float] = {}
         runner: dict[str, Any] = {"name": self.name}
-        if cell.target == "gpu":
-            why = gpu_support(self.client)
-            if why:
-                return CellOutcome(cell.name, "skipped", why, runner, timings)
+        why = self.skip_reason(cell)
+        if why:
+            return CellOutcome(cell.name, "skipped", why, runner, timings)
         try:
             if progress:
                 progress.phase("base image")

@@ -44,16 +44,22 @@ class VenvRunner:
                            "requirements": list(cell.requirements), "env": list(cell.env)}, sort_keys=True)
         return "venv-" + hashlib.sha256(text.encode()).hexdigest()[:16]
 
+    def skip_reason(self, cell: Any) -> str | None:
+        """Why this runner cannot serve ``cell`` here (it is then ``skipped``), or None."""
+        if cell.target != "cpu":
+            return "the venv runner runs CPU cells only; GPU cells need the Docker runner with the NVIDIA runtime"
+        if interpreters.find(cell.python) is None:
+            return "no CPython %s on this host (looked on PATH and in pyenv)" % cell.python
+        return None
+
     def run_cell(self, cell: Any, request: RunRequest, log: CellLog, progress: Progress | None) -> CellOutcome:
         runner: dict[str, Any] = {"name": self.name, "network": "host (not isolated)", "memory_limit": None}
         timings: dict[str, float] = {}
-        if cell.target != "cpu":
-            return CellOutcome(cell.name, "skipped", "the venv runner runs CPU cells only; GPU cells need the Docker "
-                               "runner with the NVIDIA runtime", runner, timings)
+        why = self.skip_reason(cell)
+        if why:
+            return CellOutcome(cell.name, "skipped", why, runner, timings)
         interp = interpreters.find(cell.python)
-        if interp is None:
-            return CellOutcome(cell.name, "skipped", "no CPython %s on this host (looked on PATH and in pyenv)"
-                               % cell.python, runner, timings)
+        assert interp is not None
         runner["interpreter"] = str(interp.executable)
         runner["inputs"] = self.inputs(cell)
         try:
