@@ -157,11 +157,10 @@ def test_dockerfile_structure(cell: Cell) -> None:
     rendered = render_cell(cell)
     text = rendered.files["Dockerfile"]
     froms = re.findall(r"^FROM (\S+)(?: AS (\w+))?$", text, re.M)
-    assert froms == [(cell.base.ref, "runtime"), ("runtime", "install"), ("runtime", "")]
+    assert froms == [(cell.base.ref, "")]   # one stage: see the template for why
     assert "COPY requirements.txt /tmp/tfmatrix/requirements.txt" in text
     assert "COPY wheels/ /tmp/tfmatrix/wheels/" in text
     assert "--no-index --no-cache-dir --find-links /tmp/tfmatrix/wheels" in text
-    assert "COPY --from=install /opt/tfmatrix/venv /opt/tfmatrix/venv" in text
     assert "ENV PATH=/opt/tfmatrix/venv/bin:$PATH" in text and "PYTHONPATH=/opt/tfmatrix" in text
     assert "PYTHONDONTWRITEBYTECODE=1" in text
     assert re.search(r"^USER 10001:10001$", text, re.M) and "useradd --uid 10001" in text
@@ -184,17 +183,17 @@ def test_dockerfile_structure(cell: Cell) -> None:
 
 
 def test_gpu_bases_in_dockerfiles() -> None:
-    assert "FROM tensorflow/tensorflow:1.15.0-gpu-py3 AS runtime" in render_cell(DEFAULT.cell("tf1.15-gpu")).files[
+    assert "FROM tensorflow/tensorflow:1.15.0-gpu-py3" in render_cell(DEFAULT.cell("tf1.15-gpu")).files[
         "Dockerfile"]
     extra = {c.name: c for c in _extra_cells()}
     text = render_cell(extra["tf2.12-gpu"]).files["Dockerfile"]
-    assert "FROM mirror.example.com:5000/hub/nvidia/cuda:11.8.0-cudnn8-runtime-ubuntu22.04 AS runtime" in text
+    assert "FROM mirror.example.com:5000/hub/nvidia/cuda:11.8.0-cudnn8-runtime-ubuntu22.04" in text
     assert "python3.10 python3.10-venv" in text
     text = render_cell(extra["tf2.18-keras3-gpu"]).files["Dockerfile"]
-    assert re.search(r"^FROM mirror\.example\.com:5000/hub/library/python:3\.11-slim-bookworm@sha256:[0-9a-f]{64} "
-                     r"AS runtime$", text, re.M)
+    assert re.search(r"^FROM mirror\.example\.com:5000/hub/library/python:3\.11-slim-bookworm@sha256:[0-9a-f]{64}"
+                     r"$", text, re.M)
     text = render_cell(extra["tf2.18-nvcr-gpu"]).files["Dockerfile"]
-    assert "FROM nvcr.io/nvidia/cuda:12.5.1-cudnn-runtime-ubuntu22.04 AS runtime" in text  # not Docker Hub
+    assert "FROM nvcr.io/nvidia/cuda:12.5.1-cudnn-runtime-ubuntu22.04" in text  # not Docker Hub
 
 
 # --------------------------------------------------------------------------- tags

@@ -41,6 +41,7 @@ class _CellState:
     phase_started: float = field(default_factory=time.monotonic)
     done: int = 0
     measured: int = 0        # finished runs that measured something (not n/a: those take no time)
+    first_measured: float = 0.0
     total: int = 0
     last_printed_pct: int = -10
 
@@ -82,6 +83,8 @@ class Progress:
         self.cell.done, self.cell.total = parsed[0], parsed[1]
         if parsed[2] != "n/a":
             self.cell.measured += 1
+            if self.cell.measured == 1:
+                self.cell.first_measured = time.monotonic()
         pct = int(100 * self.cell.done / max(1, self.cell.total))
         force = pct >= self.cell.last_printed_pct + 10 or self.cell.done == self.cell.total
         if force:
@@ -113,9 +116,10 @@ class Progress:
         if c.total:
             parts.append("benchmark %d of %d" % (c.done, c.total))
         parts.append("%s elapsed" % fmt_duration(now - c.started))
-        if c.total and c.measured:
-            # Conservative: as if every remaining run measured something (n/a ones are instant).
-            rate = (now - c.phase_started) / c.measured
+        if c.total and c.measured >= 3:
+            # From the second measured run on (the first also paid for importing TF);
+            # conservative: as if every remaining run measured something (n/a ones are instant).
+            rate = (now - c.first_measured) / (c.measured - 1)
             parts.append("~%s left in this cell" % fmt_duration(rate * (c.total - c.done)))
         if detail:
             parts.append(detail)
