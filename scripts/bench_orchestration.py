@@ -51,7 +51,8 @@ def summarize(label: str, wall: float, reports: Path) -> dict:
     outside = wall - inside
     row = {"run": label, "wall_s": round(wall, 1), "suite_s": round(inside, 1), "outside_s": round(outside, 1),
            "outside_pct": round(100 * outside / wall, 1) if wall else None, "wheels_downloaded": downloaded,
-           "build_s": round(build, 1), "cells": {d["name"]: d["status"] for d in docs}}
+           "build_s": round(build, 1), "cells": {d["name"]: d["status"] for d in docs},
+           "suite_s_by_cell": {d["name"]: round(float((d.get("results") or {}).get("wall_s") or 0.0), 2) for d in docs}}
     print("%-5s wall %7.1f s  suite %7.1f s  outside %6.1f s (%4.1f%%)  wheels downloaded %3d  build %6.1f s  %s"
           % (label, wall, inside, outside, row["outside_pct"] or 0, downloaded, build,
              ", ".join("%s=%s" % kv for kv in row["cells"].items())))

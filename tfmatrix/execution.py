@@ -23,9 +23,11 @@ from .runners.common import CellLog, RunRequest
 
 RUNNERS = ("auto", "docker", "venv")
 # Rough suite run time of one CPU cell per preset on a 2-core machine, and what
-# preparing a cell costs the first time (image build or virtualenv install).
-ESTIMATE_RUN_S = {"quick": 120.0, "standard": 3600.0, "full": 4 * 3600.0}
-ESTIMATE_SETUP_S = 75.0
+# preparing a cell costs the first time (wheels and image build, or virtualenv
+# install). Quick, measured on the default matrix's nine CPU cells with Docker
+# (2026-11): runs 50-200 s (mean 87 s), wheels + build 35-75 s (mean 55 s).
+ESTIMATE_RUN_S = {"quick": 100.0, "standard": 3600.0, "full": 4 * 3600.0}
+ESTIMATE_SETUP_S = 60.0
 
 
 def make_runner(kind: str, registry: str | None, console: Console) -> Any:
