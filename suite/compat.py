@@ -279,6 +279,11 @@ class Compat:
         except Exception:  # pragma: no cover - best effort
             return None
 
+    def tracing_facts(self, fn: Any) -> Dict[str, Any]:
+        """``{"tf_tracing_count": n}`` for a record's extra facts, or ``{}`` where TF cannot count."""
+        count = self.tracing_count(fn)
+        return {} if count is None else {"tf_tracing_count": count}
+
     # -- inputs and outputs of direct calls --------------------------------
 
     def eager_input(self, k: KerasHandle, x: Any) -> Any:

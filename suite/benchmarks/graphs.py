@@ -109,11 +109,7 @@ class XlaModel(Benchmark):
         def fstep() -> Any:
             return materialize(fn(x))
 
-        def after() -> Dict[str, Any]:
-            count = compat.tracing_count(fn)
-            return {} if count is None else {"tf_tracing_count": count}
-
-        return Prepared(step=fstep, info=info, after=after)
+        return Prepared(step=fstep, info=info, after=lambda: compat.tracing_facts(fn))
 
 
 # -- graphs.power and graphs.matmul_bias ------------------------------------------
@@ -157,6 +153,20 @@ def session_step(env: Any, values: Tuple[Any, ...], build: Any) -> Prepared:
     return Prepared(step=step, cleanup=sess.close, info={"graph_ops": len(graph.get_operations())})
 
 
+def eager_step(env: Any, values: Tuple[Any, ...], fn: Any) -> Prepared:
+    """``fn`` called eagerly on tf.constant copies of ``values``; the eager twin of ``session_step``.
+
+    The caller checks ``compat.require_eager`` first, with its own reason.
+    """
+    args = [env.tf.constant(v) for v in values]
+    materialize = env.compat.materialize
+
+    def step() -> Any:
+        return materialize(fn(*args))
+
+    return Prepared(step=step)
+
+
 class SmallFunction(Benchmark):
     """A small seed-004 function: eager, tf.function, or a TF1 Session."""
 
@@ -185,18 +195,12 @@ class SmallFunction(Benchmark):
             return session_step(env, values, body)
 
         compat.require_eager("calling TensorFlow ops on tensors")
-        args = [tf.constant(v) for v in values]
-        fn = body if call == "eager" else compat.tf_function(body)
-        materialize = compat.materialize
-
-        def step() -> Any:
-            return materialize(fn(*args))
-
-        def after() -> Dict[str, Any]:
-            count = compat.tracing_count(fn) if call == "tf.function" else None
-            return {} if count is None else {"tf_tracing_count": count}
-
-        return Prepared(step=step, after=after)
+        if call == "eager":
+            return eager_step(env, values, body)
+        fn = compat.tf_function(body)
+        prepared = eager_step(env, values, fn)
+        prepared.after = lambda: compat.tracing_facts(fn)
+        return prepared
 
 
 class Power(SmallFunction):

@@ -158,11 +158,7 @@ class Inference(Benchmark):
                 def step() -> Any:
                     return materialize(fn(xi))
 
-                def after() -> Dict[str, Any]:
-                    count = compat.tracing_count(fn)
-                    return {} if count is None else {"tf_tracing_count": count}
-
-                return Prepared(step=step, info=info, after=after)
+                return Prepared(step=step, info=info, after=lambda: compat.tracing_facts(fn))
         return Prepared(step=step, info=info)
 
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Tuple
 
 from ..registry import Benchmark, NotApplicable, Prepared, Preset, Variant, make_variant
-from .graphs import session_step
+from .graphs import eager_step, session_step
 
 MATMUL_N = {"quick": 256, "standard": 4000, "full": 10000}
 # preset -> (A shape [b, m, k], B shape [k, l])
@@ -89,15 +89,11 @@ class Matmul(Benchmark):
             raise NotApplicable("unknown implementation %s" % impl)
         if variant.mode == "graph":
             prepared = session_step(env, (A, B), lambda a, b: tf.matmul(a, b))
-            prepared.work_flops = flops
-            return prepared
-        compat.require_eager("tf.matmul on tf.constant inputs")
-        tA, tB = tf.constant(A), tf.constant(B)
-        materialize = compat.materialize
-
-        def matmul() -> Any:
-            return materialize(tf.matmul(tA, tB))
-        return Prepared(step=matmul, work_flops=flops)
+        else:
+            compat.require_eager("tf.matmul on tf.constant inputs")
+            prepared = eager_step(env, (A, B), lambda a, b: tf.matmul(a, b))
+        prepared.work_flops = flops
+        return prepared
 
 
 class BatchedMatmul(Benchmark):
@@ -122,15 +118,11 @@ class BatchedMatmul(Benchmark):
         flops = 2.0 * a_shape[0] * a_shape[1] * a_shape[2] * b_shape[1]
         if variant.mode == "graph":
             prepared = session_step(env, (A, B), lambda x, y: fn(tf, x, y, b))
-            prepared.work_flops = flops
-            return prepared
-        compat.require_eager("tf ops on tf.constant inputs")
-        tA, tB = tf.constant(A), tf.constant(B)
-        materialize = compat.materialize
-
-        def step() -> Any:
-            return materialize(fn(tf, tA, tB, b))
-        return Prepared(step=step, work_flops=flops)
+        else:
+            compat.require_eager("tf ops on tf.constant inputs")
+            prepared = eager_step(env, (A, B), lambda x, y: fn(tf, x, y, b))
+        prepared.work_flops = flops
+        return prepared
 
 
 BENCHMARKS = [Matmul(), BatchedMatmul()]
