@@ -54,6 +54,12 @@ def report(session: nox.Session) -> None:
 
 
 @nox.session
+def compare(session: nox.Session) -> None:
+    """Two result sets side by side: nox -s compare -- RUN_A RUN_B [--csv F] [--html F] (pyperf compare_to)."""
+    _tfmatrix(session, "compare")
+
+
+@nox.session
 def wheels(session: nox.Session) -> None:
     """Download every wheel the cells need into the shared wheelhouse (for air-gapped hosts)."""
     _tfmatrix(session, "wheels")

@@ -255,6 +255,46 @@ def _configure_report(p: argparse.ArgumentParser) -> None:
     p.add_argument("--baseline", metavar="CELL", help="cell to compare against (default: matrix.toml's baseline)")
 
 
+# --------------------------------------------------------------------------- compare
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    """Two result sets side by side (pyperf compare_to): per variant the time ratio B/A, its interval, a verdict."""
+    from .compare import compare_paths, table_rows, to_csv, to_html
+    from .results import write_text_atomic
+
+    result = compare_paths(Path(args.a), Path(args.b), args.cell)
+    rows = table_rows(result, None if args.all else args.rows)
+    if rows:
+        from rich.console import Console
+        from rich.table import Table
+
+        shown = "all" if args.all or len(rows) == len(result.variants) else f"the {len(rows)} that moved most"
+        table = Table(title=f"{len(result.variants)} variants, {shown}")
+        for column in ("cell", "variant", "A", "B", "B/A", "95% CI", "verdict"):
+            table.add_column(column, overflow="fold")
+        for row in rows:
+            table.add_row(*(escape(x) for x in row))
+        Console(width=None if sys.stdout.isatty() else 200).print(table)
+    if args.csv:
+        write_text_atomic(Path(args.csv), to_csv(result))
+    if args.html:
+        write_text_atomic(Path(args.html), to_html(result))
+    for line in result.summary_lines():
+        print(line)
+    return 0
+
+
+def _configure_compare(p: argparse.ArgumentParser) -> None:
+    p.add_argument("a", metavar="RUN_A", help="a directory of cell files (a copy of reports/cells) or one cell file")
+    p.add_argument("b", metavar="RUN_B", help="the same for the other side; two files compare two different cells")
+    p.add_argument("--cell", action="append", default=[], metavar="NAME", help="only this cell (repeatable)")
+    p.add_argument("--rows", type=int, default=20, metavar="N", help="show the N variants that moved most (default 20)")
+    p.add_argument("--all", action="store_true", help="show every variant")
+    p.add_argument("--csv", metavar="FILE", help="write every variant's row as CSV")
+    p.add_argument("--html", metavar="FILE", help="write the comparison as a self-contained HTML page")
+
+
 # --------------------------------------------------------------------------- wheels / base-images
 
 
@@ -329,6 +369,8 @@ SUBCOMMANDS: tuple[Subcommand, ...] = (
                _configure_cell),
     Subcommand("report", "rebuild reports/index.html and results.csv from reports/cells/*.json", cmd_report,
                _configure_report),
+    Subcommand("compare", "two result sets side by side: per-variant ratio, interval, verdict; run-to-run "
+               "agreement", cmd_compare, _configure_compare),
 )
 
 
