@@ -23,6 +23,7 @@ import math
 import os
 import resource
 import time
+import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -31,14 +32,23 @@ timer = time.perf_counter
 
 @dataclass(frozen=True)
 class Budget:
-    """How much measuring a preset affords one variant in one process."""
+    """How much measuring a preset affords one variant in one process.
+
+    ``repeats`` samples are always taken (``min_repeats`` when one call is
+    slower than ``max_time`` allows); after that, sampling goes on until the
+    95% interval of the median is within ``ci`` of it (relative half-width)
+    or ``max_repeats`` samples or ``max_time`` seconds are spent: adaptive
+    stopping, so a quiet variant costs little and a noisy one gets more.
+    """
 
     warmup: int = 2            # calls after the first one, before calibrating
-    repeats: int = 5           # samples wanted per process
+    repeats: int = 5           # samples always taken per process
     min_repeats: int = 3       # never fewer, even when one call is slow
     target_time: float = 0.1   # a repeat should last at least this long (s)
     max_number: int = 10000    # cap on calls per repeat
     max_time: float = 30.0     # soft cap on the measuring time per variant (s)
+    max_repeats: int = 0       # adaptive stopping's cap (0: exactly ``repeats``)
+    ci: float = 0.0            # stop when the median's 95% interval is within this (0.02 = +-2%)
 
 
 @dataclass
@@ -50,6 +60,7 @@ class Measurement:
     first_call_s: float           # the very first call, whole (tracing, graph building)
     warmup_calls: int
     calibration: List[Dict[str, float]] = field(default_factory=list)
+    stopped: str = "repeats"      # why sampling stopped: repeats | ci | max_repeats | max_time
 
 
 def run_loop(fn: Callable[[], Any], number: int) -> float:
@@ -90,43 +101,133 @@ def _number_for(per_call: float, budget: Budget) -> int:
     return max(1, min(budget.max_number, int(math.ceil(budget.target_time / per_call))))
 
 
+class Sampler:
+    """One callable, ready to be sampled: first call, warm-up and calibration done.
+
+    Splitting "get ready" from "take a sample" is what lets the worker
+    interleave the samples of several variants (round robin over a window of
+    variants), so a slow phase of the host hits each of them a little instead
+    of one of them fully, and two variants sampled in the same rounds can be
+    compared round by round (paired).
+    """
+
+    def __init__(self, fn: Callable[[], Any], budget: Budget, inner: int = 1) -> None:
+        self.fn = fn
+        self.budget = budget
+        self.inner = inner
+        self.samples: List[float] = []
+        self.spent = 0.0
+        t0 = timer()
+        fn()
+        self.first_call_s = timer() - t0
+        warm: List[float] = []
+        for _ in range(budget.warmup):
+            t0 = timer()
+            fn()
+            warm.append(timer() - t0)
+        estimate = sorted(warm)[len(warm) // 2] if warm else self.first_call_s
+        # A call slower than the whole budget allows: one call per repeat and only
+        # as many repeats as fit (never fewer than min_repeats).
+        if estimate * budget.min_repeats >= budget.max_time:
+            self.number, self.calibration = 1, []
+        else:
+            self.number, self.calibration = calibrate(fn, estimate, budget)
+        self.per_repeat = max(estimate * self.number, 1e-9)
+        self.wanted = max(budget.min_repeats, min(budget.repeats, int(budget.max_time // self.per_repeat)))
+        self.warmup_calls = len(warm) + sum(int(s["number"]) for s in self.calibration)
+        self.stopped = ""
+        self.error: Optional[BaseException] = None
+        self.error_text = ""
+        self.wall = 0.0           # time spent in its bouts, garbage collections included
+
+    def sample(self) -> float:
+        """One repeat: ``number`` calls, after a garbage collection (kept out of the timed loop)."""
+        t0 = timer()
+        gc.collect()
+        elapsed = run_loop(self.fn, self.number)
+        self.spent += elapsed
+        value = elapsed / (self.number * self.inner)
+        self.samples.append(value)
+        self.wall += timer() - t0
+        return value
+
+    def fail(self, error: BaseException, text: str) -> None:
+        """The callable raised while being sampled: no more samples, the worker reports the error."""
+        self.error, self.error_text = error, text
+        self.stopped = "error"
+
+    def done(self) -> bool:
+        """Enough samples: the fixed count, then (adaptive) a tight enough median or the budget spent."""
+        if self.error is not None:
+            return True
+        n = len(self.samples)
+        b = self.budget
+        if n < self.wanted:
+            return False
+        cap = max(b.max_repeats, self.wanted)
+        if n >= cap:
+            self.stopped = "max_repeats" if cap > self.wanted else "repeats"
+            return True
+        if self.spent + self.per_repeat > b.max_time:
+            self.stopped = "max_time"
+            return True
+        if b.ci > 0 and relative_ci(self.samples) <= b.ci:
+            self.stopped = "ci"
+            return True
+        return False
+
+    def result(self) -> Measurement:
+        return Measurement(samples=list(self.samples), number=self.number, first_call_s=self.first_call_s,
+                           warmup_calls=self.warmup_calls, calibration=self.calibration,
+                           stopped=self.stopped or "repeats")
+
+
+def relative_ci(samples: List[float]) -> float:
+    """Half-width of the median's 95% interval relative to the median (inf when too few samples)."""
+    from .stats import median, median_ci
+
+    lo, hi = median_ci(samples)
+    mid = median(samples)
+    if mid <= 0 or lo != lo:           # NaN: too few samples for an interval
+        return math.inf
+    return (hi - lo) / 2.0 / mid
+
+
+def interleave(samplers: List[Sampler], before: Optional[Callable[[int], None]] = None) -> int:
+    """Sample every sampler round by round until each is done; returns the number of rounds.
+
+    Round r takes one sample of each sampler that is not done, forwards on
+    even rounds and backwards on odd ones (A B B A: a linear drift within a
+    round cancels). Sample i of two samplers was taken in the same round, a
+    few bouts apart, which is what a paired comparison needs. ``before(i)``
+    runs before sampler i's bout (the worker names the variant to its parent
+    there, outside the timed loop).
+    """
+    rounds = 0
+    while True:
+        live = [i for i, s in enumerate(samplers) if not s.done()]
+        if not live:
+            return rounds
+        for i in (live if rounds % 2 == 0 else live[::-1]):
+            if before is not None:
+                before(i)
+            try:
+                samplers[i].sample()
+            except Exception as e:        # one variant's failure must not cost its window-mates
+                samplers[i].fail(e, traceback.format_exc())
+        rounds += 1
+
+
 def measure(fn: Callable[[], Any], budget: Budget, inner: int = 1) -> Measurement:
-    """First call, warm-up, calibration, then repeats; samples per inner step.
+    """First call, warm-up, calibration, then repeats back to back: one variant alone.
 
     ``inner`` divides every time: a call that runs ``inner`` training steps
     (``fit`` over a dataset of ``inner`` batches) reports seconds per step.
     """
-    t0 = timer()
-    fn()
-    first = timer() - t0
-
-    warm: List[float] = []
-    for _ in range(budget.warmup):
-        t0 = timer()
-        fn()
-        warm.append(timer() - t0)
-    estimate = sorted(warm)[len(warm) // 2] if warm else first
-
-    # A call slower than the whole budget allows: one call per repeat and only
-    # as many repeats as fit (never fewer than min_repeats).
-    if estimate * budget.min_repeats >= budget.max_time:
-        number, steps = 1, []
-    else:
-        number, steps = calibrate(fn, estimate, budget)
-    per_repeat = max(estimate * number, 1e-9)
-    repeats = max(budget.min_repeats, min(budget.repeats, int(budget.max_time // per_repeat)))
-
-    samples: List[float] = []
-    for _ in range(repeats):
-        gc.collect()
-        samples.append(run_loop(fn, number) / (number * inner))
-    return Measurement(
-        samples=samples,
-        number=number,
-        first_call_s=first,
-        warmup_calls=len(warm) + sum(int(s["number"]) for s in steps),
-        calibration=steps,
-    )
+    s = Sampler(fn, budget, inner)
+    while not s.done():
+        s.sample()
+    return s.result()
 
 
 def time_once(fn: Callable[[], Any]) -> Tuple[Any, float]:

@@ -136,7 +136,8 @@ def run_worker(
                     ready = True
                     result.import_s = event.get("import_s")
                     deadline = time.monotonic() + STARTUP_TIMEOUT
-                elif kind == "start":
+                elif kind in ("start", "bout"):
+                    # start: a variant is being built; bout: one of its samples is being taken
                     current = event["id"]
                     deadline = time.monotonic() + timeouts.get(current, preset.timeout)
                 elif kind == "record":

@@ -39,6 +39,7 @@ class Preset:
     timeout: float          # per variant, seconds, including build and first call
     unstable_cv: float      # CV above which a variant is flagged unstable
     description: str = ""
+    window: int = 24        # variants built together and sampled round robin (1: one after the other)
 
 
 PRESETS: Dict[str, Preset] = {
@@ -176,6 +177,15 @@ class Benchmark:
     def prepare(self, variant: Variant, env: Any) -> Prepared:
         """Build what ``variant`` times, inside a worker; may raise NotApplicable."""
         raise NotImplementedError
+
+    def window_key(self, variant: Variant) -> str:
+        """Variants with the same key (and process group) are sampled interleaved, in one window.
+
+        The benchmark by default: what a finding divides (predict after vs
+        before compile, eager vs tf.function, np.dot vs tf.matmul) lives in
+        one benchmark, so it is sampled in the same rounds and can be paired.
+        """
+        return self.name
 
 
 PLUGINS_ENV = "TFMATRIX_SUITE_PLUGINS"

@@ -114,6 +114,13 @@ def combine(variant: Variant, bench: Benchmark, runs: List[Dict[str, Any]], pres
             "build_s": [r["build_s"] for r in ok],
             "first_call_s": [r["first_call_s"] for r in ok],
         },
+        "schedule": {
+            # per process: the window it was sampled in (records of one window were sampled in the same
+            # rounds, sample i in round i: the host pairs them), how many rounds it ran and why it stopped
+            "windows": [r.get("window") for r in ok],
+            "rounds": [r.get("rounds") for r in ok],
+            "stopped": [r.get("stopped") for r in ok],
+        },
         "extra": dict(first.get("extra") or {}),
         "info": dict(first.get("info") or {}),
         "peak_rss_mb": max([r["peak_rss_mb"] for r in runs if r.get("peak_rss_mb") is not None], default=None),
@@ -184,6 +191,7 @@ def run(
             "budget": dict(preset.budget.__dict__),
             "timeout_s": preset.timeout,
             "unstable_cv": preset.unstable_cv,
+            "window": preset.window,
             "variants_planned": len(variants),
         },
         "cell": dict(cell),

@@ -28,6 +28,26 @@ def median(values: Sequence[float]) -> float:
     return quantile(sorted(values), 0.5)
 
 
+def median_ci(values: Sequence[float], z: float = 1.96) -> "tuple":
+    """Distribution-free 95% interval of the median: order statistics around n/2.
+
+    The number of samples below the true median is Binomial(n, 1/2); the
+    interval runs from the sample at rank n/2 - z*sqrt(n)/2 to the one at
+    n/2 + z*sqrt(n)/2 (normal approximation, conservative rounding). Needs
+    no assumption about the shape of the noise, which on a shared host is
+    skewed and often bimodal. (nan, nan) with fewer than 6 samples, where no
+    pair of order statistics covers 95%.
+    """
+    n = len(values)
+    if n < 6:
+        return (math.nan, math.nan)
+    s = sorted(values)
+    half = z * math.sqrt(n) / 2.0
+    lo = max(0, int(math.floor(n / 2.0 - half)))
+    hi = min(n - 1, int(math.ceil(n / 2.0 + half)) - 1)
+    return (float(s[lo]), float(s[hi]))
+
+
 def mean(values: Sequence[float]) -> float:
     return math.fsum(values) / len(values)
 

@@ -3,8 +3,10 @@
 Speaks JSON lines to its parent over a dedicated pipe (``--fd``), so that
 whatever TensorFlow and Keras print on stdout/stderr can never corrupt the
 protocol. Events: ``ready`` (after import), ``fingerprint``, ``start`` (before
-each variant, so the parent can blame a crash or a hang on it) and
-``record``.
+each variant is built) and ``bout`` (before each of its samples), so the
+parent can blame a crash or a hang on the variant that was running, and
+``record``. Variants run in windows (``run_window``): built one after the
+other, then sampled round robin.
 """
 from __future__ import annotations
 
@@ -14,10 +16,10 @@ import os
 import sys
 import time
 import traceback
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import fingerprint
-from .harness import measure, peak_rss_mb, reset_peak_rss, timer
+from .harness import Sampler, interleave, peak_rss_mb, reset_peak_rss, timer
 from .registry import NotApplicable, Preset, Variant, all_variants, benchmark_by_name, load_benchmarks, preset_from_json
 
 TRACEBACK_LINES = 25
@@ -45,50 +47,103 @@ def tail(text: str, lines: int = TRACEBACK_LINES) -> str:
     return "\n".join(text.rstrip().splitlines()[-lines:])
 
 
-def run_variant(variant: Variant, bench: Any, env: Env) -> Dict[str, Any]:
-    """One variant in this process: build, first call, warm-up, repeats."""
-    reset_peak_rss()
-    t_start = timer()
-    out: Dict[str, Any] = {"id": variant.id, "status": "ok", "reason": None, "info": {}, "extra": {}}
-    prepared = None
-    try:
-        t0 = timer()
-        prepared = bench.prepare(variant, env)
-        build = prepared.build_s if prepared.build_s is not None else timer() - t0
-        m = measure(prepared.step, env.preset.budget, inner=prepared.inner)
-        out.update(
-            samples=m.samples,
-            number=m.number,
-            inner=prepared.inner,
-            repeats=len(m.samples),
-            warmup_calls=m.warmup_calls,
-            build_s=build,
-            first_call_s=m.first_call_s,
-            unit=prepared.unit,
-            work_flops=prepared.work_flops,
-            info=dict(prepared.info),
-        )
-        if prepared.after is not None:
-            out["extra"] = prepared.after()
-    except NotApplicable as e:
-        out.update(status="n/a", reason=str(e))
-    except MemoryError:
-        out.update(status="error", reason="MemoryError (out of memory)", traceback=tail(traceback.format_exc()))
-    except Exception as e:
-        out.update(status="error", reason="%s: %s" % (type(e).__name__, _first_line(str(e))),
-                   traceback=tail(traceback.format_exc()))
-    finally:
-        if prepared is not None and prepared.cleanup is not None:
-            try:
-                prepared.cleanup()
-            except Exception:
-                pass
-        prepared = None
-        env.compat.clear_session()
-        gc.collect()
-    out["peak_rss_mb"] = peak_rss_mb()
-    out["wall_s"] = timer() - t_start
+def _base_record(variant: Variant) -> Dict[str, Any]:
+    return {"id": variant.id, "status": "ok", "reason": None, "info": {}, "extra": {}}
+
+
+def _failed(out: Dict[str, Any], error: BaseException, text: str) -> None:
+    if isinstance(error, MemoryError):
+        out.update(status="error", reason="MemoryError (out of memory)", traceback=tail(text))
+    else:
+        out.update(status="error", reason="%s: %s" % (type(error).__name__, _first_line(str(error))),
+                   traceback=tail(text))
+
+
+def _cleanup(prepared: Any) -> None:
+    if prepared is not None and prepared.cleanup is not None:
+        try:
+            prepared.cleanup()
+        except Exception:
+            pass
+
+
+def windows(variants: Sequence[Variant], by_name: Dict[str, Any], size: int) -> List[List[Variant]]:
+    """Consecutive variants with the same window key, at most ``size`` together.
+
+    A window's variants are built together and sampled round by round; the
+    key (by default the benchmark) keeps what a comparison divides in one
+    window, and ``size`` bounds how many models are alive at once.
+    """
+    out: List[List[Variant]] = []
+    last = None
+    for v in variants:
+        key = by_name[v.benchmark].window_key(v)
+        if out and key == last and len(out[-1]) < max(1, size):
+            out[-1].append(v)
+        else:
+            out.append([v])
+        last = key
     return out
+
+
+def run_window(window: Sequence[Variant], tag: str, by_name: Dict[str, Any], env: Env,
+               send: Callable[[Dict[str, Any]], None]) -> None:
+    """Build every variant of a window, sample them interleaved, then send one record each.
+
+    Build, first call, warm-up and calibration happen per variant (timed
+    apart, as before); the steady-state samples are taken in rounds over the
+    whole window (``harness.interleave``), and each record says which window
+    it was sampled in (``window``), so the host can pair two variants of a
+    window sample by sample.
+    """
+    live: List[Tuple[Variant, Any, Sampler, Dict[str, Any], float]] = []
+    for variant in window:
+        send({"event": "start", "id": variant.id, "time": time.time()})
+        reset_peak_rss()
+        t_start = timer()
+        out = _base_record(variant)
+        prepared = None
+        try:
+            t0 = timer()
+            prepared = by_name[variant.benchmark].prepare(variant, env)
+            build = prepared.build_s if prepared.build_s is not None else timer() - t0
+            sampler = Sampler(prepared.step, env.preset.budget, inner=prepared.inner)
+            out.update(build_s=build, first_call_s=sampler.first_call_s, unit=prepared.unit,
+                       work_flops=prepared.work_flops, info=dict(prepared.info), window=tag)
+            live.append((variant, prepared, sampler, out, timer() - t_start))
+        except NotApplicable as e:
+            out.update(status="n/a", reason=str(e))
+        except BaseException as e:  # noqa: B036 - MemoryError and friends become error records too
+            if isinstance(e, (KeyboardInterrupt, SystemExit)):
+                raise
+            _failed(out, e, traceback.format_exc())
+        out["peak_rss_mb"] = peak_rss_mb()
+        if out["status"] != "ok":
+            _cleanup(prepared)
+            out["wall_s"] = timer() - t_start
+            send({"event": "record", "record": out})
+
+    samplers = [s for _, _, s, _, _ in live]
+    rounds = interleave(samplers, before=lambda i: send({"event": "bout", "id": live[i][0].id}))
+    for _variant, prepared, sampler, out, setup_wall in live:
+        if sampler.error is not None:
+            _failed(out, sampler.error, sampler.error_text)
+        else:
+            m = sampler.result()
+            out.update(samples=m.samples, number=m.number, inner=prepared.inner, repeats=len(m.samples),
+                       warmup_calls=m.warmup_calls, stopped=m.stopped, rounds=rounds)
+            if prepared.after is not None:
+                try:
+                    out["extra"] = prepared.after()
+                except Exception as e:
+                    _failed(out, e, traceback.format_exc())
+        _cleanup(prepared)
+        out["wall_s"] = setup_wall + sampler.wall
+        send({"event": "record", "record": out})
+    live = []
+    samplers = []
+    env.compat.clear_session()
+    gc.collect()
 
 
 def _first_line(text: str) -> str:
@@ -140,11 +195,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     by_name = benchmark_by_name(benchmarks)
     by_id = {v.id: v for v in all_variants(preset, benchmarks)}
     env = Env(tf, np, compat, args.mode, preset)
-    for vid in wanted:
-        variant = by_id[vid]
-        send({"event": "start", "id": vid, "time": time.time()})
-        record = run_variant(variant, by_name[variant.benchmark], env)
-        send({"event": "record", "record": record})
+    for k, window in enumerate(windows([by_id[vid] for vid in wanted], by_name, preset.window)):
+        run_window(window, "%d:%d" % (os.getpid(), k), by_name, env, send)
     return 0
 
 

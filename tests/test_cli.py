@@ -115,8 +115,8 @@ def test_render_writes_and_is_repeatable(tmp_path: Path) -> None:
 def test_every_subcommand_takes_matrix() -> None:
     parser = cli.build_parser()
     for sc in cli.SUBCOMMANDS:
-        positional = ["some-cell"] if sc.name == "cell" else []
+        positional = {"cell": ["some-cell"], "compare": ["run-a", "run-b"]}.get(sc.name, [])
         args = parser.parse_args([sc.name, *positional, "--matrix", "x.toml"])
         assert args.matrix == "x.toml" and args.run is sc.run
     assert [sc.name for sc in cli.SUBCOMMANDS] == [
-        "validate", "list", "render", "wheels", "base-images", "matrix", "cell", "report"]
+        "validate", "list", "render", "wheels", "base-images", "matrix", "cell", "report", "compare"]

@@ -149,7 +149,7 @@ def _run_suite(tmp_path, *args, env_extra=None):
 
 
 def test_faulty_variants_become_records_and_the_run_goes_on(tmp_path):
-    proc, doc = _run_suite(tmp_path, "--only", "faults.*")
+    proc, doc = _run_suite(tmp_path, "--only", "faults.[!w]*")
     assert proc.returncode == 0, proc.stderr
     assert validate(doc) == []
     by = {r["benchmark"]: r for r in doc["records"]}
@@ -168,6 +168,31 @@ def test_faulty_variants_become_records_and_the_run_goes_on(tmp_path):
     assert by["faults.abort"]["status"] == "error" and "SIGABRT" in by["faults.abort"]["reason"]
     # progress lines a host can follow
     assert "[suite 9/9]" in proc.stderr
+
+
+def test_a_variant_failing_while_interleaved_costs_only_itself(tmp_path):
+    """In one window: raise_later raises mid-sampling (same process goes on), crash_later kills the worker
+    mid-sampling (blamed through its bout event; its window-mates are measured again in a new worker)."""
+    proc, doc = _run_suite(tmp_path, "--only", "faults.window*")
+    assert proc.returncode == 0, proc.stderr
+    assert validate(doc) == []
+    by = {r["params"]["behaviour"]: r for r in doc["records"]}
+    assert by["steady"]["status"] == "ok" and by["steady"]["stats"]["median"] > 0
+    assert by["raise_later"]["status"] == "error"
+    assert by["raise_later"]["reason"] == "RuntimeError: failed while sampled"
+    assert by["crash_later"]["status"] == "error" and "SIGKILL" in by["crash_later"]["reason"]
+
+
+def test_window_mates_are_sampled_in_the_same_rounds(tmp_path):
+    proc, doc = _run_suite(tmp_path, "--only", "faults.window*", "--repeats", "6",
+                           env_extra={"FAULTS_NO_CRASH": "1"})
+    assert proc.returncode == 0, proc.stderr
+    by = {r["params"]["behaviour"]: r for r in doc["records"]}
+    steady, crash = by["steady"], by["crash_later"]
+    assert steady["status"] == crash["status"] == "ok"
+    assert steady["schedule"]["windows"] == crash["schedule"]["windows"] != [None]
+    assert steady["schedule"]["rounds"] == crash["schedule"]["rounds"]
+    assert len(steady["samples"]) >= 6
 
 
 def test_between_process_records_per_process_samples(tmp_path):

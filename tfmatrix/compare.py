@@ -28,7 +28,7 @@ from .errors import UserError
 from .report.findings import FINDINGS, FindingResult, compute_all
 from .report.frame import build_frame
 from .report.load import Cell, load_dir, load_file
-from .report.stats import RatioCI, ratio_ci
+from .report.stats import RatioCI, noise_of, ratio_ci
 
 # The agreement thresholds the project's reproducibility target is stated in.
 THRESHOLDS = (0.05, 0.10, 0.20)
@@ -171,14 +171,6 @@ class CompareResult:
 # --------------------------------------------------------------------------- pure core
 
 
-def _noise(row: Any) -> float:
-    """The between-process spread of a frame row (0 with a single process)."""
-    medians = [float(pd.Series(p).median()) for p in (row["per_process"] or []) if len(p)]
-    if len(medians) < 2:
-        return 0.0
-    return deviation(min(medians), max(medians))
-
-
 def variant_changes(df_a: pd.DataFrame, df_b: pd.DataFrame, pairs: Sequence[tuple[str, str]]
                     ) -> tuple[list[VariantChange], list[str], list[str]]:
     """Every variant measured ok in both cells of each pair, and those ok on one side only."""
@@ -195,11 +187,11 @@ def variant_changes(df_a: pd.DataFrame, df_b: pd.DataFrame, pairs: Sequence[tupl
             if rb is None:
                 continue
             ci = ratio_ci(rb["per_process"] or [rb["samples"]], ra["per_process"] or [ra["samples"]],
-                          key=f"compare|{name_a}|{name_b}|{vid}")
+                          key=f"compare|{name_a}|{name_b}|{vid}", noise=0.0)
             if ci is None:
                 continue
             changes.append(VariantChange(name_a, name_b, str(vid), str(ra["benchmark"]), float(ra["median"]),
-                                         float(rb["median"]), ci, max(_noise(ra), _noise(rb))))
+                                         float(rb["median"]), ci, noise_of(ra["per_process"], rb["per_process"])))
     return changes, only_a, only_b
 
 
@@ -214,7 +206,7 @@ def comparison_changes(results_a: Iterable[FindingResult], results_b: Iterable[F
                        ) -> list[ComparisonChange]:
     """The findings' lines present in both runs, matched by finding, cell(s) and configuration."""
     def index(results: Iterable[FindingResult]) -> dict[tuple[str, ...], Any]:
-        out = {}
+        out: dict[tuple[str, ...], Any] = {}
         for r in results:
             for c in r.comparisons:
                 out[(r.finding.key, c.group, c.benchmark, c.config, c.a_detail, c.b_detail)] = c

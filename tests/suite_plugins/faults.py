@@ -34,6 +34,32 @@ class Fault(Benchmark):
         return Prepared(step=lambda: sum(range(50)))
 
 
+class WindowFault(Benchmark):
+    """Three variants sampled in one window; two fail while being sampled (after their first bouts)."""
+
+    name = "faults.window"
+    seed = "-"
+    title = "fault injection while interleaved"
+
+    def variants(self, preset):
+        return [Variant(self.name, self.seed, (("behaviour", b),), mode="eager", api="tf")
+                for b in ("steady", "raise_later", "crash_later")]
+
+    def prepare(self, variant, env):
+        b = variant.param("behaviour")
+        calls = [0]
+
+        def step():
+            calls[0] += 1
+            if calls[0] > 400 and b == "raise_later":
+                raise RuntimeError("failed while sampled")
+            if calls[0] > 400 and b == "crash_later" and not os.environ.get("FAULTS_NO_CRASH"):
+                os.kill(os.getpid(), signal.SIGKILL)
+            return sum(range(50))
+
+        return Prepared(step=step)
+
+
 BENCHMARKS = [
     Fault("ok1", "ok"),
     Fault("raise", "raise"),
@@ -44,4 +70,5 @@ BENCHMARKS = [
     Fault("ok3", "ok"),
     Fault("abort", "abort"),
     Fault("ok4", "ok"),
+    WindowFault(),
 ]

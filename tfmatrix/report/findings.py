@@ -28,7 +28,7 @@ import pandas as pd
 
 from .frame import param_text
 from .load import Cell
-from .stats import RatioCI, pct_faster, ratio_ci
+from .stats import RatioCI, paired_ratio_ci, pct_faster, ratio_ci, same_windows
 
 ParamSpec = Mapping[str, "str | tuple[str, ...]"]
 
@@ -355,7 +355,7 @@ def _pair(finding: Finding, cmp: Compare, a_rows: pd.DataFrame, b_rows: pd.DataF
                 missing[_why(rb, finding.b)] += 1
                 continue
             key = "|".join([finding.key, cell_a.name, cell_b.name, str(ra["id"]), str(rb["id"])])
-            ci = ratio_ci(ra["per_process"] or [ra["samples"]], rb["per_process"] or [rb["samples"]], key=key)
+            ci = comparison_ci(ra, rb, key)
             if ci is None:
                 missing["no positive median"] += 1
                 continue
@@ -364,6 +364,14 @@ def _pair(finding: Finding, cmp: Compare, a_rows: pd.DataFrame, b_rows: pd.DataF
                 b_detail=_detail(rb, cmp.b), cell_a=cell_a, cell_b=cell_b, median_a=float(ra["median"]),
                 median_b=float(rb["median"]), ci=ci, unstable=bool(ra["unstable"]) or bool(rb["unstable"])))
     return missing
+
+
+def comparison_ci(ra: Row, rb: Row, key: str) -> RatioCI | None:
+    """Time ratio a/b of two frame rows: paired round by round when they were sampled in the same windows."""
+    a, b = ra["per_process"] or [ra["samples"]], rb["per_process"] or [rb["samples"]]
+    if same_windows(ra["windows"], rb["windows"]):
+        return paired_ratio_ci(a, b, key=key)
+    return ratio_ci(a, b, key=key)
 
 
 def _side_missing(label: str, spec: ParamSpec, rows: pd.DataFrame, where: tuple[str, ...]) -> str | None:

@@ -24,7 +24,7 @@ CELL_COLUMNS = ["cell", "cell_status", "order", "tf", "tf_installed", "keras_fla
 RECORD_COLUMNS = ["benchmark", "id", "variant", "seed", "title", "mode", "api", "keras_used", "status", "reason",
                   "unit", "median", "q1", "q3", "iqr", "min", "max", "n", "cv", "unstable", "processes", "between_cv",
                   "build_s", "first_call_s", "peak_rss_mb", "wall_s"]
-OBJECT_COLUMNS = ["params", "samples", "per_process"]
+OBJECT_COLUMNS = ["params", "samples", "per_process", "windows"]
 RESERVED = set(CELL_COLUMNS) | set(RECORD_COLUMNS) | set(OBJECT_COLUMNS)
 
 
@@ -104,6 +104,8 @@ def record_row(cell: Cell, rec: dict[str, Any]) -> dict[str, Any]:
         "params": params,
         "samples": samples,
         "per_process": per_process,
+        # per process, the window it was sampled in; two rows with equal windows pair up sample by sample
+        "windows": list((rec.get("schedule") or {}).get("windows") or []),
     }
     for name, value in params.items():
         if name in ("mode", "api"):

@@ -11,6 +11,7 @@ import math
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -46,7 +47,15 @@ def spread(samples: Sequence[float]) -> Spread | None:
 
 @dataclass(frozen=True)
 class RatioCI:
-    """Ratio of medians a/b with a percentile bootstrap confidence interval."""
+    """Ratio a/b with a bootstrap confidence interval, and the noise it must beat to be a finding.
+
+    ``paired``: the ratio is the median of per-round ratios of two variants
+    sampled in the same rounds of one process (a host slowdown hits both
+    sides of a pair alike and cancels); otherwise the ratio of the two
+    medians. ``noise`` is the measured between-process (or run-to-run)
+    spread of the two sides, relative (0.1 = 10%): a difference inside it is
+    never called clear, however narrow the interval.
+    """
 
     ratio: float
     low: float
@@ -55,20 +64,35 @@ class RatioCI:
     n_b: int
     resamples: int
     confidence: float = CONFIDENCE
+    paired: bool = False
+    noise: float = 0.0
+
+    @property
+    def within_noise(self) -> bool:
+        """The ratio is closer to 1 than the measured noise: not a finding, whatever the interval."""
+        return 1.0 / (1.0 + self.noise) <= self.ratio <= 1.0 + self.noise
 
     @property
     def clear(self) -> bool:
-        """The interval excludes 1: one side is faster beyond the measured noise."""
-        return self.high < 1.0 or self.low > 1.0
+        """The interval excludes 1 and the difference exceeds the measured noise."""
+        return (self.high < 1.0 or self.low > 1.0) and not self.within_noise
 
     @property
     def verdict(self) -> str:
         """"a" (a is faster), "b" (b is faster) or "unclear"."""
-        if self.high < 1.0:
-            return "a"
-        if self.low > 1.0:
-            return "b"
-        return "unclear"
+        if not self.clear:
+            return "unclear"
+        return "a" if self.high < 1.0 else "b"
+
+
+def noise_of(*per_process_sets: Sequence[Sequence[float]]) -> float:
+    """The largest between-process spread, max/min - 1 of the process medians, over the sides (0: one process)."""
+    worst = 0.0
+    for per_process in per_process_sets:
+        medians = [float(np.median(p)) for p in per_process if len(p)]
+        if len(medians) >= 2 and min(medians) > 0:
+            worst = max(worst, max(medians) / min(medians) - 1.0)
+    return worst
 
 
 def _rng(key: str) -> np.random.Generator:
@@ -99,14 +123,16 @@ def _resampled_medians(groups: Sequence[Sequence[float]], resamples: int, rng: n
 
 
 def ratio_ci(a: Sequence[Sequence[float]], b: Sequence[Sequence[float]], key: str = "",
-             resamples: int = BOOTSTRAP_RESAMPLES, confidence: float = CONFIDENCE) -> RatioCI | None:
+             resamples: int = BOOTSTRAP_RESAMPLES, confidence: float = CONFIDENCE,
+             noise: float | None = None) -> RatioCI | None:
     """median(a) / median(b) with a percentile bootstrap interval.
 
     ``a`` and ``b`` are per-process sample lists (a record's ``per_process``;
     a single list of samples is one process). Each side is resampled with
     replacement on its own; the interval is the central ``confidence`` of
     the resampled ratios. ``key`` seeds the generator, so a report is
-    reproducible. None when a side has no positive median.
+    reproducible. ``noise`` defaults to the sides' own between-process
+    spread. None when a side has no positive median.
     """
     na = sum(len(g) for g in a)
     nb = sum(len(g) for g in b)
@@ -121,10 +147,50 @@ def ratio_ci(a: Sequence[Sequence[float]], b: Sequence[Sequence[float]], key: st
     boot_b = _resampled_medians(b, resamples, rng)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratios = boot_a / boot_b
-    ratios = ratios[np.isfinite(ratios)]
+    low, high = _interval(ratios, confidence)
+    return RatioCI(med_a / med_b, low, high, na, nb, resamples, confidence,
+                   noise=noise_of(a, b) if noise is None else noise)
+
+
+def _interval(values: np.ndarray, confidence: float) -> tuple[float, float]:
+    values = values[np.isfinite(values)]
     tail = (1.0 - confidence) / 2.0 * 100.0
-    low, high = np.percentile(ratios, [tail, 100.0 - tail])
-    return RatioCI(med_a / med_b, float(low), float(high), na, nb, resamples, confidence)
+    low, high = np.percentile(values, [tail, 100.0 - tail])
+    return float(low), float(high)
+
+
+def paired_ratio_ci(a: Sequence[Sequence[float]], b: Sequence[Sequence[float]], key: str = "",
+                    resamples: int = BOOTSTRAP_RESAMPLES, confidence: float = CONFIDENCE,
+                    noise: float | None = None) -> RatioCI | None:
+    """The median of per-round ratios a_i/b_i of two variants sampled in the same rounds, with an interval.
+
+    Process p's sample i of ``a`` and of ``b`` were taken in the same round,
+    a few bouts apart; their ratio cancels whatever slowed the host during
+    that round. Rounds are resampled within processes (processes first when
+    there are several), like ``ratio_ci``. ``noise`` defaults to the
+    between-process spread of the per-process ratio medians: pairing cancels
+    a slow host, not a process that is slow for one side only. None when no
+    round has both samples.
+    """
+    groups = []
+    for pa, pb in zip(a, b, strict=False):
+        n = min(len(pa), len(pb))
+        pairs = [float(x) / float(y) for x, y in zip(pa[:n], pb[:n], strict=True) if x > 0 and y > 0]
+        if pairs:
+            groups.append(pairs)
+    if not groups:
+        return None
+    n = sum(len(g) for g in groups)
+    ratio = float(np.median([r for g in groups for r in g]))
+    boot = _resampled_medians(groups, resamples, _rng(key))
+    low, high = _interval(boot, confidence)
+    return RatioCI(ratio, low, high, n, n, resamples, confidence, paired=True,
+                   noise=noise_of(groups) if noise is None else noise)
+
+
+def same_windows(a: Sequence[Any], b: Sequence[Any]) -> bool:
+    """Two records were sampled in the same windows (process by process): their samples pair up round by round."""
+    return bool(a) and len(a) == len(b) and all(x is not None and x == y for x, y in zip(a, b, strict=True))
 
 
 def pct_faster(ratio: float) -> float:
