@@ -133,3 +133,23 @@ def test_cli_compare_bad_input_is_one_line(tmp_path, capsys):
     a = _run(tmp_path, "a", BASE)
     with pytest.raises(UserError, match="--cell 'tf9.9-cpu'"):
         compare_paths(a, a, ["tf9.9-cpu"])
+
+
+def test_report_summary_states_run_to_run_agreement_when_a_previous_run_exists(tmp_path):
+    from tfmatrix.report import build
+
+    reports = tmp_path / "reports"
+    _run(tmp_path, "previous", BASE)
+    reports.mkdir(exist_ok=True)
+    (tmp_path / "previous").rename(reports / "previous")
+    _run(reports, "cells", {**BASE, ("predict", "compiled"): 45e-3}, seed=10)
+    build(reports / "cells", reports, generated="2026-01-01T00:00:00+00:00")
+    page = (reports / "index.html").read_text()
+    assert 'id="run-to-run"' in page
+    assert "compared with the previous run of 1 cell(s)" in page
+    assert "3 in both; 67% within 5%" in page
+    # no previous run: no claim about agreement
+    other = tmp_path / "alone"
+    _run(other, "cells", BASE)
+    build(other / "cells", other, generated="2026-01-01T00:00:00+00:00")
+    assert 'id="run-to-run"' not in (other / "index.html").read_text()

@@ -151,7 +151,8 @@ def _run_cells(args: argparse.Namespace, cells: Sequence[Cell], bench: Sequence[
     console = Console(stderr=True, highlight=False, soft_wrap=True)
     matrix = args.loaded_matrix
     runner = make_runner(args.runner, matrix.settings.base_registry, console)
-    request = RunRequest(preset=args.preset, only=tuple(bench), repeats=args.repeats)
+    rounds = args.rounds if args.rounds is not None else matrix.settings.rounds
+    request = RunRequest(preset=args.preset, only=tuple(bench), repeats=args.repeats, rounds=rounds)
     reports = Path(args.reports)
     outcomes = execute(cells, runner, request, reports, redo=redo, console=console)
     _refresh_report(reports, matrix, console)
@@ -208,6 +209,8 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
 
     p.add_argument("--preset", choices=("quick", "standard", "full"), help="override every cell's suite preset")
     p.add_argument("--repeats", type=int, help="override the samples per process")
+    p.add_argument("--rounds", type=int, choices=range(1, 21), metavar="N",
+                   help="run every cell N times, interleaved across cells, pooled (default: matrix.toml's rounds)")
     p.add_argument("--runner", default="auto", choices=RUNNERS,
                    help="auto: Docker when an engine answers, else local virtualenvs (default)")
     p.add_argument("--reports", default=str(paths.REPORTS_DIR), metavar="DIR",
@@ -245,7 +248,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         baseline, source = _usable_baseline(cells, matrix), f"{matrix.path.name}: baseline"
     else:
         baseline, source = None, "baseline"
-    print(build(cells, out, baseline, baseline_source=source).line())
+    previous = Path(args.previous) if args.previous else None
+    print(build(cells, out, baseline, baseline_source=source, previous=previous).line())
     return 0
 
 
@@ -253,6 +257,8 @@ def _configure_report(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cells", metavar="DIR", help="cell results directory (default: <out>/cells)")
     p.add_argument("--out", default=str(paths.REPORTS_DIR), metavar="DIR", help="output directory (default: reports)")
     p.add_argument("--baseline", metavar="CELL", help="cell to compare against (default: matrix.toml's baseline)")
+    p.add_argument("--previous", metavar="DIR", help="an earlier run's cell files; the summary states how well the "
+                   "two runs agree (default: <out>/previous, kept by matrix/cell when they replace a complete run)")
 
 
 # --------------------------------------------------------------------------- compare

@@ -18,7 +18,17 @@ from rich.console import Console
 
 from .errors import UserError
 from .progress import Progress, fmt_duration
-from .results import CellOutcome, cell_document, cell_paths, load_cell, reusable, suite_fingerprint, write_json_atomic
+from .results import (
+    CellOutcome,
+    cell_document,
+    cell_paths,
+    keep_previous,
+    load_cell,
+    reusable,
+    rounds_done,
+    suite_fingerprint,
+    write_json_atomic,
+)
 from .runners.common import CellLog, RunRequest
 
 RUNNERS = ("auto", "docker", "venv")
@@ -59,7 +69,10 @@ def estimate(cells: Sequence[Any], request: RunRequest, reports_dir: Path) -> fl
         preset = request.for_cell(cell)["preset"]
         timings = doc.get("timings") or {}
         same = (doc.get("request") or {}).get("preset") == preset and "run_s" in timings
-        total += timings["run_s"] if same else ESTIMATE_RUN_S.get(preset, 600.0) + ESTIMATE_SETUP_S
+        if same:
+            total += timings["run_s"] / rounds_done(doc) * request.rounds
+        else:
+            total += ESTIMATE_RUN_S.get(preset, 600.0) * request.rounds + ESTIMATE_SETUP_S
     return total
 
 
@@ -67,7 +80,7 @@ def execute(cells: Sequence[Any], runner: Any, request: RunRequest, reports_dir:
             console: Console | None = None) -> list[CellOutcome]:
     """Run ``cells`` one after another; every cell ends with a results file."""
     console = console or Console(stderr=True, highlight=False, soft_wrap=True)
-    request = RunRequest(request.preset, request.only, request.repeats, suite_fingerprint())
+    request = RunRequest(request.preset, request.only, request.repeats, suite_fingerprint(), request.rounds)
     n_gpu = sum(1 for c in cells if c.target == "gpu")
     skips = {c.name: runner.skip_reason(c) for c in cells}
     runnable = [c for c in cells if not skips[c.name]]
@@ -75,18 +88,33 @@ def execute(cells: Sequence[Any], runner: Any, request: RunRequest, reports_dir:
     if len(runnable) < len(cells):
         reasons = sorted({r for r in skips.values() if r})
         text += "; %d will be skipped (%s)" % (len(cells) - len(runnable), "; ".join(reasons))
+    if request.rounds > 1:
+        text += ", %d rounds (every cell once, then again)" % request.rounds
     console.print("\\[tfmatrix] %s; %d to run, roughly %s" % (
         text, len(runnable), fmt_duration(estimate(runnable, request, reports_dir))))
     progress = Progress(len(cells), console)
-    outcomes: list[CellOutcome] = []
+    latest: dict[str, CellOutcome] = {}
     previous = signal.signal(signal.SIGTERM, _terminate)
     try:
-        for index, cell in enumerate(cells, start=1):
-            outcomes.append(_one_cell(cell, index, runner, request, reports_dir, redo, progress))
+        for round_no in range(1, request.rounds + 1):
+            if request.rounds > 1:
+                console.print("\\[tfmatrix] round %d of %d" % (round_no, request.rounds))
+            for index, cell in enumerate(cells, start=1):
+                latest[cell.name] = _one_cell(cell, index, runner, request, reports_dir, redo, progress,
+                                              latest.get(cell.name))
     finally:
         signal.signal(signal.SIGTERM, previous)
         progress.close()
-    return outcomes
+    return [latest[c.name] for c in cells]
+
+
+def pooled(earlier: CellOutcome, later: CellOutcome) -> CellOutcome:
+    """Two rounds of one cell as one outcome: results merged (rounds.py), times summed."""
+    from .rounds import merge_results, merge_timings
+
+    assert earlier.results is not None and later.results is not None
+    return CellOutcome(later.name, "ok", None, later.runner, merge_timings(earlier.timings, later.timings),
+                       merge_results(earlier.results, later.results), later.log_tail)
 
 
 def _terminate(signum: int, frame: Any) -> None:
@@ -94,12 +122,16 @@ def _terminate(signum: int, frame: Any) -> None:
 
 
 def _one_cell(cell: Any, index: int, runner: Any, request: RunRequest, reports_dir: Path, redo: bool,
-              progress: Progress) -> CellOutcome:
+              progress: Progress, earlier_round: CellOutcome | None = None) -> CellOutcome:
+    """Run one cell (or keep its valid results) and write its file; ``earlier_round``: this run's last round."""
     json_path, log_path = cell_paths(reports_dir, cell.name)
     asked = request.for_cell(cell)
     progress.start_cell(cell.name, index)
     t0 = time.monotonic()
-    if not redo:
+    if earlier_round is not None and (earlier_round.kept or earlier_round.status == "skipped"):
+        progress.finish_cell(earlier_round.status, earlier_round.reason or "kept", 0)
+        return earlier_round
+    if not redo and earlier_round is None:
         earlier = load_cell(json_path)
         if earlier is not None and reusable(earlier, asked, runner.inputs(cell)):
             progress.finish_cell("ok", "kept the results of %s (use --redo to run again)" % earlier["finished"], 0)
@@ -121,6 +153,14 @@ def _one_cell(cell: Any, index: int, runner: Any, request: RunRequest, reports_d
             outcome = CellOutcome(cell.name, "failed", "%s: %s" % (type(e).__name__, e), {"name": runner.name}, {},
                                   None, log.tail())
         outcome.timings["total_s"] = time.monotonic() - t0
+        if earlier_round is not None and earlier_round.status == "ok":
+            if outcome.status != "ok":       # a failed round never costs the rounds that succeeded
+                log("round failed (%s); keeping the results of the earlier rounds" % outcome.reason)
+                progress.finish_cell(outcome.status, outcome.reason, time.monotonic() - t0)
+                return earlier_round
+            outcome = pooled(earlier_round, outcome)
+        elif outcome.status == "ok":
+            keep_previous(json_path, reports_dir)
         write_json_atomic(json_path, cell_document(cell.to_dict(), outcome, asked))
     finally:
         log.close()

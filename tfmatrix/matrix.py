@@ -154,7 +154,7 @@ CELL_KEYS = (
     "preset", "repeats", "timeout", "memory", "allow_untested", "name",
 )  # fmt: skip
 PRODUCT_KEYS = CELL_KEYS + ("include", "exclude")
-SETTINGS_KEYS = ("preset", "baseline", "timeout", "memory", "repeats")
+SETTINGS_KEYS = ("preset", "baseline", "timeout", "memory", "repeats", "rounds")
 IMAGES_KEYS = ("base_registry",)
 TOP_KEYS = ("matrix", "images", "cell", "product")
 
@@ -280,6 +280,7 @@ class Settings:
     memory: str = DEFAULT_MEMORY
     repeats: int | None = None
     base_registry: str | None = None
+    rounds: int = 1                 # every cell once, then every cell again: rounds.py
 
 
 @dataclass(frozen=True)
@@ -445,6 +446,12 @@ def _repeats(where: _Where, key: str, value: Any) -> int:
     return value
 
 
+def _rounds(where: _Where, key: str, value: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 20:
+        raise where.error(key, f"{value!r} is not a number of rounds", "use an integer from 1 to 20")
+    return value
+
+
 def _preset(where: _Where, key: str, value: Any) -> str:
     if not isinstance(value, str) or not PATTERNS["preset"].fullmatch(value) or value not in KNOWN_PRESETS:
         raise where.error(key, f"{value!r} is not a suite preset", "use one of: " + ", ".join(KNOWN_PRESETS))
@@ -485,6 +492,7 @@ def parse_settings(file: str, doc: Mapping[str, Any], environ: Mapping[str, str]
         memory=_memory(where, "memory", m["memory"]) if "memory" in m else DEFAULT_MEMORY,
         repeats=_repeats(where, "repeats", m["repeats"]) if "repeats" in m else None,
         base_registry=registry,
+        rounds=_rounds(where, "rounds", m["rounds"]) if "rounds" in m else 1,
     )
 
 

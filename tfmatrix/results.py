@@ -41,6 +41,9 @@ class CellOutcome:
     kept: bool = False                # an earlier run's results were kept, nothing ran
 
 
+PREVIOUS_DIR = "previous"      # reports/previous/<cell>.json: the last complete run before the current one
+
+
 def now_iso() -> str:
     return datetime.datetime.now(datetime.UTC).replace(microsecond=0).isoformat()
 
@@ -144,8 +147,29 @@ def load_cell(path: Path) -> dict[str, Any] | None:
 
 
 def reusable(doc: dict[str, Any] | None, request: dict[str, Any], inputs: str) -> bool:
-    """An earlier result can stand in for a new run: it succeeded with the same request and inputs."""
+    """An earlier result can stand in for a new run: it succeeded with the same request and inputs, all rounds."""
     if not doc:
         return False
     return doc.get("status") == "ok" and doc.get("request") == request \
-        and (doc.get("runner") or {}).get("inputs") == inputs
+        and (doc.get("runner") or {}).get("inputs") == inputs and rounds_done(doc) >= int(request.get("rounds") or 1)
+
+
+def rounds_done(doc: dict[str, Any]) -> int:
+    """How many rounds a cell document pools (1 for a document written before rounds existed)."""
+    results = doc.get("results") if isinstance(doc.get("results"), dict) else {}
+    rounds = (results.get("config") or {}).get("rounds") if isinstance(results, dict) else None
+    return rounds if isinstance(rounds, int) and not isinstance(rounds, bool) and rounds > 0 else 1
+
+
+def keep_previous(json_path: Path, reports_dir: Path) -> Path | None:
+    """Copy a complete earlier result to ``reports/previous/`` before a new run replaces it.
+
+    The report compares the two (run-to-run agreement); only ``ok`` results
+    are kept, so ``previous/`` always holds the last complete run of a cell.
+    """
+    doc = load_cell(json_path)
+    if doc is None or doc.get("status") != "ok":
+        return None
+    target = reports_dir / PREVIOUS_DIR / json_path.name
+    write_text_atomic(target, json_path.read_text())
+    return target

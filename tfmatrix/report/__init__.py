@@ -12,11 +12,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..results import write_text_atomic
+from ..errors import UserError
+from ..results import PREVIOUS_DIR, write_text_atomic
 from .findings import FINDINGS, compute_all
 from .frame import build_frame, to_csv
 from .html import render, warnings_for
-from .load import load_dir
+from .load import Cell, load_dir
 from .tables import build_tables, resolve_baselines
 
 __all__ = ["Summary", "build"]
@@ -46,8 +47,33 @@ class Summary:
         return text
 
 
+def run_to_run(cells: list[Cell], previous_dir: Path) -> list[str]:
+    """Agreement with the previous complete run of the same cells (``reports/previous/``), as summary lines.
+
+    Only cells measured with the same request (preset, benchmarks, suite,
+    rounds) on both sides are compared; none in common: no lines.
+    """
+    if not previous_dir.is_dir() or not any(previous_dir.glob("*.json")):
+        return []
+    from ..compare import compare_cells
+
+    try:
+        earlier = load_dir(previous_dir)
+    except UserError:
+        return []
+    now = {c.name: c for c in cells if c.has_records}
+    same = [c for c in earlier if c.name in now and c.has_records
+            and c.doc.get("request") == now[c.name].doc.get("request")]
+    if not same:
+        return []
+    result = compare_cells(same, [now[c.name] for c in same], "previous run", "this run")
+    when = sorted(c.finished for c in same if c.finished)
+    head = f"compared with the previous run of {len(same)} cell(s) ({when[0] if when else 'date not recorded'})"
+    return [head] + result.summary_lines()[1:]
+
+
 def build(cells_dir: Path, out_dir: Path, baseline: str | None = None, *, baseline_source: str = "baseline",
-          generated: str | None = None) -> Summary:
+          generated: str | None = None, previous: Path | None = None) -> Summary:
     """Read ``cells_dir/*.json`` and write ``out_dir/index.html`` and ``out_dir/results.csv``.
 
     ``baseline`` names the cell every table colours against (default: the
@@ -55,7 +81,9 @@ def build(cells_dir: Path, out_dir: Path, baseline: str | None = None, *, baseli
     came from in error messages (e.g. "matrix.toml: baseline"). Raises
     ``UserError`` for a cell file that cannot be read (named in the message)
     or a baseline that is not a cell with results. ``generated`` fixes the
-    timestamp shown (tests); default now.
+    timestamp shown (tests); default now. ``previous`` (default
+    ``<cells_dir>/../previous``) holds the last complete run before this one:
+    the summary states how well the two agree.
     """
     cells_dir, out_dir = Path(cells_dir), Path(out_dir)
     cells = load_dir(cells_dir)
@@ -63,7 +91,8 @@ def build(cells_dir: Path, out_dir: Path, baseline: str | None = None, *, baseli
     df = build_frame(cells)
     tables = build_tables(df, cells, baselines)
     results = compute_all(df, cells, FINDINGS)
-    page = render(cells, df, tables, results, baselines, generated)
+    agreement = run_to_run(cells, previous if previous is not None else cells_dir.parent / PREVIOUS_DIR)
+    page = render(cells, df, tables, results, baselines, generated, agreement)
     html_path, csv_path = out_dir / "index.html", out_dir / "results.csv"
     write_text_atomic(csv_path, to_csv(df))
     write_text_atomic(html_path, page)

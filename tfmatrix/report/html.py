@@ -47,6 +47,8 @@ def comparison_view(f: FindingResult, c: Comparison) -> dict[str, Any]:
         verdict = f"{fd.a} {1 / ci.ratio:.2f}× faster"
     elif ci.verdict == "b":
         verdict = f"{fd.a} {ci.ratio:.2f}× slower"
+    elif ci.within_noise and (ci.low > 1.0 or ci.high < 1.0):
+        verdict = f"no clear difference (within the measured noise, ±{ci.noise:.0%})"
     else:
         verdict = "no clear difference (the interval spans 1)"
     a_text = fd.a + (f" [{c.a_detail}]" if c.a_detail else "")
@@ -68,7 +70,9 @@ def comparison_view(f: FindingResult, c: Comparison) -> dict[str, Any]:
         "pct_ci": f"{fmt_pct(c.pct_low)} … {fmt_pct(c.pct_high)}",
         "verdict": verdict,
         "verdict_class": {"a": "faster", "b": "slower"}.get(ci.verdict, "unclear"),
-        "n": f"{ci.n_a} / {ci.n_b}",
+        "n": f"{ci.n_a} / {ci.n_b}" + (" paired" if ci.paired else ""),
+        "noise": f"±{ci.noise:.0%}" if ci.noise else "not measured",
+        "beyond_noise": not ci.within_noise,
         "unstable": c.unstable,
         "line": f"{c.group}: {a_text} vs {b_text}, {c.config}: time ratio {ci.ratio:.3g} "
                 f"(95% CI {ci.low:.3g}–{ci.high:.3g}), {fmt_pct(c.pct)}, {verdict}",
@@ -248,11 +252,34 @@ def summary_view(cells: list[Cell], df: pd.DataFrame, baselines: Baselines, gene
         "baseline": baselines.describe() or "none (no cell has results)",
         "variants": len(df),
         "record_counts": ", ".join(f"{n} {s}" for s, n in sorted(status_counts.items())),
+        "noise": noise_line(df),
+        "agreement": [],
     }
 
 
+def noise_line(df: pd.DataFrame) -> str:
+    """How far apart the processes (or rounds) of each variant were: the noise every verdict must beat."""
+    if not len(df) or "between_cv" not in df:
+        return ""
+    ok = df[(df["status"] == "ok") & (df["processes"] >= 2)]
+    if not len(ok):
+        return ("each variant ran in one process: its between-process noise is not measured, so a verdict rests "
+                "on the interval alone; run with rounds = 2 (or --rounds 2) to measure it")
+    spreads = sorted(_spread(p) for p in ok["per_process"])
+    mid = spreads[len(spreads) // 2]
+    p90 = spreads[min(len(spreads) - 1, int(0.9 * len(spreads)))]
+    return (f"{len(ok)} variants ran in 2 or more processes or rounds; their medians were {mid:.1%} apart "
+            f"(median; 90th percentile {p90:.1%}). A comparison whose ratio lies within its sides' spread is "
+            "reported as no clear difference.")
+
+
+def _spread(per_process: list[list[float]]) -> float:
+    medians = [float(pd.Series(p).median()) for p in per_process if len(p)]
+    return max(medians) / min(medians) - 1.0 if len(medians) >= 2 and min(medians) > 0 else 0.0
+
+
 def render(cells: list[Cell], df: pd.DataFrame, tables: list[BenchTable], findings: list[FindingResult],
-           baselines: Baselines, generated: str | None = None) -> str:
+           baselines: Baselines, generated: str | None = None, agreement: list[str] | None = None) -> str:
     generated = generated or datetime.datetime.now(datetime.UTC).replace(microsecond=0).isoformat()
     charts = []
     for chart in CHARTS:
@@ -268,7 +295,7 @@ def render(cells: list[Cell], df: pd.DataFrame, tables: list[BenchTable], findin
     return template.render(
         css=Markup((HERE / "report.css").read_text(encoding="utf-8")),
         js=Markup((HERE / "report.js").read_text(encoding="utf-8")),
-        summary=summary_view(cells, df, baselines, generated),
+        summary={**summary_view(cells, df, baselines, generated), "agreement": agreement or []},
         warnings=warnings_for(cells),
         findings=[finding_view(f) for f in findings],
         charts=charts,

@@ -22,6 +22,7 @@ class RunRequest:
     only: tuple[str, ...] = ()
     repeats: int | None = None
     suite: str = ""                     # hash of the suite's source
+    rounds: int = 1                     # the matrix runs every cell this many times, pooled (rounds.py)
 
     def for_cell(self, cell: Any) -> dict[str, Any]:
         return {
@@ -29,6 +30,7 @@ class RunRequest:
             "only": list(self.only),
             "repeats": self.repeats if self.repeats is not None else cell.repeats,
             "suite": self.suite,
+            "rounds": self.rounds,
         }
 
     def suite_args(self, cell: Any, out: str, image: str | None, runner: str) -> list[str]:
