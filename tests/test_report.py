@@ -206,7 +206,8 @@ def synthetic_report(tmp_path):
 def test_report_files_are_written_atomically_and_self_contained(synthetic_report):
     summary, html, dom, tmp_path = synthetic_report
     out = tmp_path / "out"
-    assert sorted(p.name for p in out.iterdir()) == ["index.html", "results.csv"]   # no temp files left
+    # no temp files left
+    assert sorted(p.name for p in out.iterdir()) == ["claims.csv", "claims.json", "index.html", "results.csv"]
     assert summary.html == out / "index.html" and summary.cells == 6
     assert summary.statuses == {"ok": 3, "failed": 2, "skipped": 1}
     # one file: no external scripts, styles, images or fonts
@@ -299,7 +300,8 @@ def test_findings_tf2_vs_tf1_with_ci_and_seed_percent(synthetic_report):
     assert float(pct.group(1)) == pytest.approx(-100, abs=6)           # TF1 about 100% faster
     assert float(pct.group(2)) < float(pct.group(1)) < float(pct.group(3))
     assert "TF 2.x" in line["answer"] and "slower" in line["answer"]
-    assert any(a.startswith("tf2.0-cpu vs tf1.15-cpu: TF 2.x faster in 0, TF 1.x faster in") for a in answers)
+    assert any(a.startswith("tf2.0-cpu vs tf1.15-cpu: all configurations: TF 2.x faster in 0, TF 1.x faster in")
+               for a in answers)
     assert any(a.startswith("tf2.10-cpu vs tf1.15-cpu") for a in answers)
     # keras rows: TF1 keras is n/a, so those configurations say why instead of guessing
     assert any("tf2.0-cpu vs tf1.15-cpu" in n and "tf.placeholder" in n for n in notes)

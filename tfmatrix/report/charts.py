@@ -8,6 +8,7 @@ measurements. Every marker has a ``<title>`` tooltip with the exact numbers.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from html import escape
 
 from .findings import ChartData, Series
@@ -169,3 +170,54 @@ def chart_html(data: ChartData) -> str:
                     f'stroke="{colour}" stroke-width="2"{extra}/></svg>{escape(label)}</span>')
     keys.append('<span class="key note">hollow marker: unstable; bars: IQR (q1 to q3)</span>')
     return f'<div class="panels">{"".join(panels)}</div><div class="legend">{"".join(keys)}</div>'
+
+
+# -- claims: a sparkline per claim and target -------------------------------------
+
+SPARK_COLOURS = {"holds": "#1e8e3e", "reversed": "#b00020", "no clear difference": "#8a949d"}
+SPARK_STEP, SPARK_H, SPARK_PAD = 18, 36, 5
+
+
+@dataclass(frozen=True)
+class SparkPoint:
+    x: int                  # position among the panel's cells (TF order)
+    ratio: float            # time ratio a/b
+    verdict: str
+    tip: str                # the tooltip: cell, configuration, ratio and interval
+
+
+def sparkline(label: str, xs: list[str], series: list[list[SparkPoint]]) -> str:
+    """A tiny inline SVG: the claim's ratio (log scale) across TF versions, a dashed line at 1.
+
+    One polyline per configuration; each point coloured by its verdict and
+    titled with its numbers. ``xs`` are the cells' names, in TF order.
+    """
+    width = SPARK_PAD * 2 + SPARK_STEP * max(len(xs), 1)
+    points = [p for s in series for p in s]
+    logs = [math.log10(p.ratio) for p in points if p.ratio > 0] + [0.0]
+    lo, hi = min(logs), max(logs)
+    span = max(hi - lo, 0.3)
+    mid = (hi + lo) / 2
+
+    def ypos(ratio: float) -> float:
+        v = math.log10(ratio) if ratio > 0 else lo
+        return SPARK_H / 2 - (v - mid) / span * (SPARK_H - 2 * SPARK_PAD)
+
+    def xpos(i: int) -> float:
+        return SPARK_PAD + SPARK_STEP * (i + 0.5)
+
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="spark" width="{width}" height="{SPARK_H}" '
+           f'viewBox="0 0 {width} {SPARK_H}" role="img" aria-label="{escape(label)}">'
+           f'<title>{escape(label)}: time ratio across {escape(", ".join(xs))} (log scale; dashed: 1)</title>',
+           f'<line x1="0" x2="{width}" y1="{ypos(1.0):.1f}" y2="{ypos(1.0):.1f}" class="one"/>']
+    for s in series:
+        pts = sorted(s, key=lambda p: p.x)
+        if len(pts) > 1:
+            coords = " ".join(f"{xpos(p.x):.1f},{ypos(p.ratio):.1f}" for p in pts)
+            out.append(f'<polyline points="{coords}" fill="none" stroke="#5b6670" stroke-width="1"/>')
+        for p in pts:
+            colour = SPARK_COLOURS.get(p.verdict, "#5b6670")
+            out.append(f'<circle cx="{xpos(p.x):.1f}" cy="{ypos(p.ratio):.1f}" r="2.6" fill="{colour}">'
+                       f'<title>{escape(p.tip)}</title></circle>')
+    out.append("</svg>")
+    return "".join(out)
