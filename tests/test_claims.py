@@ -241,6 +241,8 @@ def test_csv_and_json_have_the_pages_rows(tmp_path):
     # a claim this cell cannot answer is a row too, with the reason
     other = [r for r in doc["rows"] if r["claim"] == "tf_matmul_faster_than_np_dot"]
     assert other and all(r["verdict"] == CANNOT and r["reason"] for r in other)
+    (pair,) = [r for r in doc["rows"] if r["claim"] == "tf1_faster_train_on_batch"]     # no TF 1.14 cell here
+    assert pair["verdict"] == CANNOT and pair["cell"] is None and "TF 1.14 + Keras 2.2.5" in pair["reason"]
     # the page shows the same rows: one line or one "cannot exist here" per row
     html, dom = _report(tmp_path / "cells", tmp_path / "out2")
     lines = len(dom.by_id("claims").find_all("div", cls="cl-line"))

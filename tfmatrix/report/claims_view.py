@@ -136,6 +136,8 @@ def rows(results: list[ClaimResult]) -> list[dict[str, Any]]:
         base = {"claim": claim.key, "seed": claim.seed, "claim_text": claim.claim, "seed_figure": claim.seed_figure,
                 "seed_setup": claim.seed_setup, "seed_size": claim.seed_size, "seed_device": claim.seed_device,
                 "rule": claim.rule(), "a": claim.a, "b": claim.b}
+        if not result.cells:            # not one cell could hold it (no reference cell, no cell ran)
+            out.append(_row(dict(base, verdict=CANNOT, reason=" ".join(result.notes) or "no cell ran")))
         for cell in result.headline():
             where = dict(base, target=cell.target, cell=cell.cell.name, ref_cell=cell.ref.name if cell.ref else "",
                          seed_cell=cell.seed_cell)
