@@ -88,10 +88,10 @@ class Claim:
         """How the verdict is decided, in words (shown in the report and in claims.csv)."""
         def one(expect: str) -> str:
             if expect == NOT_A:
-                return f"holds unless {self.a} is clearly faster (95% interval of time {self.a}/{self.b} below 1)"
+                return f"holds unless {self.a} is clearly faster (95% CI of time A/B below 1)"
             side, other = (self.a, self.b) if expect == "a" else (self.b, self.a)
-            return (f"holds when {side} is clearly faster (the 95% interval of time {self.a}/{self.b} "
-                    f"{'below' if expect == 'a' else 'above'} 1); reversed when {other} is")
+            return (f"holds when {side} is clearly faster (95% CI of time A/B {'below' if expect == 'a' else 'above'} "
+                    f"1); reversed when {other} is")
         text = one(self.expect)
         if self.expect_gpu and self.expect_gpu != self.expect:
             text = f"CPU: {text}; GPU: {one(self.expect_gpu)}"
@@ -110,7 +110,7 @@ def _cmp(benchmarks: tuple[str, ...], a: Mapping[str, str | tuple[str, ...]],
 TF1_SEED, TF2_SEED = CellMatch("1.14", "2.2.5"), CellMatch("2.0", "2.3.1")
 Q_TOB = {"loop": "train_on_batch", "input": "numpy"}
 ANSWER_SMALL = {"model": "small", "data": "small"}
-EFFNET = "EfficientNetV2S exists only in tf.keras 2.8+; measured on the stand-in MobileNetV2 (every TF has it)"
+EFFNET = "measured on the stand-in MobileNetV2 (every TF has it; EfficientNetV2S needs tf.keras 2.8+)"
 
 CLAIMS: tuple[Claim, ...] = (
     Claim(
