@@ -206,7 +206,8 @@ def synthetic_report(tmp_path):
 def test_report_files_are_written_atomically_and_self_contained(synthetic_report):
     summary, html, dom, tmp_path = synthetic_report
     out = tmp_path / "out"
-    assert sorted(p.name for p in out.iterdir()) == ["index.html", "results.csv"]   # no temp files left
+    # no temp files left
+    assert sorted(p.name for p in out.iterdir()) == ["claims.csv", "claims.json", "index.html", "results.csv"]
     assert summary.html == out / "index.html" and summary.cells == 6
     assert summary.statuses == {"ok": 3, "failed": 2, "skipped": 1}
     # one file: no external scripts, styles, images or fonts
@@ -299,7 +300,8 @@ def test_findings_tf2_vs_tf1_with_ci_and_seed_percent(synthetic_report):
     assert float(pct.group(1)) == pytest.approx(-100, abs=6)           # TF1 about 100% faster
     assert float(pct.group(2)) < float(pct.group(1)) < float(pct.group(3))
     assert "TF 2.x" in line["answer"] and "slower" in line["answer"]
-    assert any(a.startswith("tf2.0-cpu vs tf1.15-cpu: TF 2.x faster in 0, TF 1.x faster in") for a in answers)
+    assert any(a.startswith("tf2.0-cpu vs tf1.15-cpu: all configurations: TF 2.x faster in 0, TF 1.x faster in")
+               for a in answers)
     assert any(a.startswith("tf2.10-cpu vs tf1.15-cpu") for a in answers)
     # keras rows: TF1 keras is n/a, so those configurations say why instead of guessing
     assert any("tf2.0-cpu vs tf1.15-cpu" in n and "tf.placeholder" in n for n in notes)
@@ -450,6 +452,35 @@ def test_real_cells_report(real_cells, tmp_path):
     assert (df.groupby("cell")["id"].nunique() == df.groupby("cell").size()).all()
 
 
+@pytest.mark.tf
+def test_real_cells_claims(real_cells, tmp_path):
+    """Every claim answered per real CPU cell, or marked cannot-exist with a reason; the seed's 001 cell holds."""
+    from tfmatrix.report.claims import CANNOT, CLAIMS, HOLDS, compute_claims
+
+    cells = load_dir(real_cells)
+    results = {r.claim.key: r for r in compute_claims(build_frame(cells), cells)}
+    assert set(results) == {c.key for c in CLAIMS}
+    for key, result in results.items():
+        for cell in result.cells:
+            assert cell.lines or cell.reason, (key, cell.name)
+            for line in cell.lines:
+                ci = line.comparison.ci
+                assert ci.low <= ci.ratio <= ci.high and line.verdict != CANNOT, (key, cell.name)
+    predict = {c.name: c for c in results["predict_slower_after_compile"].cells}
+    seed = predict["tf2.0-keras2.3.1-cpu"]
+    assert seed.seed_cell and len(seed.lines) == 1 and seed.lines[0].verdict == HOLDS   # the seed's 30x, for real
+    matmul = {c.name for c in results["tf_matmul_faster_than_np_dot"].cells if c.lines}
+    assert {"tf2.0-keras2.3.1-cpu", "tf2.21-keras3-cpu"} <= matmul
+    # no TF 1.14 + Keras 2.2.5 among the real cells: the seed's pair says so instead of comparing another
+    assert not results["tf1_faster_train_on_batch"].cells
+    assert any("TF 1.14 + Keras 2.2.5" in n for n in results["tf1_faster_train_on_batch"].notes)
+    summary = build(real_cells, tmp_path, generated=GENERATED)
+    rows = pd.read_csv(summary.claims_csv, keep_default_na=False)
+    assert set(rows["claim"]) == set(results)
+    (pair,) = rows[rows["claim"] == "tf1_faster_train_on_batch"].to_dict("records")
+    assert pair["verdict"] == CANNOT and "TF 1.14 + Keras 2.2.5" in pair["reason"]
+
+
 def test_a_side_with_several_values_pairs_with_each(tmp_path):
     # XLA on vs off: off is jit_compile=false or none; each pairing is its own line, named
     def xla(call, jit, t, seed):
@@ -472,3 +503,35 @@ def test_baseline_error_names_where_the_baseline_came_from(tmp_path):
     synthetic_matrix(tmp_path / "cells")
     with pytest.raises(UserError, match=r"^matrix.toml: baseline 'tf9': no such cell in the results; cells are: "):
         build(tmp_path / "cells", tmp_path / "out", baseline="tf9", baseline_source="matrix.toml: baseline")
+
+
+# -- readability: collapsed warnings, two-line x labels, no empty panels ------------------------------
+
+
+def test_repeated_warnings_collapse_into_one_line_listing_the_cells(tmp_path):
+    for name, tf in (("tf2.0-cpu", "2.0"), ("tf2.9-cpu", "2.9"), ("tf2.15-cpu", "2.15")):
+        recs = [record("training.question", training_params(), noisy(0.002, spread=0.6))]
+        write(tmp_path / "cells", cell_doc(name, tf, results=results_doc(recs, tf=tf + ".1")))
+    for name, tf in (("tf2.0-gpu", "2.0"), ("tf2.9-gpu", "2.9"), ("tf2.15-gpu", "2.15")):
+        write(tmp_path / "cells", cell_doc(name, tf, status="skipped", target="gpu",
+                                           reason="the Docker engine has no NVIDIA runtime"))
+    build(tmp_path / "cells", tmp_path / "out", generated=GENERATED)
+    dom = parse_html((tmp_path / "out" / "index.html").read_text())
+    items = [" ".join(li.text.split()) for li in dom.by_id("warnings").find_all("li")]
+    unstable = [w for w in items if "UNSTABLE" in w]
+    assert len(unstable) == 1 and all(n in unstable[0] for n in ("tf2.0-cpu", "tf2.9-cpu", "tf2.15-cpu"))
+    skipped = [w for w in items if "skipped" in w]
+    assert len(skipped) == 1 and "tf2.0-gpu, tf2.9-gpu, tf2.15-gpu (the Docker engine has no NVIDIA runtime)" \
+        in skipped[0]
+
+
+def test_chart_labels_are_tf_versions_with_keras_below_and_no_empty_gpu_panel(synthetic_report):
+    _, _, dom, _ = synthetic_report
+    fig = dom.by_id("chart-question_small")
+    assert not [p for p in fig.find_all("div", cls="panel") if p.attrs.get("data-target") == "gpu"]
+    note = " ".join(fig.find("p", cls="panel-note").text.split())
+    assert note.startswith("No GPU results for this chart") and "tf2.10-gpu skipped" in note
+    labels = [t for t in fig.find_all("text", cls="tick") if t.find_all("tspan")]
+    assert [lab.children[1].strip() for lab in labels] == ["1.15", "2.0", "2.10"]
+    assert all(lab.find("tspan").text == "tf.keras" for lab in labels)
+    assert not any("rotate" in t.attrs.get("transform", "") for t in fig.find_all("text", cls="tick"))

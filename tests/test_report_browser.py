@@ -45,7 +45,8 @@ def test_report_renders_without_errors_or_network(page):
     pg, tmp_path = page
     assert pg.evaluate("document.title").startswith("tfmatrix report")
     assert pg.evaluate("document.querySelectorAll('table.xv').length") == 1
-    assert pg.evaluate("document.querySelectorAll('svg.chart').length") >= 2
+    assert pg.evaluate("document.querySelectorAll('svg.chart').length") >= 1
+    assert pg.evaluate("document.querySelectorAll('.panel-note[data-target=gpu]').length") >= 1   # no empty panel
     assert pg.evaluate("document.querySelectorAll('#warnings li.w-loud').length") >= 2
     # the JS ran: headers became sortable
     assert pg.evaluate("document.querySelectorAll('th.sort').length") > 10
@@ -105,4 +106,30 @@ def test_filters_hide_benchmarks_and_targets(page):
     pg.evaluate("var s = document.getElementById('f-benchmark'); s.value = 'training.question';"
                 "s.dispatchEvent(new Event('change'))")
     assert pg.evaluate("getComputedStyle(document.getElementById('bench-training.question')).display") != "none"
+    assert pg.console_problems() == []
+
+
+def test_claims_render_first_and_their_links_resolve(page):
+    pg, _ = page
+    # the first section of the page, and the first thing on screen under the header
+    assert pg.evaluate("document.querySelector('main > section').id") == "claims"
+    top = pg.evaluate("document.getElementById('claims').getBoundingClientRect().top")
+    assert 0 <= top < 400
+    assert pg.evaluate("document.querySelectorAll('#claims tr.claim').length") >= 13
+    assert pg.evaluate("document.querySelectorAll('#claims svg.spark').length") >= 1
+    # every in-page link in the claims and the findings points at an element that exists
+    broken = pg.evaluate(
+        "Array.from(document.querySelectorAll('#claims a[href^=\"#\"], #findings a[href^=\"#\"]'))"
+        ".map(function (a) { return a.getAttribute('href').slice(1); })"
+        ".filter(function (id) { return !document.getElementById(id); })")
+    assert broken == []
+    n_links = pg.evaluate("document.querySelectorAll('#claims a[href^=\"#row-\"]').length")
+    assert n_links >= 2
+    # following one scrolls its table row into view
+    pg.evaluate("document.querySelector('#claims a[href^=\"#row-\"]').click()")
+    target = pg.evaluate("location.hash.slice(1)")
+    assert target.startswith("row-")
+    visible = pg.evaluate("(function () { var r = document.getElementById(%r).getBoundingClientRect();"
+                          " return r.bottom > 0 && r.top < window.innerHeight; })()" % target)
+    assert visible
     assert pg.console_problems() == []

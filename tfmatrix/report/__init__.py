@@ -1,8 +1,9 @@
-"""The cross-version report: ``reports/cells/*.json`` -> ``reports/index.html`` + ``reports/results.csv``.
+"""The cross-version report: ``reports/cells/*.json`` -> ``reports/index.html``, ``results.csv``, ``claims.csv|json``.
 
 ``build(cells_dir, out_dir, baseline=None)`` reads every cell file (see
 ``load``), makes the tidy frame (``frame``), the cross-version tables
-(``tables``), the seeds' findings with bootstrap CIs (``findings``), inline
+(``tables``), each seed's claim at the seed's own configuration
+(``claims``), the seeds' findings with bootstrap CIs (``findings``), inline
 SVG charts (``charts``) and renders one self-contained page (``html``).
 Nothing runs: the report can be rebuilt at any time from the cell files.
 """
@@ -14,6 +15,8 @@ from pathlib import Path
 
 from ..errors import UserError
 from ..results import PREVIOUS_DIR, write_text_atomic
+from . import claims_view
+from .claims import CLAIMS, compute_claims
 from .findings import FINDINGS, compute_all
 from .frame import build_frame, to_csv
 from .html import render, warnings_for
@@ -36,10 +39,15 @@ class Summary:
     findings_total: int
     baseline: str
     warnings: list[str] = field(default_factory=list)     # the loud ones
+    claims_csv: Path | None = None
+    claims_json: Path | None = None
+    claims_answered: int = 0                               # claims with a measured line in some cell
+    claims_total: int = 0
 
     def line(self) -> str:
         counts = ", ".join(f"{n} {s}" for s, n in sorted(self.statuses.items()))
         text = (f"report: {self.html} ({self.cells} cells: {counts}; {self.variants} results; "
+                f"{self.claims_answered} of {self.claims_total} claims and "
                 f"{self.findings_answered} of {self.findings_total} findings answered)")
         if self.warnings:
             n = len(self.warnings)
@@ -74,7 +82,7 @@ def run_to_run(cells: list[Cell], previous_dir: Path) -> list[str]:
 
 def build(cells_dir: Path, out_dir: Path, baseline: str | None = None, *, baseline_source: str = "baseline",
           generated: str | None = None, previous: Path | None = None) -> Summary:
-    """Read ``cells_dir/*.json`` and write ``out_dir/index.html`` and ``out_dir/results.csv``.
+    """Read ``cells_dir/*.json`` and write ``out_dir/``: ``index.html``, ``results.csv``, ``claims.csv|json``.
 
     ``baseline`` names the cell every table colours against (default: the
     oldest cell of each target); ``baseline_source`` says where that name
@@ -92,13 +100,20 @@ def build(cells_dir: Path, out_dir: Path, baseline: str | None = None, *, baseli
     tables = build_tables(df, cells, baselines)
     results = compute_all(df, cells, FINDINGS)
     agreement = run_to_run(cells, previous if previous is not None else cells_dir.parent / PREVIOUS_DIR)
-    page = render(cells, df, tables, results, baselines, generated, agreement)
+    claims = compute_claims(df, cells, CLAIMS)
+    page = render(cells, df, tables, results, baselines, generated, claims, agreement)
     html_path, csv_path = out_dir / "index.html", out_dir / "results.csv"
+    claims_csv, claims_json = out_dir / "claims.csv", out_dir / "claims.json"
+    claim_rows = claims_view.rows(claims)
     write_text_atomic(csv_path, to_csv(df))
+    write_text_atomic(claims_csv, claims_view.to_csv(claim_rows))
+    write_text_atomic(claims_json, claims_view.to_json(claim_rows))
     write_text_atomic(html_path, page)
     return Summary(
         html=html_path, csv=csv_path, cells=len(cells), statuses=dict(Counter(c.status for c in cells)),
         variants=len(df), findings_answered=sum(1 for r in results if r.comparisons), findings_total=len(results),
         baseline=baselines.describe(),
         warnings=[w.text for w in warnings_for(cells) if w.level == "loud"],
+        claims_csv=claims_csv, claims_json=claims_json,
+        claims_answered=sum(1 for r in claims if any(c.lines for c in r.cells)), claims_total=len(claims),
     )

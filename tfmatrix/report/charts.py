@@ -8,6 +8,7 @@ measurements. Every marker has a ``<title>`` tooltip with the exact numbers.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from html import escape
 
 from .findings import ChartData, Series
@@ -16,8 +17,9 @@ from .tables import fmt_seconds
 
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#999933")
 DASHES = ("", "6 3", "2 3")
-WIDTH, HEIGHT = 470, 290
-LEFT, RIGHT, TOP, BOTTOM = 64, 14, 26, 58
+WIDTH, HEIGHT = 470, 300          # WIDTH: the least; a panel grows by X_STEP per cell so labels never overlap
+X_STEP = 66
+LEFT, RIGHT, TOP, BOTTOM = 64, 14, 26, 64
 LOG_SPAN = 8.0
 
 
@@ -51,20 +53,30 @@ def _log_ticks(lo: float, hi: float) -> list[float]:
     return ticks
 
 
-def _x_labels(cells: list[Cell]) -> list[str]:
-    labels = [c.tf_installed or c.tf for c in cells]
-    dup = {lab for lab in labels if labels.count(lab) > 1}
-    return [f"{lab} {c.name}" if lab in dup else lab for lab, c in zip(labels, cells, strict=True)]
+def _keras_text(cell: Cell) -> str:
+    """The cell's Keras, short, for the axis's second line: "keras3", "keras2.3.1", "tf_keras", "tf.keras"."""
+    middle = cell.name.removesuffix("-" + cell.target).split("-", 1)
+    return middle[1] if len(middle) > 1 else "tf.keras"
+
+
+def _x_labels(cells: list[Cell]) -> list[tuple[str, str]]:
+    """(TF version, Keras) per cell: two short lines instead of one long rotated one."""
+    return [(c.tf_short or c.tf_installed or c.tf, _keras_text(c)) for c in cells]
+
+
+def panel_width(cells: list[Cell]) -> int:
+    return max(WIDTH, LEFT + RIGHT + X_STEP * len(cells))
 
 
 def panel_svg(title: str, cells: list[Cell], series: list[Series], styles: dict[str, tuple[str, str]],
               empty: str) -> str:
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" '
+    width = panel_width(cells)
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" viewBox="0 0 {width} {HEIGHT}" width="{width}" '
            f'height="{HEIGHT}" role="img" aria-label="{escape(title)}">',
            f'<text x="{LEFT}" y="16" class="ptitle">{escape(title)}</text>']
     points = [p for s in series for p in s.points]
     if not cells or not points:
-        out.append(f'<text x="{WIDTH // 2}" y="{HEIGHT // 2}" class="empty" text-anchor="middle">'
+        out.append(f'<text x="{width // 2}" y="{HEIGHT // 2}" class="empty" text-anchor="middle">'
                    f'{escape(empty)}</text>')
         out.append("</svg>")
         return "".join(out)
@@ -72,7 +84,7 @@ def panel_svg(title: str, cells: list[Cell], series: list[Series], styles: dict[
     hi = max(p.q3 for p in points)
     lo = max(lo, min(p.median for p in points) / 10, 1e-12)
     log = hi / lo > LOG_SPAN
-    plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
+    plot_w, plot_h = width - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
     bottom, mid = TOP + plot_h, TOP + plot_h // 2
     if log:
         y0, y1 = math.log10(lo) - 0.05, math.log10(hi) + 0.05
@@ -99,15 +111,13 @@ def panel_svg(title: str, cells: list[Cell], series: list[Series], styles: dict[
                f'time per iteration{" (log)" if log else ""}</text>')
     step = plot_w / len(cells)
     xpos = {c.name: LEFT + step * (i + 0.5) for i, c in enumerate(cells)}
-    rotate = len(cells) > 5
-    for c, label in zip(cells, _x_labels(cells), strict=True):
+    for c, (version, keras) in zip(cells, _x_labels(cells), strict=True):
         x = xpos[c.name]
         y = bottom + 16
-        attrs = f' transform="rotate(-30 {x:.1f} {y})" text-anchor="end"' if rotate else ' text-anchor="middle"'
-        out.append(f'<text x="{x:.1f}" y="{y}" class="tick"{attrs}><title>{escape(c.label)}</title>'
-                   f'{escape(label)}</text>')
+        out.append(f'<text x="{x:.1f}" y="{y}" class="tick" text-anchor="middle"><title>{escape(c.label)}</title>'
+                   f'{escape(version)}<tspan x="{x:.1f}" dy="13" class="sub">{escape(keras)}</tspan></text>')
     out.append(f'<text x="{LEFT + plot_w // 2}" y="{HEIGHT - 6}" class="axlabel" text-anchor="middle">'
-               'TensorFlow version</text>')
+               'TensorFlow version (Keras below)</text>')
     # series: lines (broken at gaps), IQR bars, markers
     order = {c.name: i for i, c in enumerate(cells)}
     n = max(len(series), 1)
@@ -155,12 +165,14 @@ def chart_html(data: ChartData) -> str:
     for target in ("cpu", "gpu"):
         cells, series = data.panels.get(target, ([], []))
         absent = data.absent.get(target) or []
-        if absent:
+        if not cells or not any(s.points for s in series):
+            # no empty panel: one line says why there is nothing to draw
             listed = ", ".join(f"{c.name} {c.status}" if c.status != "ok" else c.name for c in absent[:3])
-            empty = f"no {target.upper()} results ({listed}{', ...' if len(absent) > 3 else ''})"
-        else:
-            empty = f"no {target.upper()} cells in this report"
-        svg = panel_svg(target.upper(), cells, series, styles, empty)
+            why = f" ({listed}{', ...' if len(absent) > 3 else ''})" if absent else " (no such cells in this report)"
+            panels.append(f'<p class="panel-note" data-target="{target}">No {target.upper()} results for this '
+                          f'chart{escape(why)}.</p>')
+            continue
+        svg = panel_svg(target.upper(), cells, series, styles, f"no {target.upper()} results")
         panels.append(f'<div class="panel" data-target="{target}">{svg}</div>')
     keys = []
     for label, (colour, dash) in styles.items():
@@ -169,3 +181,54 @@ def chart_html(data: ChartData) -> str:
                     f'stroke="{colour}" stroke-width="2"{extra}/></svg>{escape(label)}</span>')
     keys.append('<span class="key note">hollow marker: unstable; bars: IQR (q1 to q3)</span>')
     return f'<div class="panels">{"".join(panels)}</div><div class="legend">{"".join(keys)}</div>'
+
+
+# -- claims: a sparkline per claim and target -------------------------------------
+
+SPARK_COLOURS = {"holds": "#1e8e3e", "reversed": "#b00020", "no clear difference": "#8a949d"}
+SPARK_STEP, SPARK_H, SPARK_PAD = 18, 36, 5
+
+
+@dataclass(frozen=True)
+class SparkPoint:
+    x: int                  # position among the panel's cells (TF order)
+    ratio: float            # time ratio a/b
+    verdict: str
+    tip: str                # the tooltip: cell, configuration, ratio and interval
+
+
+def sparkline(label: str, xs: list[str], series: list[list[SparkPoint]]) -> str:
+    """A tiny inline SVG: the claim's ratio (log scale) across TF versions, a dashed line at 1.
+
+    One polyline per configuration; each point coloured by its verdict and
+    titled with its numbers. ``xs`` are the cells' names, in TF order.
+    """
+    width = SPARK_PAD * 2 + SPARK_STEP * max(len(xs), 1)
+    points = [p for s in series for p in s]
+    logs = [math.log10(p.ratio) for p in points if p.ratio > 0] + [0.0]
+    lo, hi = min(logs), max(logs)
+    span = max(hi - lo, 0.3)
+    mid = (hi + lo) / 2
+
+    def ypos(ratio: float) -> float:
+        v = math.log10(ratio) if ratio > 0 else lo
+        return SPARK_H / 2 - (v - mid) / span * (SPARK_H - 2 * SPARK_PAD)
+
+    def xpos(i: int) -> float:
+        return SPARK_PAD + SPARK_STEP * (i + 0.5)
+
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="spark" width="{width}" height="{SPARK_H}" '
+           f'viewBox="0 0 {width} {SPARK_H}" role="img" aria-label="{escape(label)}">'
+           f'<title>{escape(label)}: time ratio across {escape(", ".join(xs))} (log scale; dashed: 1)</title>',
+           f'<line x1="0" x2="{width}" y1="{ypos(1.0):.1f}" y2="{ypos(1.0):.1f}" class="one"/>']
+    for s in series:
+        pts = sorted(s, key=lambda p: p.x)
+        if len(pts) > 1:
+            coords = " ".join(f"{xpos(p.x):.1f},{ypos(p.ratio):.1f}" for p in pts)
+            out.append(f'<polyline points="{coords}" fill="none" stroke="#5b6670" stroke-width="1"/>')
+        for p in pts:
+            colour = SPARK_COLOURS.get(p.verdict, "#5b6670")
+            out.append(f'<circle cx="{xpos(p.x):.1f}" cy="{ypos(p.ratio):.1f}" r="2.6" fill="{colour}">'
+                       f'<title>{escape(p.tip)}</title></circle>')
+    out.append("</svg>")
+    return "".join(out)

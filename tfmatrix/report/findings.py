@@ -229,6 +229,8 @@ class Comparison:
     median_b: float
     ci: RatioCI
     unstable: bool
+    a_id: str = ""             # the variant ids, for links to their cross-version table rows
+    b_id: str = ""
 
     @property
     def pct(self) -> float:
@@ -362,7 +364,8 @@ def _pair(finding: Finding, cmp: Compare, a_rows: pd.DataFrame, b_rows: pd.DataF
             result.comparisons.append(Comparison(
                 benchmark=str(ra["benchmark"]), config=_config_text(ra, drop), a_detail=_detail(ra, cmp.a),
                 b_detail=_detail(rb, cmp.b), cell_a=cell_a, cell_b=cell_b, median_a=float(ra["median"]),
-                median_b=float(rb["median"]), ci=ci, unstable=bool(ra["unstable"]) or bool(rb["unstable"])))
+                median_b=float(rb["median"]), ci=ci, unstable=bool(ra["unstable"]) or bool(rb["unstable"]),
+                a_id=str(ra["id"]), b_id=str(rb["id"])))
     return missing
 
 

@@ -20,10 +20,12 @@ from markupsafe import Markup
 
 from .. import __version__
 from .charts import chart_html
+from .claims import ClaimResult
+from .claims_view import claim_view, line_label, ratio_words, varying_keys
 from .findings import CHARTS, Comparison, FindingResult, GroupSummary, chart_data
 from .load import Cell
 from .stats import pct_faster
-from .tables import Baselines, BenchTable, fmt_seconds
+from .tables import Baselines, BenchTable, fmt_seconds, row_anchor
 
 HERE = Path(__file__).resolve().parent
 
@@ -74,12 +76,40 @@ def comparison_view(f: FindingResult, c: Comparison) -> dict[str, Any]:
         "noise": f"±{ci.noise:.0%}" if ci.noise else "not measured",
         "beyond_noise": not ci.within_noise,
         "unstable": c.unstable,
+        "a_href": "#" + row_anchor(c.a_id) if c.a_id else "",
+        "b_href": "#" + row_anchor(c.b_id) if c.b_id else "",
         "line": f"{c.group}: {a_text} vs {b_text}, {c.config}: time ratio {ci.ratio:.3g} "
                 f"(95% CI {ci.low:.3g}–{ci.high:.3g}), {fmt_pct(c.pct)}, {verdict}",
     }
 
 
-def group_view(f: FindingResult, g: GroupSummary) -> dict[str, Any]:
+def _median_text(f: FindingResult, comps: list[Comparison], g: GroupSummary) -> str:
+    """The median ratio, per side value where the sides differ in what the question is about.
+
+    ``stage=compiled`` and ``stage=train_built``, or ``model(x)`` and
+    ``model(x, training=False)``, ask different questions: one median over
+    both would hide either, so each gets its own.
+    """
+    fd = f.finding
+    multi = len(fd.compare) > 1
+
+    def key(c: Comparison) -> str:
+        parts = ([c.benchmark] if multi else []) + [p for p in (c.a_detail, c.b_detail) if p]
+        return ", ".join(parts)
+
+    keys = list(dict.fromkeys(key(c) for c in comps))
+    if len(keys) <= 1:
+        return (f"median time ratio {fd.a}/{fd.b} {g.median_ratio:.3g} ({fmt_pct(pct_faster(g.median_ratio))}; "
+                f"range {g.min_ratio:.3g}–{g.max_ratio:.3g})")
+    parts = []
+    for k in keys:
+        ratios = sorted(c.ci.ratio for c in comps if key(c) == k)
+        med = float(pd.Series(ratios).median())
+        parts.append(f"[{k}] {med:.3g} ({len(ratios)})")
+    return f"median time ratio {fd.a}/{fd.b} per side: " + "; ".join(parts)
+
+
+def group_view(f: FindingResult, g: GroupSummary, comps: list[Comparison] | None = None) -> dict[str, Any]:
     fd = f.finding
     if g.a_faster > g.b_faster and g.a_faster > g.unclear:
         lean = "faster"
@@ -87,17 +117,54 @@ def group_view(f: FindingResult, g: GroupSummary) -> dict[str, Any]:
         lean = "slower"
     else:
         lean = "unclear"
+    comps = comps if comps is not None else [c for c in f.comparisons if c.group == g.group]
     return {
         "group": g.group,
         "target": g.target,
-        "text": f"{fd.a} faster in {g.a_faster}, {fd.b} faster in {g.b_faster}, no clear difference in "
-                f"{g.unclear} (of {g.n}); median time ratio {fd.a}/{fd.b} {g.median_ratio:.3g} "
-                f"({fmt_pct(pct_faster(g.median_ratio))}; range {g.min_ratio:.3g}–{g.max_ratio:.3g})",
+        "text": f"all configurations: {fd.a} faster in {g.a_faster}, {fd.b} faster in {g.b_faster}, no clear "
+                f"difference in {g.unclear} (of {g.n}); {_median_text(f, comps, g)}",
         "lean": lean,
+        "headline": False,
+        "href": "",
     }
 
 
-def finding_view(f: FindingResult) -> dict[str, Any]:
+def headline_views(f: FindingResult, claims: list[ClaimResult]) -> dict[str, list[dict[str, Any]]]:
+    """Per group (cell or cell pair): the seed's own configuration, from the claim that heads this finding."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for result in claims:
+        if result.claim.finding != f.finding.key:
+            continue
+        varying = varying_keys(result)
+        for cell in result.cells:
+            for line in cell.lines:
+                ci = line.comparison.ci
+                label = line_label(line, varying)
+                out.setdefault(cell.name, []).append({
+                    "group": cell.name, "target": cell.target,
+                    "text": f"the seed's configuration ({result.claim.claim.rstrip('.')}"
+                            f"{'; ' + label if label else ''}{'; ' + line.standin if line.standin else ''}): "
+                            f"time ratio {ci.ratio:.3g} (95% CI {ci.low:.3g}–{ci.high:.3g}), "
+                            f"{ratio_words(line, result.claim.a)}: {line.verdict}",
+                    "lean": {"holds": "faster", "reversed": "slower"}.get(line.verdict, "unclear"),
+                    "headline": True, "href": "#claim-" + result.claim.key,
+                })
+    return out
+
+
+def answer_views(f: FindingResult, claims: list[ClaimResult]) -> list[dict[str, Any]]:
+    """Each group's headline (the seed's configuration) first, then its counts over all configurations."""
+    heads = headline_views(f, claims)
+    groups = f.groups
+    known = {g.group for g in groups}
+    out = [h for name, items in heads.items() if name not in known for h in items]
+    for g in groups:
+        out += heads.get(g.group, [])
+        out.append(group_view(f, g))
+    return out
+
+
+def finding_view(f: FindingResult, claims: list[ClaimResult] | None = None) -> dict[str, Any]:
     comps = [comparison_view(f, c) for c in f.comparisons]
     return {
         "key": f.finding.key,
@@ -106,7 +173,7 @@ def finding_view(f: FindingResult) -> dict[str, Any]:
         "a": f.finding.a,
         "b": f.finding.b,
         "note": f.finding.note,
-        "groups": [group_view(f, g) for g in f.groups],
+        "groups": answer_views(f, claims or []),
         "comparisons": comps,
         "benchmarks": " ".join(sorted({c["benchmark"] for c in comps})),
         "notes": f.notes,
@@ -123,26 +190,40 @@ def warnings_for(cells: list[Cell]) -> list[Warning_]:
         elif c.gpu_problem:
             out.append(Warning_("loud", f"{c.gpu_problem}, so the suite stopped it ({c.status}): "
                                         f"{_first(c.reason or (c.results or {}).get('error'))}"))
+    failed: dict[str, list[str]] = {}
     for c in cells:
         if c.status in ("failed", "timeout") and not c.gpu_problem:
             what = "FAILED" if c.status == "failed" else "TIMED OUT"
-            out.append(Warning_("loud", f"Cell {c.name} {what}: {_first(c.reason)} (see Failures)."))
+            failed.setdefault(f"{what}: {_first(c.reason)}", []).append(c.name)
+    for text, names in failed.items():
+        out.append(Warning_("loud", f"{_cells_text(names)} {text} (see Failures)."))
     skipped_gpu = [c for c in cells if c.status == "skipped" and c.target == "gpu"]
     if skipped_gpu:
-        listed = "; ".join(f"{c.name} ({_first(c.reason)})" for c in skipped_gpu)
+        reasons: dict[str, list[str]] = {}
+        for c in skipped_gpu:
+            reasons.setdefault(_first(c.reason), []).append(c.name)
+        listed = "; ".join(f"{', '.join(names)} ({reason})" for reason, names in reasons.items())
         out.append(Warning_("warn", f"GPU cells skipped, so this report has no GPU numbers for them: {listed}."))
+    unstable: list[str] = []
+    limits: set[str] = set()
+    per_warning: dict[str, list[str]] = {}
     for c in cells:
-        unstable = c.unstable_count()
-        if unstable:
+        n = c.unstable_count()
+        if n:
             ok = sum(1 for r in c.records if r.get("status") == "ok")
+            unstable.append(f"{c.name} ({n} of {ok})")
             cv = (c.results or {}).get("config", {}).get("unstable_cv")
-            limit = f"CV {100 * cv:.0f}%" if cv else "the preset's limit"
-            out.append(Warning_("warn", f"{c.name}: {unstable} of {ok} measured variants are UNSTABLE (spread above "
-                                        f"{limit}); their medians cannot resolve small differences (marked ⚠)."))
+            limits.add(f"CV {100 * cv:.0f}%" if cv else "the preset's limit")
         for w in (c.results or {}).get("warnings") or []:
             if "unstable" in w or (c.gpu_problem and "GPU" in w):
                 continue                    # said above
-            out.append(Warning_("warn", f"{c.name}: {w}"))
+            per_warning.setdefault(w, []).append(c.name)
+    if unstable:
+        out.append(Warning_("warn", f"UNSTABLE measured variants (spread above {' or '.join(sorted(limits))}) in "
+                                    f"{len(unstable)} cell{'s' * (len(unstable) != 1)}: {', '.join(unstable)}; "
+                                    "their medians cannot resolve small differences (marked ⚠)."))
+    for w, names in per_warning.items():
+        out.append(Warning_("warn", f"{_cells_text(names)}: {w}"))
     ran = [c for c in cells if c.has_records]
     presets = sorted({c.preset for c in ran})
     if len(presets) > 1:
@@ -156,6 +237,10 @@ def warnings_for(cells: list[Cell]) -> list[Warning_]:
         out.append(Warning_("warn", "Cells ran on different hosts; timings are comparable only within a host: "
                                     + "; ".join(hosts) + "."))
     return out
+
+
+def _cells_text(names: list[str]) -> str:
+    return f"Cell {names[0]}" if len(names) == 1 else f"Cells {', '.join(names)}"
 
 
 def _first(text: Any) -> str:
@@ -279,7 +364,8 @@ def _spread(per_process: list[list[float]]) -> float:
 
 
 def render(cells: list[Cell], df: pd.DataFrame, tables: list[BenchTable], findings: list[FindingResult],
-           baselines: Baselines, generated: str | None = None, agreement: list[str] | None = None) -> str:
+           baselines: Baselines, generated: str | None = None, claims: list[ClaimResult] | None = None,
+           agreement: list[str] | None = None) -> str:
     generated = generated or datetime.datetime.now(datetime.UTC).replace(microsecond=0).isoformat()
     charts = []
     for chart in CHARTS:
@@ -297,7 +383,8 @@ def render(cells: list[Cell], df: pd.DataFrame, tables: list[BenchTable], findin
         js=Markup((HERE / "report.js").read_text(encoding="utf-8")),
         summary={**summary_view(cells, df, baselines, generated), "agreement": agreement or []},
         warnings=warnings_for(cells),
-        findings=[finding_view(f) for f in findings],
+        claims=[claim_view(r) for r in claims or []],
+        findings=[finding_view(f, claims) for f in findings],
         charts=charts,
         tables=tables,
         benchmarks=[t.benchmark for t in tables],

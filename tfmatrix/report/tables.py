@@ -11,6 +11,7 @@ that has it stands in, and the table marks it.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -85,11 +86,25 @@ class Value:
     stand_in: bool = False      # ... standing in for a baseline cell that lacks the variant
 
 
+def row_anchor(variant_id: str) -> str:
+    """The HTML id of a variant's cross-version table row: claims and findings link to it.
+
+    Variant ids hold brackets, commas and '=' (valid in an id, awkward in a
+    URL fragment), so everything but letters, digits, '.', '_' and '-'
+    becomes '_'; the ids stay readable and distinct.
+    """
+    return "row-" + re.sub(r"[^A-Za-z0-9._-]+", "_", variant_id)
+
+
 @dataclass
 class Row:
     id: str
     params: list[str]
     values: list[Value]
+
+    @property
+    def anchor(self) -> str:
+        return row_anchor(self.id)
 
 
 @dataclass

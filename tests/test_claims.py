@@ -1,0 +1,259 @@
+"""Claims: each seed's claim at the seed's own configuration, from hand-made cells with known ratios.
+
+The cells are synthetic (``report_docs``), so every ratio is known: a claim
+must find it at the seed's configuration even where eleven other
+configurations say the opposite, name the exact cell pair seed 000 compared,
+give every verdict word, and write the same rows to claims.csv and
+claims.json as the page shows.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import re
+from pathlib import Path
+
+import pytest
+from report_docs import cell_doc, noisy, parse_html, record, results_doc, write
+
+from tfmatrix.report import build
+from tfmatrix.report.claims import CANNOT, CLAIMS, HOLDS, NOT_A, REVERSED, UNCLEAR, compute_claims, verdict
+from tfmatrix.report.claims_view import ROW_COLUMNS
+from tfmatrix.report.findings import FINDINGS
+from tfmatrix.report.frame import build_frame
+from tfmatrix.report.load import load_dir
+
+GENERATED = "2026-01-02T03:04:05+00:00"
+
+
+def _cell(cells: Path, name: str, tf: str, recs: list[dict], keras: str = "2.3.1", target: str = "cpu",
+          installed: str | None = None) -> None:
+    gpus = ["/physical_device:GPU:0"] if target == "gpu" else None
+    doc = cell_doc(name, tf, results=results_doc(recs, tf=installed or tf + ".0", target=target, gpus=gpus),
+                   target=target)
+    doc["cell"]["keras"]["version"] = keras
+    write(cells, doc)
+
+
+def _claims(cells: Path) -> dict:
+    loaded = load_dir(cells)
+    return {r.claim.key: r for r in compute_claims(build_frame(loaded), loaded)}
+
+
+def _report(cells: Path, out: Path):
+    build(cells, out, generated=GENERATED)
+    html = (out / "index.html").read_text()
+    return html, parse_html(html)
+
+
+def test_the_table_names_real_findings_and_every_seed():
+    keys = [c.key for c in CLAIMS]
+    assert len(keys) == len(set(keys)) >= 13
+    assert {c.seed for c in CLAIMS} == {"000", "001", "002", "003", "004"}
+    findings = {f.key for f in FINDINGS}
+    assert all(c.finding in findings for c in CLAIMS if c.finding)
+    assert all(c.expect in ("a", "b", NOT_A) and c.seed_figure and c.seed_setup and c.seed_size for c in CLAIMS)
+
+
+@pytest.mark.parametrize(("ci", "expect", "word"), [
+    ("a", "a", HOLDS), ("b", "a", REVERSED), ("unclear", "a", UNCLEAR),
+    ("b", "b", HOLDS), ("a", "b", REVERSED), ("unclear", "b", UNCLEAR),
+    ("a", NOT_A, REVERSED), ("b", NOT_A, HOLDS), ("unclear", NOT_A, HOLDS),
+])
+def test_verdict_words(ci, expect, word):
+    assert verdict(ci, expect) == word
+
+
+# -- a 30x effect at the seed's configuration, hidden among eleven unchanged ones ----------
+
+def _inference(model: str, stage: str, api: str, mode: str, t: float, seed: int) -> dict:
+    shape = [32, 4] if model == "tiny" else [8, 40, 16]
+    return record(f"inference.{model}", {"model": model, "batch_shape": shape, "width": 1.0, "path": "predict",
+                                         "stage": stage, "api": api, "mode": mode}, noisy(t, seed=seed), seed="001")
+
+
+def _hidden_effect(cells: Path) -> None:
+    recs, seed = [], 0
+    for model, stages in (("tiny", ("compiled", "train_built")), ("medium", ("compiled",))):
+        for api in ("tf.keras", "keras"):
+            for mode in ("eager", "graph"):
+                base = 0.001 if model == "tiny" else 0.01
+                seed += 1
+                recs.append(_inference(model, "uncompiled", api, mode, base, seed))
+                for stage in stages:
+                    slow = model == "tiny" and api == "tf.keras" and mode == "eager" and stage == "compiled"
+                    seed += 1
+                    recs.append(_inference(model, stage, api, mode, base * (30 if slow else 1), seed))
+    _cell(cells, "tf2.0-keras2.3.1-cpu", "2.0", recs)
+
+
+def test_a_claim_finds_the_effect_that_a_median_over_configurations_hides(tmp_path):
+    _hidden_effect(tmp_path / "cells")
+    result = _claims(tmp_path / "cells")["predict_slower_after_compile"]
+    (cell,) = result.cells
+    assert cell.seed_cell and cell.name == "tf2.0-keras2.3.1-cpu"
+    (line,) = cell.lines                                  # the seed's configuration only: one line
+    assert line.comparison.ci.ratio == pytest.approx(30, rel=0.05)
+    assert line.comparison.ci.low > 25 and line.verdict == HOLDS
+    assert line.size == "batch_shape=32x4"
+    # the finding over all twelve configurations: a median of about 1, but its first line is the seed's
+    html, dom = _report(tmp_path / "cells", tmp_path / "out")
+    art = dom.by_id("finding-predict_after_compile")
+    answers = [" ".join(li.text.split()) for li in art.find("ul", cls="answers").find_all("li")]
+    assert answers[0].startswith("tf2.0-keras2.3.1-cpu: the seed's configuration") and "holds" in answers[0]
+    assert re.search(r"time ratio 3\d\.?\d* \(95% CI", answers[0])
+    assert "all configurations:" in answers[1] and "(of 12)" in answers[1]
+    # no single median over stage=compiled and stage=train_built: one per side
+    assert "[stage=compiled]" in answers[1] and "[stage=train_built]" in answers[1]
+
+
+# -- every verdict word from cells with known ratios -----------------------------------
+
+def _matmul(impl: str, t: float, seed: int, status: str = "ok", reason: str | None = None) -> dict:
+    api = "numpy" if impl == "numpy.dot" else "tf"
+    return record("tensor_ops.matmul", {"impl": impl, "n": 256, "dtype": "float64", "api": api, "mode": "eager"},
+                  noisy(t, seed=seed) if status == "ok" else None, status=status, reason=reason, seed="002")
+
+
+def test_every_verdict_word_per_cell(tmp_path):
+    cells = tmp_path / "cells"
+    _cell(cells, "tf1.15-cpu", "1.15", [_matmul("numpy.dot", 0.01, 1), _matmul(
+        "tf.matmul", 0, 0, status="n/a", reason="TF 1.x graph mode: tf.matmul on tf.constant needs eager")])
+    _cell(cells, "tf2.1-cpu", "2.1", [_matmul("numpy.dot", 0.01, 2), _matmul("tf.matmul", 0.005, 3)])
+    _cell(cells, "tf2.9-cpu", "2.9", [_matmul("numpy.dot", 0.01, 4), _matmul("tf.matmul", 0.02, 5)])
+    _cell(cells, "tf2.15-cpu", "2.15", [_matmul("numpy.dot", 0.01, 6), _matmul("tf.matmul", 0.01, 7)])
+    result = _claims(cells)["tf_matmul_faster_than_np_dot"]
+    by = {c.name: c for c in result.cells}
+    assert [c.name for c in result.cells] == ["tf1.15-cpu", "tf2.1-cpu", "tf2.9-cpu", "tf2.15-cpu"]
+    assert not by["tf1.15-cpu"].lines and "needs eager" in by["tf1.15-cpu"].reason
+    assert [ln.verdict for ln in by["tf2.1-cpu"].lines] == [HOLDS]
+    assert by["tf2.1-cpu"].lines[0].comparison.ci.ratio == pytest.approx(0.5, rel=0.05)
+    assert [ln.verdict for ln in by["tf2.9-cpu"].lines] == [REVERSED]
+    assert [ln.verdict for ln in by["tf2.15-cpu"].lines] == [UNCLEAR]
+    assert any("GPU" in n and "CPU only" in n for n in result.notes)      # the seed's tf.matmul ran on a GPU
+    # the page: one row, every word, a sparkline, links that resolve to table rows
+    html, dom = _report(cells, tmp_path / "out")
+    row = dom.by_id("claim-tf_matmul_faster_than_np_dot")
+    text = " ".join(row.text.split())
+    for word in (HOLDS, REVERSED, UNCLEAR, CANNOT):
+        assert word in text
+    assert "n=256" in text and "n=10000" in text                       # measured size next to the seed's
+    assert row.find_all("svg", cls="spark")
+    ids = {n.attrs["id"] for n in dom.find_all() if "id" in n.attrs}
+    links = [a.attrs["href"] for a in dom.by_id("claims").find_all("a") if a.attrs.get("href", "").startswith("#")]
+    assert links and all(h[1:] in ids for h in links), [h for h in links if h[1:] not in ids]
+    finding_links = [a.attrs["href"] for a in dom.by_id("findings").find_all("a")
+                     if a.attrs.get("href", "").startswith("#row-")]
+    assert finding_links and all(h[1:] in ids for h in finding_links)
+
+
+# -- seed 000: the exact pair of cells -----------------------------------------------------
+
+def _question(api: str, mode: str, t: float, seed: int, model: str = "small", status: str = "ok",
+              reason: str | None = None) -> dict:
+    return record("training.question", {"model": model, "data": "question", "batch_shape": [8, 40, 16],
+                                        "width": 0.125, "loop": "train_on_batch", "input": "numpy", "api": api,
+                                        "mode": mode},
+                  noisy(t, seed=seed) if status == "ok" else None, status=status, reason=reason)
+
+
+def test_tf1_vs_tf2_compares_the_seeds_exact_pair(tmp_path):
+    cells = tmp_path / "cells"
+    no_eager = "standalone keras 2.2.5 builds tf.placeholder graphs and cannot run with TF1 eager execution"
+    for name, tf, keras, graph in (("tf1.14-keras2.2.5-cpu", "1.14", "2.2.5", 0.002),
+                                   ("tf1.15-cpu", "1.15", "2.2.4-tf", 0.004)):
+        _cell(cells, name, tf, [_question("keras", "graph", graph, 1),
+                                _question("keras", "eager", 0, 0, status="n/a", reason=no_eager)], keras=keras)
+    _cell(cells, "tf2.0-keras2.3.1-cpu", "2.0", [_question("keras", "eager", 0.006, 2),
+                                                 _question("keras", "graph", 0.006, 3)])
+    _cell(cells, "tf2.9-cpu", "2.9", [_question("keras", "eager", 0.003, 4), _question("keras", "graph", 0.003, 5)])
+    result = _claims(cells)["tf1_faster_train_on_batch"]
+    names = [c.name for c in result.cells]
+    assert names[0] == "tf2.0-keras2.3.1-cpu vs tf1.14-keras2.2.5-cpu"         # the seed's pair, first
+    assert set(names) == {names[0], "tf2.9-cpu vs tf1.14-keras2.2.5-cpu"}      # TF 2.x only, against TF 1.14
+    head = result.cells[0]
+    assert head.seed_cell and head.lines[0].comparison.ci.ratio == pytest.approx(3.0, rel=0.05)
+    assert head.lines[0].verdict == HOLDS
+    assert result.cells[1].lines[0].verdict == HOLDS and not result.cells[1].seed_cell
+    # the finding compares with the newest TF 1.x cell, but its first lines are the seed's pair
+    html, dom = _report(cells, tmp_path / "out")
+    answers = [" ".join(li.text.split()) for li in dom.by_id("finding-tf2_vs_tf1").find("ul", cls="answers")
+               .find_all("li")]
+    assert answers[0].startswith("tf2.0-keras2.3.1-cpu vs tf1.14-keras2.2.5-cpu: the seed's configuration")
+
+
+def test_no_reference_cell_says_so(tmp_path):
+    _cell(tmp_path / "cells", "tf2.0-keras2.3.1-cpu", "2.0", [_question("keras", "eager", 0.006, 2)])
+    result = _claims(tmp_path / "cells")["tf1_faster_train_on_batch"]
+    assert not result.cells and any("no TF 1.14 + Keras 2.2.5 cell ran" in n for n in result.notes)
+
+
+# -- seed 003: a stand-in where the seed's model cannot exist, and a claim that flips on a GPU ----------
+
+def _xla(model: str, call: str, jit: str, t: float, seed: int, status: str = "ok") -> dict:
+    return record("graphs.xla", {"model": model, "input_shape": [1, 32, 32, 3], "call": call, "jit_compile": jit,
+                                 "api": "tf.keras", "mode": "eager"},
+                  noisy(t, seed=seed) if status == "ok" else None, status=status,
+                  reason="EfficientNetV2S needs tf.keras 2.8+" if status != "ok" else None, seed="003")
+
+
+def test_stand_in_model_and_gpu_expectation(tmp_path):
+    cells = tmp_path / "cells"
+    old = [_xla("efficientnetv2s", c, j, 0, 0, status="n/a") for c, j in
+           (("eager", "none"), ("tf.function", "none"), ("tf.function", "true"))]
+    old += [_xla("mobilenetv2", "eager", "none", 0.05, 1), _xla("mobilenetv2", "tf.function", "none", 0.01, 2),
+            _xla("mobilenetv2", "tf.function", "true", 0.005, 3)]
+    _cell(cells, "tf2.4-cpu", "2.4", old)
+    new = [_xla("efficientnetv2s", "eager", "none", 0.5, 4), _xla("efficientnetv2s", "tf.function", "none", 0.1, 5),
+           _xla("efficientnetv2s", "tf.function", "true", 0.05, 6)]
+    _cell(cells, "tf2.13-cpu", "2.13", new)
+    _cell(cells, "tf2.13-gpu", "2.13", new, target="gpu")
+    claims = _claims(cells)
+    fn = {c.name: c for c in claims["tf_function_speeds_up_forward"].cells}
+    assert fn["tf2.13-cpu"].seed_cell and fn["tf2.13-cpu"].lines[0].standin == ""
+    assert fn["tf2.13-cpu"].lines[0].comparison.ci.ratio == pytest.approx(0.2, rel=0.05)
+    stand = fn["tf2.4-cpu"].lines[0]
+    assert "MobileNetV2" in stand.standin and "tf.keras 2.8+" in stand.standin and stand.verdict == HOLDS
+    xla = {c.name: c for c in claims["xla_slower_on_cpu_faster_on_gpu"].cells}
+    assert xla["tf2.13-cpu"].lines[0].verdict == REVERSED          # XLA 2x faster: the CPU half is reversed
+    assert xla["tf2.13-gpu"].lines[0].verdict == HOLDS             # ... and the GPU half holds
+
+
+# -- claims.csv and claims.json ------------------------------------------------------------------------
+
+def test_csv_and_json_have_the_pages_rows(tmp_path):
+    _hidden_effect(tmp_path / "cells")
+    summary = build(tmp_path / "cells", tmp_path / "out", generated=GENERATED)
+    assert summary.claims_csv == tmp_path / "out" / "claims.csv" and summary.claims_total == len(CLAIMS)
+    with open(tmp_path / "out" / "claims.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    doc = json.loads((tmp_path / "out" / "claims.json").read_text())
+    assert doc["schema"] == "tfmatrix.claims" and doc["columns"] == list(ROW_COLUMNS)
+    assert len(rows) == len(doc["rows"]) and tuple(rows[0]) == ROW_COLUMNS
+    assert [r["claim"] for r in rows] == [r["claim"] for r in doc["rows"]]
+    assert {r["verdict"] for r in rows} <= {HOLDS, REVERSED, UNCLEAR, CANNOT}
+    (seed,) = [r for r in doc["rows"] if r["claim"] == "predict_slower_after_compile"]
+    assert seed["cell"] == "tf2.0-keras2.3.1-cpu" and seed["seed_cell"] is True and seed["verdict"] == HOLDS
+    assert seed["ratio"] == pytest.approx(30, rel=0.05) and seed["ci_low"] < seed["ratio"] < seed["ci_high"]
+    assert seed["size"] == "batch_shape=32x4" and "1000 calls" in seed["seed_size"]
+    (csv_seed,) = [r for r in rows if r["claim"] == "predict_slower_after_compile"]
+    assert float(csv_seed["ratio"]) == pytest.approx(seed["ratio"]) and csv_seed["a_id"] == seed["a_id"]
+    # a claim this cell cannot answer is a row too, with the reason
+    other = [r for r in doc["rows"] if r["claim"] == "tf_matmul_faster_than_np_dot"]
+    assert other and all(r["verdict"] == CANNOT and r["reason"] for r in other)
+    (pair,) = [r for r in doc["rows"] if r["claim"] == "tf1_faster_train_on_batch"]     # no TF 1.14 cell here
+    assert pair["verdict"] == CANNOT and pair["cell"] is None and "TF 1.14 + Keras 2.2.5" in pair["reason"]
+    # the page shows the same rows: one line or one "cannot exist here" per row
+    html, dom = _report(tmp_path / "cells", tmp_path / "out2")
+    lines = len(dom.by_id("claims").find_all("div", cls="cl-line"))
+    cannot = len([s for s in dom.by_id("claims").find_all("span", cls="cl-cannot")])
+    assert lines + cannot == len(rows)
+
+
+def test_claims_section_comes_first(tmp_path):
+    _hidden_effect(tmp_path / "cells")
+    html, dom = _report(tmp_path / "cells", tmp_path / "out")
+    main = dom.find("main")
+    first = next(n for n in main.children if not isinstance(n, str))
+    assert first.attrs.get("id") == "claims"
+    assert html.index('href="#claims"') < html.index('href="#summary"')

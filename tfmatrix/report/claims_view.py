@@ -1,0 +1,176 @@
+"""The claims as the page shows them, and as ``claims.csv`` / ``claims.json`` rows (the same rows).
+
+Pure functions from ``ClaimResult`` records to dicts: the template renders
+the views, ``rows`` feeds both files. Every number comes from the claim's
+``Comparison`` (the findings' ratio and interval); nothing is recomputed here.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections import Counter
+from typing import Any
+
+from markupsafe import Markup
+
+from .charts import SparkPoint, sparkline
+from .claims import CANNOT, HOLDS, REVERSED, UNCLEAR, ClaimCell, ClaimLine, ClaimResult
+from .tables import fmt_seconds, row_anchor
+
+CLAIMS_SCHEMA, CLAIMS_SCHEMA_VERSION = "tfmatrix.claims", 1
+VERDICT_CLASS = {HOLDS: "holds", REVERSED: "reversed", UNCLEAR: "unclear", CANNOT: "cannot"}
+ROW_COLUMNS = ("claim", "seed", "claim_text", "seed_figure", "seed_setup", "seed_size", "seed_device", "rule",
+               "target", "cell", "ref_cell", "seed_cell", "configuration", "a", "b", "a_id", "b_id", "size",
+               "standin", "median_a_s", "median_b_s", "ratio", "ci_low", "ci_high", "verdict", "reason", "unstable")
+
+
+def _config_dict(text: str) -> dict[str, str]:
+    return dict(part.split("=", 1) for part in text.split(", ") if "=" in part)
+
+
+def varying_keys(result: ClaimResult) -> list[str]:
+    """Shared parameters whose values differ between the claim's lines (the rest is the same everywhere)."""
+    configs = [_config_dict(line.comparison.config) for c in result.cells for line in c.lines]
+    keys: list[str] = []
+    for cfg in configs:
+        keys += [k for k in cfg if k not in keys]
+    return [k for k in keys if len({cfg.get(k) for cfg in configs}) > 1]
+
+
+def line_label(line: ClaimLine, varying: list[str]) -> str:
+    cfg = _config_dict(line.comparison.config)
+    parts = [f"{k}={cfg[k]}" for k in varying if k in cfg]
+    parts += [p for p in (line.comparison.a_detail, line.comparison.b_detail) if p]
+    return ", ".join(parts)
+
+
+def ratio_words(line: ClaimLine, a: str) -> str:
+    ci = line.comparison.ci
+    if ci.ratio < 1:
+        return f"{a} {1 / ci.ratio:.3g}× faster"
+    return f"{a} {ci.ratio:.3g}× slower"
+
+
+def line_view(result: ClaimResult, line: ClaimLine, varying: list[str]) -> dict[str, Any]:
+    c, ci = line.comparison, line.comparison.ci
+    return {
+        "label": line_label(line, varying),
+        "size": line.size,
+        "ratio": f"{ci.ratio:.3g}",
+        "ci": f"{ci.low:.3g}–{ci.high:.3g}",
+        "words": ratio_words(line, result.claim.a),
+        "times": f"{fmt_seconds(c.median_a)} vs {fmt_seconds(c.median_b)}",
+        "verdict": line.verdict,
+        "verdict_class": VERDICT_CLASS[line.verdict],
+        "a_href": "#" + row_anchor(c.a_id),
+        "b_href": "#" + row_anchor(c.b_id),
+        "standin": line.standin,
+        "unstable": c.unstable,
+    }
+
+
+def cell_view(result: ClaimResult, cell: ClaimCell, varying: list[str]) -> dict[str, Any]:
+    return {
+        "name": cell.name,
+        "target": cell.target,
+        "seed_cell": cell.seed_cell,
+        "lines": [line_view(result, line, varying) for line in cell.lines],
+        "reason": cell.reason,
+    }
+
+
+def trend_svgs(result: ClaimResult, varying: list[str]) -> list[dict[str, Any]]:
+    """One sparkline per target: each configuration's ratio across the cells, in TF order."""
+    out = []
+    for target in result.measured_targets:
+        here = [c for c in result.cells if c.target == target]
+        xs = [c.cell.name for c in here]
+        series: dict[str, list[SparkPoint]] = {}
+        for i, c in enumerate(here):
+            for line in c.lines:
+                ci = line.comparison.ci
+                label = line_label(line, varying)
+                tip = (f"{c.name}{': ' + label if label else ''}: time ratio {ci.ratio:.3g} "
+                       f"(95% CI {ci.low:.3g}–{ci.high:.3g}), {line.verdict}")
+                series.setdefault(label + line.standin, []).append(SparkPoint(i, ci.ratio, line.verdict, tip))
+        title = f"{result.claim.key} {target.upper()}"
+        out.append({"target": target, "svg": Markup(sparkline(title, xs, list(series.values())))})
+    return out
+
+
+def tally(result: ClaimResult) -> str:
+    """"holds 3, reversed 1, no clear difference 2, cannot exist here 4": lines and cells, never a median."""
+    counts = Counter(line.verdict for c in result.cells for line in c.lines)
+    counts[CANNOT] = sum(1 for c in result.cells if not c.lines)
+    return ", ".join(f"{v} {counts[v]}" for v in (HOLDS, REVERSED, UNCLEAR, CANNOT) if counts[v])
+
+
+def claim_view(result: ClaimResult) -> dict[str, Any]:
+    claim = result.claim
+    varying = varying_keys(result)
+    return {
+        "key": claim.key,
+        "anchor": "claim-" + claim.key,
+        "seed": claim.seed,
+        "claim": claim.claim,
+        "a": claim.a,
+        "b": claim.b,
+        "seed_figure": claim.seed_figure,
+        "seed_setup": claim.seed_setup,
+        "seed_size": claim.seed_size,
+        "rule": claim.rule(),
+        "finding": claim.finding,
+        "cells": [cell_view(result, c, varying) for c in result.headline()],
+        "trends": trend_svgs(result, varying),
+        "tally": tally(result),
+        "notes": result.notes,
+    }
+
+
+def rows(results: list[ClaimResult]) -> list[dict[str, Any]]:
+    """``claims.csv`` / ``claims.json``: one row per claim x cell x configuration, or per cell without one."""
+    out: list[dict[str, Any]] = []
+    for result in results:
+        claim = result.claim
+        base = {"claim": claim.key, "seed": claim.seed, "claim_text": claim.claim, "seed_figure": claim.seed_figure,
+                "seed_setup": claim.seed_setup, "seed_size": claim.seed_size, "seed_device": claim.seed_device,
+                "rule": claim.rule(), "a": claim.a, "b": claim.b}
+        if not result.cells:            # not one cell could hold it (no reference cell, no cell ran)
+            out.append(_row(dict(base, verdict=CANNOT, reason=" ".join(result.notes) or "no cell ran")))
+        for cell in result.headline():
+            where = dict(base, target=cell.target, cell=cell.cell.name, ref_cell=cell.ref.name if cell.ref else "",
+                         seed_cell=cell.seed_cell)
+            if not cell.lines:
+                out.append(_row(dict(where, verdict=CANNOT, reason=cell.reason)))
+            for line in cell.lines:
+                c, ci = line.comparison, line.comparison.ci
+                out.append(_row(dict(where, configuration=c.config, a=_side(claim.a, c.a_detail),
+                                     b=_side(claim.b, c.b_detail), a_id=c.a_id, b_id=c.b_id, size=line.size,
+                                     standin=line.standin, median_a_s=c.median_a, median_b_s=c.median_b,
+                                     ratio=ci.ratio, ci_low=ci.low, ci_high=ci.high, verdict=line.verdict,
+                                     unstable=c.unstable)))
+    return out
+
+
+def _side(label: str, detail: str) -> str:
+    return f"{label} [{detail}]" if detail else label
+
+
+def _row(values: dict[str, Any]) -> dict[str, Any]:
+    return {k: values.get(k, "") for k in ROW_COLUMNS}
+
+
+def to_csv(table: list[dict[str, Any]]) -> str:
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=list(ROW_COLUMNS), lineterminator="\n")
+    writer.writeheader()
+    for row in table:
+        writer.writerow({k: (f"{v:.9g}" if isinstance(v, float) else v) for k, v in row.items()})
+    return buf.getvalue()
+
+
+def to_json(table: list[dict[str, Any]]) -> str:
+    doc = {"schema": CLAIMS_SCHEMA, "schema_version": CLAIMS_SCHEMA_VERSION, "columns": list(ROW_COLUMNS),
+           "rows": [{k: (None if v == "" else v) for k, v in row.items()} for row in table]}
+    return json.dumps(doc, indent=1) + "\n"
