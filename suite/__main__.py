@@ -55,7 +55,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .registry import customized
     from .run import run
 
-    preset = customized(PRESETS[args.preset], repeats=args.repeats, processes=args.processes)
+    preset = customized(PRESETS[args.preset], repeats=args.repeats, processes=args.processes, window=args.window)
     return run(preset, args.only, args.out, _cell_from(args))
 
 
@@ -77,6 +77,8 @@ def main(argv: Optional[List[str]] = None) -> int:
             sp.add_argument("--runner", help="runner recorded in the results")
             sp.add_argument("--repeats", type=_positive, help="samples per process (overrides the preset)")
             sp.add_argument("--processes", type=_positive, help="fresh processes per variant (overrides the preset)")
+            sp.add_argument("--window", type=_positive,
+                            help="variants sampled round robin together (1: one after the other; overrides the preset)")
     args = p.parse_args(argv)
     if args.command == "list":
         return cmd_list(args)

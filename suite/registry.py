@@ -45,7 +45,8 @@ class Preset:
 PRESETS: Dict[str, Preset] = {
     "quick": Preset(
         "quick",
-        Budget(warmup=1, repeats=5, min_repeats=3, target_time=0.02, max_number=2000, max_time=1.5),
+        Budget(warmup=1, repeats=5, min_repeats=3, target_time=0.02, max_number=2000, max_time=1.5,
+               max_repeats=15, ci=0.02),
         processes=1,
         timeout=180.0,
         unstable_cv=0.10,
@@ -53,7 +54,8 @@ PRESETS: Dict[str, Preset] = {
     ),
     "standard": Preset(
         "standard",
-        Budget(warmup=3, repeats=7, min_repeats=3, target_time=0.2, max_number=20000, max_time=12.0),
+        Budget(warmup=3, repeats=7, min_repeats=3, target_time=0.2, max_number=20000, max_time=12.0,
+               max_repeats=25, ci=0.01),
         processes=2,
         timeout=900.0,
         unstable_cv=0.05,
@@ -61,7 +63,8 @@ PRESETS: Dict[str, Preset] = {
     ),
     "full": Preset(
         "full",
-        Budget(warmup=5, repeats=10, min_repeats=5, target_time=0.5, max_number=50000, max_time=60.0),
+        Budget(warmup=5, repeats=10, min_repeats=5, target_time=0.5, max_number=50000, max_time=60.0,
+               max_repeats=40, ci=0.01),
         processes=3,
         timeout=3600.0,
         unstable_cv=0.05,
@@ -80,14 +83,18 @@ def preset_from_json(text: str) -> Preset:
     return Preset(**data)
 
 
-def customized(preset: Preset, repeats: Optional[int] = None, processes: Optional[int] = None) -> Preset:
-    """``preset`` with the repeat count and/or process count a cell asks for."""
+def customized(preset: Preset, repeats: Optional[int] = None, processes: Optional[int] = None,
+               window: Optional[int] = None) -> Preset:
+    """``preset`` with the repeat count, process count and/or window size asked for."""
     if repeats is not None:
-        budget = dataclasses.replace(preset.budget, repeats=repeats,
+        # an explicit count is a fixed count: no adaptive stopping beyond it
+        budget = dataclasses.replace(preset.budget, repeats=repeats, max_repeats=repeats,
                                      min_repeats=min(preset.budget.min_repeats, repeats))
         preset = dataclasses.replace(preset, budget=budget)
     if processes is not None:
         preset = dataclasses.replace(preset, processes=processes)
+    if window is not None:
+        preset = dataclasses.replace(preset, window=window)
     return preset
 
 
