@@ -63,6 +63,11 @@ def estimate(cells: Sequence[Any], request: RunRequest, reports_dir: Path) -> fl
     return total
 
 
+def cold_estimate(cells: Sequence[Any]) -> float:
+    """Seconds a first run of ``cells`` may take here (nothing built, no earlier results), by preset."""
+    return sum(ESTIMATE_RUN_S.get(c.preset, 600.0) + ESTIMATE_SETUP_S for c in cells)
+
+
 def execute(cells: Sequence[Any], runner: Any, request: RunRequest, reports_dir: Path, *, redo: bool = True,
             console: Console | None = None) -> list[CellOutcome]:
     """Run ``cells`` one after another; every cell ends with a results file."""

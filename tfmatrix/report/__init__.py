@@ -16,10 +16,10 @@ from ..results import write_text_atomic
 from .findings import FINDINGS, compute_all
 from .frame import build_frame, to_csv
 from .html import render, warnings_for
-from .load import load_dir
+from .load import Refused, load_dir
 from .tables import build_tables, resolve_baselines
 
-__all__ = ["Summary", "build"]
+__all__ = ["Refused", "Summary", "build"]
 
 
 @dataclass
@@ -35,6 +35,7 @@ class Summary:
     findings_total: int
     baseline: str
     warnings: list[str] = field(default_factory=list)     # the loud ones
+    refused: list[Refused] = field(default_factory=list)  # files in the cells directory that could not be read
 
     def line(self) -> str:
         counts = ", ".join(f"{n} {s}" for s, n in sorted(self.statuses.items()))
@@ -43,6 +44,9 @@ class Summary:
         if self.warnings:
             n = len(self.warnings)
             text += f"; {n} warning{'s' * (n != 1)}: " + " | ".join(self.warnings)
+        if self.refused:
+            n = len(self.refused)
+            text += f"; {n} cell file{'s' * (n != 1)} refused (listed under Failures)"
         return text
 
 
@@ -52,18 +56,21 @@ def build(cells_dir: Path, out_dir: Path, baseline: str | None = None, *, baseli
 
     ``baseline`` names the cell every table colours against (default: the
     oldest cell of each target); ``baseline_source`` says where that name
-    came from in error messages (e.g. "matrix.toml: baseline"). Raises
-    ``UserError`` for a cell file that cannot be read (named in the message)
-    or a baseline that is not a cell with results. ``generated`` fixes the
+    came from in error messages (e.g. "matrix.toml: baseline"). A cell file
+    that cannot be read is left out and listed (``Summary.refused``, and the
+    page's Failures section): one bad file never blocks the others' report.
+    Raises ``UserError`` when no cell file can be read or the baseline is not
+    a cell with results. ``generated`` fixes the
     timestamp shown (tests); default now.
     """
     cells_dir, out_dir = Path(cells_dir), Path(out_dir)
-    cells = load_dir(cells_dir)
+    loaded = load_dir(cells_dir)
+    cells = loaded.cells
     baselines = resolve_baselines(cells, baseline, baseline_source)
     df = build_frame(cells)
     tables = build_tables(df, cells, baselines)
     results = compute_all(df, cells, FINDINGS)
-    page = render(cells, df, tables, results, baselines, generated)
+    page = render(cells, df, tables, results, baselines, generated, refused=loaded.refused)
     html_path, csv_path = out_dir / "index.html", out_dir / "results.csv"
     write_text_atomic(csv_path, to_csv(df))
     write_text_atomic(html_path, page)
@@ -71,5 +78,5 @@ def build(cells_dir: Path, out_dir: Path, baseline: str | None = None, *, baseli
         html=html_path, csv=csv_path, cells=len(cells), statuses=dict(Counter(c.status for c in cells)),
         variants=len(df), findings_answered=sum(1 for r in results if r.comparisons), findings_total=len(results),
         baseline=baselines.describe(),
-        warnings=[w.text for w in warnings_for(cells) if w.level == "loud"],
+        warnings=[w.text for w in warnings_for(cells) if w.level == "loud"], refused=loaded.refused,
     )

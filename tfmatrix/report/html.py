@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime
 import math
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from markupsafe import Markup
 from .. import __version__
 from .charts import chart_html
 from .findings import CHARTS, Comparison, FindingResult, GroupSummary, chart_data
-from .load import Cell
+from .load import Cell, Refused
 from .stats import pct_faster
 from .tables import Baselines, BenchTable, fmt_seconds
 
@@ -154,6 +155,16 @@ def warnings_for(cells: list[Cell]) -> list[Warning_]:
     return out
 
 
+def refused_warnings(refused: Sequence[Refused]) -> list[Warning_]:
+    """One loud line when cell files were left out: the report is missing cells the user ran."""
+    if not refused:
+        return []
+    names = ", ".join(r.path.name for r in refused)
+    n = len(refused)
+    return [Warning_("loud", f"{n} cell file{'s' * (n != 1)} could not be read and {'are' if n != 1 else 'is'} "
+                             f"left out of this report: {names} (see Failures).")]
+
+
 def _first(text: Any) -> str:
     lines = str(text or "").strip().splitlines()
     return lines[0] if lines else "no reason recorded"
@@ -252,7 +263,7 @@ def summary_view(cells: list[Cell], df: pd.DataFrame, baselines: Baselines, gene
 
 
 def render(cells: list[Cell], df: pd.DataFrame, tables: list[BenchTable], findings: list[FindingResult],
-           baselines: Baselines, generated: str | None = None) -> str:
+           baselines: Baselines, generated: str | None = None, refused: Sequence[Refused] = ()) -> str:
     generated = generated or datetime.datetime.now(datetime.UTC).replace(microsecond=0).isoformat()
     charts = []
     for chart in CHARTS:
@@ -269,7 +280,7 @@ def render(cells: list[Cell], df: pd.DataFrame, tables: list[BenchTable], findin
         css=Markup((HERE / "report.css").read_text(encoding="utf-8")),
         js=Markup((HERE / "report.js").read_text(encoding="utf-8")),
         summary=summary_view(cells, df, baselines, generated),
-        warnings=warnings_for(cells),
+        warnings=warnings_for(cells) + refused_warnings(refused),
         findings=[finding_view(f) for f in findings],
         charts=charts,
         tables=tables,
@@ -279,4 +290,5 @@ def render(cells: list[Cell], df: pd.DataFrame, tables: list[BenchTable], findin
         failed=[c for c in cells if c.status in ("failed", "timeout")],
         skipped=[c for c in cells if c.status == "skipped"],
         variant_errors=variant_errors(cells),
+        refused=list(refused),
     )
