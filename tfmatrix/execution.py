@@ -18,7 +18,17 @@ from rich.console import Console
 
 from .errors import UserError
 from .progress import Progress, fmt_duration
-from .results import CellOutcome, cell_document, cell_paths, load_cell, reusable, suite_fingerprint, write_json_atomic
+from .results import (
+    CellOutcome,
+    cell_document,
+    cell_paths,
+    complete,
+    load_cell,
+    reusable,
+    suite_fingerprint,
+    with_attempt,
+    write_json_atomic,
+)
 from .runners.common import CellLog, RunRequest
 
 RUNNERS = ("auto", "docker", "venv")
@@ -110,14 +120,18 @@ def _one_cell(cell: Any, index: int, runner: Any, request: RunRequest, reports_d
             progress.finish_cell("ok", "kept the results of %s (use --redo to run again)" % earlier["finished"], 0)
             return CellOutcome(cell.name, "ok", None, earlier.get("runner") or {}, earlier.get("timings") or {},
                                earlier.get("results"), earlier.get("log_tail", ""), kept=True)
+    earlier = load_cell(json_path)
     log = CellLog(log_path, progress)
+    attempt_log = log_path.with_name(cell.name + ".attempt.log")
+    kept_log = False
     try:
         try:
             outcome = runner.run_cell(cell, request, log, progress)
         except KeyboardInterrupt:
             log("interrupted")
-            write_json_atomic(json_path, cell_document(cell.to_dict(), CellOutcome(
-                cell.name, "failed", "interrupted", {"name": runner.name}, {}, None, log.tail()), asked))
+            kept_log = _record(json_path, cell.to_dict(), CellOutcome(
+                cell.name, "failed", "interrupted", {"name": runner.name}, {}, None, log.tail()), asked, earlier,
+                attempt_log)
             raise
         except Exception as e:  # a bug or an engine failure: this cell fails, the others go on
             import traceback
@@ -126,8 +140,26 @@ def _one_cell(cell: Any, index: int, runner: Any, request: RunRequest, reports_d
             outcome = CellOutcome(cell.name, "failed", "%s: %s" % (type(e).__name__, e), {"name": runner.name}, {},
                                   None, log.tail())
         outcome.timings["total_s"] = time.monotonic() - t0
-        write_json_atomic(json_path, cell_document(cell.to_dict(), outcome, asked))
+        kept_log = _record(json_path, cell.to_dict(), outcome, asked, earlier, attempt_log)
     finally:
-        log.close()
-    progress.finish_cell(outcome.status, outcome.reason, time.monotonic() - t0)
+        log.close(attempt_log if kept_log else None)
+    reason = outcome.reason
+    if kept_log:
+        reason = "%s; kept the results of %s" % (reason, earlier["finished"] if earlier else "?")
+    progress.finish_cell(outcome.status, reason, time.monotonic() - t0)
     return outcome
+
+
+def _record(json_path: Path, cell: dict[str, Any], outcome: CellOutcome, asked: dict[str, Any],
+            earlier: dict[str, Any] | None, attempt_log: Path) -> bool:
+    """Write the cell's file; True when an earlier complete result was kept instead (the attempt beside it).
+
+    A failed, timed-out, skipped or interrupted attempt never replaces a cell's
+    last complete results: they stay, with ``last_attempt`` saying what happened.
+    """
+    if outcome.status != "ok" and complete(earlier):
+        assert earlier is not None
+        write_json_atomic(json_path, with_attempt(earlier, outcome, attempt_log.name))
+        return True
+    write_json_atomic(json_path, cell_document(cell, outcome, asked))
+    return False

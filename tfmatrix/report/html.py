@@ -124,6 +124,10 @@ def warnings_for(cells: list[Cell]) -> list[Warning_]:
         if c.status in ("failed", "timeout") and not c.gpu_problem:
             what = "FAILED" if c.status == "failed" else "TIMED OUT"
             out.append(Warning_("loud", f"Cell {c.name} {what}: {_first(c.reason)} (see Failures)."))
+    for c in cells:
+        if c.attempt_note:
+            out.append(Warning_("warn", f"Cell {c.name}: {c.attempt_note} (the attempt's log: "
+                                        f"{(c.last_attempt or {}).get('log') or '?'})."))
     skipped_gpu = [c for c in cells if c.status == "skipped" and c.target == "gpu"]
     if skipped_gpu:
         listed = "; ".join(f"{c.name} ({_first(c.reason)})" for c in skipped_gpu)

@@ -58,6 +58,16 @@ class Cell:
     gpu_problem: str | None = None    # a GPU cell whose results show no GPU
     log_tail: str = ""
     order: int = 0                    # position in the report's cell order
+    last_attempt: dict[str, Any] | None = None   # a later run that failed; these are the results it kept
+
+    @property
+    def attempt_note(self) -> str | None:
+        """ "last attempt failed (interrupted) on <date>, showing the results of <date>", or None."""
+        a = self.last_attempt
+        if not a:
+            return None
+        return (f"last attempt {a.get('status') or 'failed'} ({a.get('reason') or 'no reason recorded'}) on "
+                f"{a.get('finished') or '?'}, showing the results of {self.finished or '?'}")
 
     @property
     def records(self) -> list[dict[str, Any]]:
@@ -339,4 +349,5 @@ def describe(doc: dict[str, Any], path: Path) -> Cell:
         gpus_visible=gpus,
         gpu_problem=problem,
         log_tail=log_tail,
+        last_attempt=doc.get("last_attempt") or None,
     )
