@@ -371,8 +371,11 @@ def cmd_base_images(args: argparse.Namespace) -> int:
     if client is None:
         raise UserError("base-images: no Docker engine answers (start dockerd, or check DOCKER_HOST)")
     upstream = sorted({c.base.upstream for c in cells if bases.buildable_python(c.base.upstream)})
+    from .lock import command_line, run_lock
+
     try:
-        built = bases.ensure_for(client, upstream, log=(print if args.verbose else (lambda line: None)))
+        with run_lock(paths.BUILD_DIR / "run.lock", command_line()):   # never build an image twice at once
+            built = bases.ensure_for(client, upstream, log=(print if args.verbose else (lambda line: None)))
     except bases.BaseImageError as e:
         raise UserError(f"base-images: {e}") from None
     for up, local in built.items():
