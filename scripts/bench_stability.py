@@ -59,7 +59,7 @@ def run_matrix(reports: Path, args: argparse.Namespace) -> float:
 
 
 def overhead_ns(cells_dir: Path) -> list[float]:
-    df = build_frame(load_dir(cells_dir))
+    df = build_frame(load_dir(cells_dir).cells)
     rows = df[(df["benchmark"] == "selfcheck.overhead") & (df["status"] == "ok")]
     return [float(m) * 1e9 for m in rows["median"]]
 
@@ -83,7 +83,7 @@ def attribution(run1: Path, run2: Path) -> list[str]:
     from tfmatrix.report import findings
     from tfmatrix.report.stats import ratio_ci
 
-    cells1, cells2 = load_dir(run1), load_dir(run2)
+    cells1, cells2 = load_dir(run1).cells, load_dir(run2).cells
     df1, df2 = build_frame(cells1), build_frame(cells2)
     ok1 = {(r["cell"], r["id"]): r for _, r in df1[df1["status"] == "ok"].iterrows()}
     ok2 = {(r["cell"], r["id"]): r for _, r in df2[df2["status"] == "ok"].iterrows()}

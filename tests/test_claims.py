@@ -36,7 +36,7 @@ def _cell(cells: Path, name: str, tf: str, recs: list[dict], keras: str = "2.3.1
 
 
 def _claims(cells: Path) -> dict:
-    loaded = load_dir(cells)
+    loaded = load_dir(cells).cells
     return {r.claim.key: r for r in compute_claims(build_frame(loaded), loaded)}
 
 

@@ -127,3 +127,75 @@ def test_second_run_does_not_rebuild_and_finished_cells_are_kept(docker_run, tmp
     # ... but not for a different request.
     other = tfmatrix("matrix", "--only", "tf1.15-cpu", "--bench", "selfcheck*", "--repeats", "3", *args)
     assert other.returncode == 0 and "kept the results" not in other.stderr
+
+
+def _interrupt_when_running(client, args, cell, sig):
+    """Start ``python -m tfmatrix ARGS``, send ``sig`` once ``cell``'s container runs; (exit code, stderr)."""
+    import subprocess
+    import sys
+
+    from e2e import ROOT
+
+    proc = subprocess.Popen([sys.executable, "-m", "tfmatrix", *args], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 1800
+    try:
+        while time.monotonic() < deadline and proc.poll() is None:
+            running = client.containers.list(filters={"label": f"{docker_runner.RUN_LABEL}={cell}"})
+            if running:
+                time.sleep(1.0)               # mid-cell: the suite is importing TensorFlow or measuring
+                proc.send_signal(sig)
+                break
+            time.sleep(0.2)
+        _out, err = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    return proc.returncode, err
+
+
+def _leftovers(cells_dir):
+    return sorted(p.name for p in cells_dir.iterdir() if p.name.endswith(".partial") or p.name.startswith(".tmp-"))
+
+
+@pytest.mark.parametrize("sig_name", ["SIGINT", "SIGTERM"])
+def test_an_interrupted_matrix_keeps_finished_cells_leaves_nothing_behind_and_resumes(client, docker_run, tmp_path,
+                                                                                       sig_name):
+    """Issue 12's done-when, with real Docker: Ctrl-C (SIGINT) or SIGTERM mid-cell leaves no container and no
+    half-written cell file, keeps every finished cell and the results an attempt did not replace, and the
+    next `matrix` run does only what is missing."""
+    import signal
+
+    sig = getattr(signal, sig_name)
+    reports = tmp_path / "reports"
+    cells_dir = reports / "cells"
+    args = ["matrix", "--matrix", str(DOCKER_MATRIX), "--runner", "docker", "--reports", str(reports),
+            "--only", "tf1.15-cpu", "--only", "tf2.21-keras3-cpu", "--bench", "selfcheck*"]
+    code, err = _interrupt_when_running(client, args, "tf2.21-keras3-cpu", sig)
+    assert code == 130 and "Traceback" not in err, err[-3000:]
+    assert docker_runner.leftover_containers(client) == []
+    assert _leftovers(cells_dir) == []
+    docs = cell_docs(reports)
+    assert docs["tf1.15-cpu"]["status"] == "ok"                                   # finished before: kept
+    assert (docs["tf2.21-keras3-cpu"]["status"], docs["tf2.21-keras3-cpu"]["reason"]) == ("failed", "interrupted")
+
+    resumed = tfmatrix(*args)                                                      # the next run resumes
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert "kept the results" in resumed.stderr
+    docs = cell_docs(reports)
+    assert docs["tf2.21-keras3-cpu"]["status"] == "ok"
+    complete = docs["tf2.21-keras3-cpu"]
+
+    # A re-run of a cell with complete results, interrupted: the results stay, the attempt is recorded beside them.
+    again = ["cell", "tf2.21-keras3-cpu", "--matrix", str(DOCKER_MATRIX), "--runner", "docker", "--reports",
+             str(reports), "--only", "selfcheck*"]
+    code, err = _interrupt_when_running(client, again, "tf2.21-keras3-cpu", sig)
+    assert code == 130 and "Traceback" not in err, err[-3000:]
+    assert docker_runner.leftover_containers(client) == [] and _leftovers(cells_dir) == []
+    kept = cell_docs(reports)["tf2.21-keras3-cpu"]
+    attempt = kept.pop("last_attempt")
+    assert kept == complete and attempt["reason"] == "interrupted"
+    assert (cells_dir / "tf2.21-keras3-cpu.attempt.log").is_file()
+    report = tfmatrix("report", "--cells", str(cells_dir), "--out", str(reports), "--matrix", str(DOCKER_MATRIX))
+    assert report.returncode == 0
+    assert f"showing the results of {complete['finished']}" in (reports / "index.html").read_text()

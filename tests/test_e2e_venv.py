@@ -39,7 +39,8 @@ def test_venv_runner_produces_results_for_old_and_new_tf(venv_cell, name):
 
 def test_gpu_cell_is_skipped_by_the_venv_runner(tmp_path):
     proc = tfmatrix("cell", "tf1.15-gpu", "--runner", "venv", "--reports", str(tmp_path))
-    assert proc.returncode == 0                    # skipped is not failed
+    assert proc.returncode == 1                    # the one cell asked for did not run: say so, last
+    assert proc.stderr.strip().splitlines()[-1].startswith("tfmatrix: error: cell tf1.15-gpu was skipped, nothing ran")
     doc = cell_docs(tmp_path)["tf1.15-gpu"]
     assert doc["status"] == "skipped" and "CPU cells only" in doc["reason"]
     assert doc["results"] is None and (tmp_path / "index.html").is_file()

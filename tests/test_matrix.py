@@ -101,16 +101,23 @@ def test_unknown_tf_release_and_patch(error_of: ErrorOf) -> None:
     assert error_of('[[cell]]\n').startswith(f"{M}: cell[0]: key 'tf': missing;")
 
 
-def test_unsupported_python_is_an_error_unless_allowed(error_of: ErrorOf, load_snippet: Snippet) -> None:
+def test_python_without_a_wheel_is_an_error_even_when_allowed(error_of: ErrorOf) -> None:
     body = '[[cell]]\ntf = "1.15"\npython = "3.8"\n'
+    message = (f"{M}: cell[0]: key 'python': TF 1.15 has wheels for Python 3.6, 3.7 only, not 3.8 "
+               "(allow_untested does not change that); use one of those")
+    assert error_of(body) == message
+    assert error_of(body + "allow_untested = true\n") == message
+
+
+def test_untested_keras_pairing_is_an_error_unless_allowed(error_of: ErrorOf, load_snippet: Snippet) -> None:
+    body = '[[cell]]\ntf = "1.15"\nkeras = "2.4.3"\n'
     assert error_of(body) == (
-        f"{M}: cell[0]: key 'python': TF 1.15 supports Python 3.6, 3.7, not 3.8; "
-        "use one of those or set allow_untested = true")
+        f"{M}: cell[0]: key 'keras': standalone Keras 2.4.3 is not known to pair with TF 1.15 (known: 2.2.5, 2.3.1); "
+        "use a known pairing or set allow_untested = true")
     cell = one(load_snippet, body + "allow_untested = true\n")
-    warning = (f"{M}: cell[0]: key 'python': TF 1.15 supports Python 3.6, 3.7, not 3.8 "
-               "(allowed by allow_untested = true)")
-    assert cell.untested == (warning,) and cell.python == "3.8" and cell.allow_untested
-    assert cell.base.upstream == "python:3.8-slim-bookworm"
+    warning = (f"{M}: cell[0]: key 'keras': standalone Keras 2.4.3 is not known to pair with TF 1.15 "
+               "(known: 2.2.5, 2.3.1) (allowed by allow_untested = true)")
+    assert cell.untested == (warning,) and cell.keras.version == "2.4.3" and cell.allow_untested
 
 
 def test_python_older_than_the_suite_is_always_an_error(error_of: ErrorOf) -> None:
@@ -175,7 +182,6 @@ def test_duplicate_names(error_of: ErrorOf) -> None:
 @pytest.mark.parametrize("body", [
     "",
     "# nothing but a comment\n[matrix]\npreset = \"quick\"\n",
-    '[[product]]\ntf = ["1.15"]\nexclude = [{ tf = "1.15" }]\n',
 ])  # fmt: skip
 def test_empty_matrix(error_of: ErrorOf, body: str) -> None:
     assert error_of(body) == f"{M}: the matrix has no cells; add a [[cell]] or [[product]] table"

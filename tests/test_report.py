@@ -116,7 +116,7 @@ def test_newer_schema_is_refused_naming_the_file(tmp_path):
     doc["schema_version"] = 99
     path = write(tmp_path / "cells", doc)
     with pytest.raises(UserError) as e:
-        load_dir(tmp_path / "cells")
+        load_file(path)
     msg = str(e.value)
     assert str(path) in msg and "schema_version 99 is newer" in msg and "\n" not in msg
 
@@ -135,10 +135,12 @@ def test_foreign_and_broken_files_are_refused(tmp_path):
     cells.mkdir()
     (cells / "notes.json").write_text(json.dumps({"schema": "something.else"}))
     with pytest.raises(UserError, match=r"notes.json: not a tfmatrix cell file \(schema 'something.else'"):
+        load_file(cells / "notes.json")
+    with pytest.raises(UserError, match=r"none of its 1 cell files can be read: .*notes.json: not a tfmatrix"):
         load_dir(cells)
     (cells / "notes.json").write_text("{half")
     with pytest.raises(UserError, match=r"notes.json: not valid JSON"):
-        load_dir(cells)
+        load_file(cells / "notes.json")
     (cells / "notes.json").unlink()
     with pytest.raises(UserError, match="no cell results"):
         load_dir(cells)
@@ -149,21 +151,21 @@ def test_foreign_and_broken_files_are_refused(tmp_path):
 def test_ok_cell_with_invalid_results_is_refused(tmp_path):
     doc = _one_cell(tmp_path)
     del doc["results"]["records"][0]["samples"]
-    write(tmp_path / "cells", doc)
+    path = write(tmp_path / "cells", doc)
     with pytest.raises(UserError, match=r"suite results do not match schema tfmatrix.results v1: .*samples"):
-        load_dir(tmp_path / "cells")
+        load_file(path)
 
 
 def test_bare_suite_results_are_read_as_a_cell(tmp_path):
     res = results_doc([record("training.question", training_params(), noisy(0.002))], tf="2.15.1")
     write(tmp_path / "cells", res, "tf2.15-local.json")
-    (cell,) = load_dir(tmp_path / "cells")
+    (cell,) = load_dir(tmp_path / "cells").cells
     assert cell.name == "tf2.15-local" and cell.status == "ok" and cell.tf == "2.15.1" and cell.target == "cpu"
 
 
 def test_cells_are_ordered_by_tf_version_not_file_name(tmp_path):
     synthetic_matrix(tmp_path / "cells")
-    names = [c.name for c in load_dir(tmp_path / "cells")]
+    names = [c.name for c in load_dir(tmp_path / "cells").cells]
     assert names == ["tf1.15-cpu", "tf2.0-cpu", "tf2.0-gpu", "tf2.9-cpu", "tf2.10-cpu", "tf2.10-gpu"]
 
 
@@ -176,7 +178,7 @@ def test_frame_has_one_row_per_cell_and_variant_with_medians_from_samples(tmp_pa
     rec = doc["results"]["records"][0]
     rec["stats"]["median"] = 123.0          # a wrong summary must not leak into the report
     paths["tf2.0"].write_text(json.dumps(doc))
-    cells = load_dir(tmp_path / "cells")
+    cells = load_dir(tmp_path / "cells").cells
     df = build_frame(cells)
     assert len(df) == sum(len(c.records) for c in cells) == 18
     assert not df.duplicated(["cell", "id"]).any()
@@ -457,7 +459,7 @@ def test_real_cells_claims(real_cells, tmp_path):
     """Every claim answered per real CPU cell, or marked cannot-exist with a reason; the seed's 001 cell holds."""
     from tfmatrix.report.claims import CANNOT, CLAIMS, HOLDS, compute_claims
 
-    cells = load_dir(real_cells)
+    cells = load_dir(real_cells).cells
     results = {r.claim.key: r for r in compute_claims(build_frame(cells), cells)}
     assert set(results) == {c.key for c in CLAIMS}
     for key, result in results.items():

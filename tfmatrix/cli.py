@@ -15,13 +15,16 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn, TextIO
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from rich.markup import escape
 
 from . import __version__, paths
 from .errors import UserError
 from .matrix import Cell, Matrix, load
+
+if TYPE_CHECKING:
+    from .report.load import Refused
 
 PROG = "python -m tfmatrix"
 
@@ -54,12 +57,45 @@ def load_matrix(args: argparse.Namespace, err: TextIO | None = None) -> Matrix:
 
 
 def selected(matrix: Matrix, patterns: Sequence[str]) -> tuple[Cell, ...]:
-    """Cells matching ``--only`` globs; a pattern that matches nothing is an error."""
+    """Cells matching ``--only`` globs or short names (``tf2.0`` selects tf2.0-keras2.3.1-cpu and -gpu).
+
+    A pattern that matches nothing is an error that suggests the closest name.
+    """
+    from .names import matches, resolve
+
+    names = [c.name for c in matrix.cells]
+    globs: list[str] = []
     for pattern in patterns:
-        if not matrix.select([pattern]):
-            names = ", ".join(c.name for c in matrix.cells)
-            raise UserError(f"--only {pattern!r}: no cell matches; cells are: {names}")
-    return matrix.select(patterns)
+        if matrix.select([pattern]):
+            globs.append(pattern)
+            continue
+        short = [n for n in names if matches(pattern, n)] if not set("*?[") & set(pattern) else []
+        if not short:
+            why = resolve(pattern, names).problem or ""
+            raise UserError(f"--only {pattern!r}: {why.replace('no cell named', 'no cell matches', 1)}")
+        globs += short
+    return matrix.select(globs)
+
+
+def output_dir(value: str, flag: str, create: bool = True) -> Path:
+    """``value`` as a directory to write into (created if missing and ``create``); a one-line UserError if it
+    cannot be one.
+
+    Checked before any work starts, so a typo in --out costs nothing and never
+    ends as NotADirectoryError/FileExistsError halfway through.
+    """
+    path = Path(value)
+    for p in (path, *path.parents):
+        if p.exists() and not p.is_dir():
+            where = "is a file" if p == path else f"is inside {p}, which is a file"
+            raise UserError(f"{flag} {value}: {where}, not a directory; pass a directory path")
+    try:
+        if create:
+            path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UserError(f"{flag} {value}: cannot create the directory ({e.strerror or e}); pass a writable "
+                        "directory") from None
+    return path
 
 
 def _add_only(p: argparse.ArgumentParser) -> None:
@@ -72,8 +108,12 @@ def _add_only(p: argparse.ArgumentParser) -> None:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     """Load and check the matrix; one summary line."""
+    from .execution import cold_estimate
+    from .progress import fmt_duration
+
     matrix = load_matrix(args)
-    print(f"{len(matrix.cells)} cells OK ({len(matrix.warnings)} untested warnings)")
+    print(f"{len(matrix.cells)} cells OK ({len(matrix.warnings)} warnings); a first `matrix` run of all of them: "
+          f"roughly {fmt_duration(cold_estimate(matrix.cells))}")
     return 0
 
 
@@ -124,7 +164,7 @@ def cmd_render(args: argparse.Namespace) -> int:
 
     matrix = load_matrix(args)
     cells = selected(matrix, args.only)
-    out = Path(args.out)
+    out = output_dir(args.out, "--out")
     for rendered in render_cells(cells):
         target = write_rendered(rendered, out)
         print(f"{target}  {rendered.tag}")
@@ -141,26 +181,41 @@ def _configure_render(p: argparse.ArgumentParser) -> None:
 # --------------------------------------------------------------------------- matrix / cell
 
 
-def _run_cells(args: argparse.Namespace, cells: Sequence[Cell], bench: Sequence[str], redo: bool) -> int:
-    """Run ``cells`` (one at a time), write their results, then refresh the report."""
+def _run_cells(args: argparse.Namespace, cells: Sequence[Cell], bench: Sequence[str], redo: bool,
+               requested: str | None = None) -> int:
+    """Run ``cells`` (one at a time), write their results, then refresh the report.
+
+    Holds the checkout's run lock throughout (see ``lock``). ``requested`` is
+    the one cell a user asked for by name (``cell NAME``): if it is skipped,
+    the last line says so and the exit code is non-zero, since they got nothing.
+    """
     from rich.console import Console
 
     from .execution import execute, make_runner
+    from .lock import command_line, run_lock
     from .runners.common import RunRequest
 
     console = Console(stderr=True, highlight=False, soft_wrap=True)
     matrix = args.loaded_matrix
-    runner = make_runner(args.runner, matrix.settings.base_registry, console)
-    rounds = args.rounds if args.rounds is not None else matrix.settings.rounds
-    request = RunRequest(preset=args.preset, only=tuple(bench), repeats=args.repeats, rounds=rounds)
-    reports = Path(args.reports)
-    outcomes = execute(cells, runner, request, reports, redo=redo, console=console)
-    _refresh_report(reports, matrix, console)
+    reports = output_dir(args.reports, "--reports")
+    with run_lock(paths.BUILD_DIR / "run.lock", command_line()):
+        runner = make_runner(args.runner, matrix.settings.base_registry, console)
+        rounds = args.rounds if args.rounds is not None else matrix.settings.rounds
+        request = RunRequest(preset=args.preset, only=tuple(bench), repeats=args.repeats, rounds=rounds)
+        outcomes = execute(cells, runner, request, reports, redo=redo, console=console)
+        refused = _refresh_report(reports, matrix, console)
     bad = [o for o in outcomes if o.status in ("failed", "timeout")]
     counts = {s: sum(1 for o in outcomes if o.status == s) for s in ("ok", "failed", "timeout", "skipped")}
     console.print("\\[tfmatrix] cells: %s; open %s" % (", ".join("%d %s" % (n, s) for s, n in counts.items() if n),
                                                        reports / "index.html"))
-    return 1 if bad else 0
+    code = 1 if bad else 0
+    if report_refused(refused, sys.stderr):
+        code = code or 1
+    skipped = [o for o in outcomes if o.status == "skipped" and o.name == requested]
+    if skipped:
+        print(f"tfmatrix: error: cell {requested} was skipped, nothing ran: {skipped[0].reason}", file=sys.stderr)
+        code = 1
+    return code
 
 
 def _usable_baseline(cells_dir: Path, matrix: Matrix) -> str | None:
@@ -174,7 +229,8 @@ def _usable_baseline(cells_dir: Path, matrix: Matrix) -> str | None:
     return name if doc is not None and doc.get("status") == "ok" else None
 
 
-def _refresh_report(reports: Path, matrix: Matrix, console: Any) -> None:
+def _refresh_report(reports: Path, matrix: Matrix, console: Any) -> list[Refused]:
+    """Rebuild the report after a run; the cell files it had to leave out."""
     from .report import build
 
     cells = reports / "cells"
@@ -184,6 +240,7 @@ def _refresh_report(reports: Path, matrix: Matrix, console: Any) -> None:
                       "the report compares with the oldest cell")
     summary = build(cells, reports, baseline, baseline_source=f"{matrix.path.name}: baseline")
     console.print("\\[tfmatrix] " + escape(summary.line()))
+    return summary.refused
 
 
 def cmd_matrix(args: argparse.Namespace) -> int:
@@ -196,12 +253,19 @@ def cmd_matrix(args: argparse.Namespace) -> int:
 def cmd_cell(args: argparse.Namespace) -> int:
     """One cell by name: build if needed, run, write its results, refresh the report."""
     args.loaded_matrix = load_matrix(args)
-    try:
-        cell = args.loaded_matrix.cell(args.name)
-    except KeyError:
-        names = ", ".join(c.name for c in args.loaded_matrix.cells)
-        raise UserError(f"{args.matrix}: no cell named {args.name!r}; cells are: {names}") from None
-    return _run_cells(args, [cell], args.only, redo=True)
+    cell = find_cell(args.loaded_matrix, args.name)
+    return _run_cells(args, [cell], args.only, redo=True, requested=cell.name)
+
+
+def find_cell(matrix: Matrix, typed: str) -> Cell:
+    """The cell ``typed`` names, in full or by an unambiguous short form (``tf2.0-gpu``)."""
+    from .matrix import display_path
+    from .names import resolve
+
+    found = resolve(typed, [c.name for c in matrix.cells])
+    if found.name is None:
+        raise UserError(f"{display_path(matrix.path)}: {found.problem}")
+    return matrix.cell(found.name)
 
 
 def _add_run_options(p: argparse.ArgumentParser) -> None:
@@ -239,7 +303,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     """Rebuild reports/index.html and results.csv from reports/cells/*.json; runs nothing."""
     from .report import build
 
-    out = Path(args.out)
+    out = output_dir(args.out, "--out", create=False)   # created when the report is written
     cells = Path(args.cells) if args.cells else out / "cells"
     if args.baseline is not None:
         baseline, source = args.baseline, "--baseline"
@@ -249,8 +313,20 @@ def cmd_report(args: argparse.Namespace) -> int:
     else:
         baseline, source = None, "baseline"
     previous = Path(args.previous) if args.previous else None
-    print(build(cells, out, baseline, baseline_source=source, previous=previous).line())
-    return 0
+    summary = build(cells, out, baseline, baseline_source=source, previous=previous)
+    print(summary.line())
+    return report_refused(summary.refused, sys.stderr)
+
+
+def report_refused(refused: Sequence[Refused], err: TextIO) -> int:
+    """Name each cell file the report left out, one stderr line each; exit code 2 when there are any.
+
+    Called after the report is written: the readable cells are reported even
+    when a file beside them is broken, and the exit code still says so.
+    """
+    for r in refused:
+        print(f"tfmatrix: error: {r.reason}", file=err)
+    return 2 if refused else 0
 
 
 def _configure_report(p: argparse.ArgumentParser) -> None:
@@ -341,8 +417,11 @@ def cmd_base_images(args: argparse.Namespace) -> int:
     if client is None:
         raise UserError("base-images: no Docker engine answers (start dockerd, or check DOCKER_HOST)")
     upstream = sorted({c.base.upstream for c in cells if bases.buildable_python(c.base.upstream)})
+    from .lock import command_line, run_lock
+
     try:
-        built = bases.ensure_for(client, upstream, log=(print if args.verbose else (lambda line: None)))
+        with run_lock(paths.BUILD_DIR / "run.lock", command_line()):   # never build an image twice at once
+            built = bases.ensure_for(client, upstream, log=(print if args.verbose else (lambda line: None)))
     except bases.BaseImageError as e:
         raise UserError(f"base-images: {e}") from None
     for up, local in built.items():
@@ -410,3 +489,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:  # `python -m tfmatrix list | head`
         return 0
+    except OSError as exc:  # a file tfmatrix could not read or write: one line, not a traceback
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"tfmatrix: error: {where}{exc.strerror or exc}; check the path and its permissions", file=sys.stderr)
+        return 2

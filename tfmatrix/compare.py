@@ -238,7 +238,10 @@ def compare_cells(cells_a: list[Cell], cells_b: list[Cell], label_a: str, label_
 def load_side(path: Path) -> list[Cell]:
     """A directory of cell files, or one cell file."""
     if path.is_dir():
-        return load_dir(path)
+        loaded = load_dir(path)
+        if loaded.refused:
+            raise UserError(f"{loaded.refused[0].reason}; move it out of {path} to compare the rest")
+        return loaded.cells
     if path.is_file():
         return [load_file(path)]
     raise UserError(f"{path}: no such file or directory; give a directory of cell files (reports/cells) or "

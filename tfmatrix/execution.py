@@ -22,11 +22,13 @@ from .results import (
     CellOutcome,
     cell_document,
     cell_paths,
+    complete,
     keep_previous,
     load_cell,
     reusable,
     rounds_done,
     suite_fingerprint,
+    with_attempt,
     write_json_atomic,
 )
 from .runners.common import CellLog, RunRequest
@@ -74,6 +76,11 @@ def estimate(cells: Sequence[Any], request: RunRequest, reports_dir: Path) -> fl
         else:
             total += ESTIMATE_RUN_S.get(preset, 600.0) * request.rounds + ESTIMATE_SETUP_S
     return total
+
+
+def cold_estimate(cells: Sequence[Any]) -> float:
+    """Seconds a first run of ``cells`` may take here (nothing built, no earlier results), by preset."""
+    return sum(ESTIMATE_RUN_S.get(c.preset, 600.0) + ESTIMATE_SETUP_S for c in cells)
 
 
 def execute(cells: Sequence[Any], runner: Any, request: RunRequest, reports_dir: Path, *, redo: bool = True,
@@ -137,14 +144,18 @@ def _one_cell(cell: Any, index: int, runner: Any, request: RunRequest, reports_d
             progress.finish_cell("ok", "kept the results of %s (use --redo to run again)" % earlier["finished"], 0)
             return CellOutcome(cell.name, "ok", None, earlier.get("runner") or {}, earlier.get("timings") or {},
                                earlier.get("results"), earlier.get("log_tail", ""), kept=True)
+    earlier = load_cell(json_path)
     log = CellLog(log_path, progress)
+    attempt_log = log_path.with_name(cell.name + ".attempt.log")
+    kept_log = False
     try:
         try:
             outcome = runner.run_cell(cell, request, log, progress)
         except KeyboardInterrupt:
             log("interrupted")
-            write_json_atomic(json_path, cell_document(cell.to_dict(), CellOutcome(
-                cell.name, "failed", "interrupted", {"name": runner.name}, {}, None, log.tail()), asked))
+            kept_log = _record(json_path, cell.to_dict(), CellOutcome(
+                cell.name, "failed", "interrupted", {"name": runner.name}, {}, None, log.tail()), asked, earlier,
+                attempt_log)
             raise
         except Exception as e:  # a bug or an engine failure: this cell fails, the others go on
             import traceback
@@ -153,16 +164,35 @@ def _one_cell(cell: Any, index: int, runner: Any, request: RunRequest, reports_d
             outcome = CellOutcome(cell.name, "failed", "%s: %s" % (type(e).__name__, e), {"name": runner.name}, {},
                                   None, log.tail())
         outcome.timings["total_s"] = time.monotonic() - t0
-        if earlier_round is not None and earlier_round.status == "ok":
-            if outcome.status != "ok":       # a failed round never costs the rounds that succeeded
-                log("round failed (%s); keeping the results of the earlier rounds" % outcome.reason)
-                progress.finish_cell(outcome.status, outcome.reason, time.monotonic() - t0)
-                return earlier_round
+        failed_round = earlier_round is not None and earlier_round.status == "ok" and outcome.status != "ok"
+        if earlier_round is not None and earlier_round.status == "ok" and outcome.status == "ok":
             outcome = pooled(earlier_round, outcome)
-        elif outcome.status == "ok":
+        elif earlier_round is None and outcome.status == "ok":
             keep_previous(json_path, reports_dir)
-        write_json_atomic(json_path, cell_document(cell.to_dict(), outcome, asked))
+        # a failed round (or re-run) keeps the complete results on file, the attempt recorded beside them
+        kept_log = _record(json_path, cell.to_dict(), outcome, asked, earlier, attempt_log)
     finally:
-        log.close()
-    progress.finish_cell(outcome.status, outcome.reason, time.monotonic() - t0)
+        log.close(attempt_log if kept_log else None)
+    reason = outcome.reason
+    if kept_log:
+        reason = "%s; kept the results of %s" % (reason, earlier["finished"] if earlier else "?")
+    progress.finish_cell(outcome.status, reason, time.monotonic() - t0)
+    if failed_round:          # the rounds that succeeded stand; a later round pools with them
+        assert earlier_round is not None
+        return earlier_round
     return outcome
+
+
+def _record(json_path: Path, cell: dict[str, Any], outcome: CellOutcome, asked: dict[str, Any],
+            earlier: dict[str, Any] | None, attempt_log: Path) -> bool:
+    """Write the cell's file; True when an earlier complete result was kept instead (the attempt beside it).
+
+    A failed, timed-out, skipped or interrupted attempt never replaces a cell's
+    last complete results: they stay, with ``last_attempt`` saying what happened.
+    """
+    if outcome.status != "ok" and complete(earlier):
+        assert earlier is not None
+        write_json_atomic(json_path, with_attempt(earlier, outcome, attempt_log.name))
+        return True
+    write_json_atomic(json_path, cell_document(cell, outcome, asked))
+    return False

@@ -103,6 +103,8 @@ from typing import Any
 from . import paths
 from .errors import UserError
 from .releases import Release, Table, load_table, minor_of, version_key
+from .size import DEFAULT_MAX_CELLS, empty_products, product_size, too_big
+from .size import is_axis as _is_axis
 
 # Strict patterns for every value that can reach a Dockerfile or requirements file.
 # Always used with fullmatch: no newline, quote, `$`, `;`, backtick or space gets through
@@ -154,7 +156,7 @@ CELL_KEYS = (
     "preset", "repeats", "timeout", "memory", "allow_untested", "name",
 )  # fmt: skip
 PRODUCT_KEYS = CELL_KEYS + ("include", "exclude")
-SETTINGS_KEYS = ("preset", "baseline", "timeout", "memory", "repeats", "rounds")
+SETTINGS_KEYS = ("preset", "baseline", "timeout", "memory", "repeats", "max_cells", "rounds")
 IMAGES_KEYS = ("base_registry",)
 TOP_KEYS = ("matrix", "images", "cell", "product")
 
@@ -280,21 +282,26 @@ class Settings:
     memory: str = DEFAULT_MEMORY
     repeats: int | None = None
     base_registry: str | None = None
+    max_cells: int = DEFAULT_MAX_CELLS
     rounds: int = 1                 # every cell once, then every cell again: rounds.py
 
 
 @dataclass(frozen=True)
 class Matrix:
-    """A loaded matrix file: its cells in file order and its settings."""
+    """A loaded matrix file: its cells in file order and its settings.
+
+    ``notes`` are warnings about the file itself (a product that adds no cells).
+    """
 
     path: Path
     cells: tuple[Cell, ...]
     settings: Settings
+    notes: tuple[str, ...] = ()
 
     @property
     def warnings(self) -> tuple[str, ...]:
-        """Every untested warning, each once, in cell order."""
-        return tuple(dict.fromkeys(w for c in self.cells for w in c.untested))
+        """The file's notes, then every untested warning, each once, in cell order."""
+        return tuple(dict.fromkeys([*self.notes, *(w for c in self.cells for w in c.untested)]))
 
     def cell(self, name: str) -> Cell:
         for c in self.cells:
@@ -492,17 +499,18 @@ def parse_settings(file: str, doc: Mapping[str, Any], environ: Mapping[str, str]
         memory=_memory(where, "memory", m["memory"]) if "memory" in m else DEFAULT_MEMORY,
         repeats=_repeats(where, "repeats", m["repeats"]) if "repeats" in m else None,
         base_registry=registry,
+        max_cells=_max_cells(where, m["max_cells"]) if "max_cells" in m else DEFAULT_MAX_CELLS,
         rounds=_rounds(where, "rounds", m["rounds"]) if "rounds" in m else 1,
     )
 
 
+def _max_cells(where: _Where, value: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 100_000:
+        raise where.error("max_cells", f"{value!r} is not a cell count", "use an integer from 1 to 100000")
+    return value
+
+
 # --------------------------------------------------------------------------- products
-
-
-def _is_axis(key: str, value: Any) -> bool:
-    if key == "pins":
-        return isinstance(value, list) and bool(value) and all(isinstance(v, list) for v in value)
-    return isinstance(value, list)
 
 
 def _fmt_value(value: Any) -> str:
@@ -619,6 +627,10 @@ def _resolve_keras(where: _Where, values: Mapping[str, Any], rel: Release) -> tu
         part = "tf_keras" if given == "tf_keras" else f"tf_keras{version}"
         return KerasSpec("tf_keras", version, f"tf-keras=={version}"), part
     if given.startswith("2.") and PATTERNS["keras_version"].fullmatch(given):
+        if rel.keras3_min:  # the TF wheel itself requires keras >= 3: pip cannot install this pair at all
+            raise where.error("keras", f"TF {rel.tf} requires keras>={rel.keras3_min}, so pip cannot install "
+                                       f"standalone Keras {given} with it (allow_untested does not change that)",
+                              'use keras = "tf_keras" for Keras 2 on this release, or "keras3"')
         if given not in rel.keras2:
             known = ", ".join(rel.keras2) if rel.keras2 else "none (from TF 2.2 the keras package is tf.keras itself)"
             where.not_tested("keras", f"standalone Keras {given} is not known to pair with TF {rel.tf} "
@@ -631,9 +643,9 @@ def _check_python(where: _Where, python: str, rel: Release, table: Table) -> Non
     if version_key(python) < version_key(table.suite_min_python):
         raise where.error("python", f"the suite needs Python >= {table.suite_min_python}, not {python}",
                           f"use Python {table.suite_min_python} or newer")
-    if python not in rel.python:
-        where.not_tested("python", f"TF {rel.tf} supports Python {', '.join(rel.python)}, not {python}",
-                         "use one of those")
+    if python not in rel.python:  # no wheel: pip cannot install it, allow_untested or not
+        raise where.error("python", f"TF {rel.tf} has wheels for Python {', '.join(rel.python)} only, not {python} "
+                                    "(allow_untested does not change that)", "use one of those")
 
 
 @dataclass(frozen=True)
@@ -719,7 +731,7 @@ def _resolve_base(where: _Where, values: Mapping[str, Any], rel: Release, target
 
 
 def _resolve_cuda(where: _Where, values: Mapping[str, Any], rel: Release, target: str,
-                  choice: _BaseChoice) -> tuple[str | None, str | None]:
+                  choice: _BaseChoice, table: Table) -> tuple[str | None, str | None]:
     cuda_given = _get_str(where, values, "cuda", rel.cuda)
     cudnn_given = _get_str(where, values, "cudnn", rel.cudnn)
     if target == "cpu":
@@ -736,6 +748,12 @@ def _resolve_cuda(where: _Where, values: Mapping[str, Any], rel: Release, target
     if cuda_differs:
         where.not_tested("cuda", f"TF {rel.tf} was built and tested with CUDA {rel.cuda}, not {cuda}",
                          f'use cuda = "{rel.cuda}"')
+    if cudnn_differs and choice.pip_cuda:
+        oldest = table.cudnn_installable(rel.cuda, cudnn)
+        if oldest:
+            raise where.error("cudnn", f"cuDNN comes from the {table.cudnn_wheel(rel.cuda)} wheel, whose oldest "
+                                       f"version is {oldest}, so pip cannot install cuDNN {cudnn} (allow_untested "
+                                       "does not change that)", f'use cudnn = "{rel.cudnn}" or a version >= {oldest}')
     if cudnn_differs:
         where.not_tested("cudnn", f"TF {rel.tf} was built and tested with cuDNN {rel.cudnn}, not {cudnn}",
                          f'use cudnn = "{rel.cudnn}"')
@@ -846,7 +864,7 @@ def resolve_cell(file: str, origin: str, values: Mapping[str, Any], settings: Se
         raise where.error("target", f"{target!r} is not a target", 'use "cpu" or "gpu"')
     keras, keras_part = _resolve_keras(where, values, rel)
     choice = _resolve_base(where, values, rel, target, table, settings.base_registry)
-    cuda, cudnn = _resolve_cuda(where, values, rel, target, choice)
+    cuda, cudnn = _resolve_cuda(where, values, rel, target, choice, table)
     requirements = _requirements(where, values, rel, exact, target, keras, cudnn, choice, table)
     env = _resolve_env(where, values, keras, table)
     default = "-".join(p for p in (f"tf{tf_written}", keras_part, target) if p)
@@ -904,10 +922,16 @@ def parse_matrix(text: str, file: str, path: Path, environ: Mapping[str, str], t
     raw: list[tuple[dict[str, Any], str]] = []
     for i, cell_table in enumerate(_tables(file, doc, "cell")):
         raw.append((cell_table, f"cell[{i}]"))
-    for i, product in enumerate(_tables(file, doc, "product")):
+    products = _tables(file, doc, "product")
+    sizes = [product_size(i, p) for i, p in enumerate(products)]       # counted before anything is expanded
+    refusal = too_big(file, len(raw), sizes, settings.max_cells)
+    if refusal:
+        raise UserError(refusal)
+    for i, product in enumerate(products):
         raw += expand_product(file, i, product)
+    empty = empty_products(file, sizes)
     if not raw:
-        raise UserError(f"{file}: the matrix has no cells; add a [[cell]] or [[product]] table")
+        raise UserError(empty[0] if empty else f"{file}: the matrix has no cells; add a [[cell]] or [[product]] table")
     cells = [resolve_cell(file, origin, values, settings, table) for values, origin in raw]
     seen: dict[str, Cell] = {}
     for cell in cells:
@@ -925,7 +949,8 @@ def parse_matrix(text: str, file: str, path: Path, environ: Mapping[str, str], t
         raise UserError(f"{file}: [matrix]: key 'baseline': no cell is named {baseline!r}; {fix}")
     return Matrix(path=path, cells=tuple(cells), settings=Settings(
         preset=settings.preset, baseline=baseline, timeout_s=settings.timeout_s, memory=settings.memory,
-        repeats=settings.repeats, base_registry=settings.base_registry))  # fmt: skip
+        repeats=settings.repeats, base_registry=settings.base_registry, max_cells=settings.max_cells),
+        notes=tuple(empty))  # fmt: skip
 
 
 def display_path(path: Path) -> str:

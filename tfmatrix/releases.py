@@ -123,6 +123,7 @@ class Table:
     releases: tuple[Release, ...]
     os: Mapping[str, OsPythons]
     cudnn_wheels: Mapping[str, str]
+    cudnn_oldest: Mapping[str, str]           # "cu12" -> the oldest nvidia-cudnn-cu12 on PyPI
     suite_min_python: str
     os_python_pip: str
     tf_keras: TfKerasRule
@@ -148,6 +149,14 @@ class Table:
     def cudnn_wheel(self, cuda: str) -> str:
         """The nvidia-cudnn wheel name for a CUDA version ("12.5" -> nvidia-cudnn-cu12)."""
         return self.cudnn_wheels[f"cu{cuda.split('.')[0]}"]
+
+    def cudnn_installable(self, cuda: str, cudnn: str) -> str | None:
+        """None when pip can install ``<wheel>==<cudnn>.*`` for this CUDA; else the oldest version there is."""
+        oldest = self.cudnn_oldest.get(f"cu{cuda.split('.')[0]}")
+        if oldest is None:
+            return None
+        given = cudnn.split(".")
+        return None if version_key(cudnn) >= version_key(".".join(oldest.split(".")[:len(given)])) else oldest
 
 
 def _pins_for(minor: str, rules: list[dict[str, Any]]) -> tuple[Pin, ...]:
@@ -203,6 +212,7 @@ def parse_table(doc: Mapping[str, Any]) -> Table:
         releases=releases,
         os=os_map,
         cudnn_wheels={k: v["cudnn"] for k, v in doc["cuda_wheels"].items()},
+        cudnn_oldest={k: v["cudnn_oldest"] for k, v in doc["cuda_wheels"].items() if "cudnn_oldest" in v},
         suite_min_python=doc["suite"]["min_python"],
         os_python_pip=doc["tooling"]["os_python_pip"],
         tf_keras=TfKerasRule(tuple(tk["env"].items()), tk["cpu_package"], bool(tk["pin_keras3"])),

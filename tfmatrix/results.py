@@ -146,6 +146,23 @@ def load_cell(path: Path) -> dict[str, Any] | None:
     return doc if isinstance(doc, dict) and doc.get("schema") == CELL_SCHEMA else None
 
 
+def complete(doc: dict[str, Any] | None) -> bool:
+    """A cell file with a whole successful run in it: what a failed re-run must never replace."""
+    return bool(doc) and doc.get("status") == "ok" and isinstance(doc.get("results"), dict)  # type: ignore[union-attr]
+
+
+def with_attempt(earlier: dict[str, Any], outcome: CellOutcome, log_name: str) -> dict[str, Any]:
+    """``earlier``'s complete results, kept, with the attempt that failed to replace them recorded beside them.
+
+    The report then shows "last attempt failed, showing the results of <date>";
+    the attempt's log is ``log_name`` next to the cell file.
+    """
+    doc = dict(earlier)
+    doc["last_attempt"] = {"status": outcome.status, "reason": outcome.reason, "finished": now_iso(),
+                           "log": log_name}
+    return doc
+
+
 def reusable(doc: dict[str, Any] | None, request: dict[str, Any], inputs: str) -> bool:
     """An earlier result can stand in for a new run: it succeeded with the same request and inputs, all rounds."""
     if not doc:

@@ -20,10 +20,10 @@ from .claims import CLAIMS, compute_claims
 from .findings import FINDINGS, compute_all
 from .frame import build_frame, to_csv
 from .html import render, warnings_for
-from .load import Cell, load_dir
+from .load import Cell, Refused, load_dir
 from .tables import build_tables, resolve_baselines
 
-__all__ = ["Summary", "build"]
+__all__ = ["Refused", "Summary", "build"]
 
 
 @dataclass
@@ -43,6 +43,7 @@ class Summary:
     claims_json: Path | None = None
     claims_answered: int = 0                               # claims with a measured line in some cell
     claims_total: int = 0
+    refused: list[Refused] = field(default_factory=list)  # files in the cells directory that could not be read
 
     def line(self) -> str:
         counts = ", ".join(f"{n} {s}" for s, n in sorted(self.statuses.items()))
@@ -52,6 +53,9 @@ class Summary:
         if self.warnings:
             n = len(self.warnings)
             text += f"; {n} warning{'s' * (n != 1)}: " + " | ".join(self.warnings)
+        if self.refused:
+            n = len(self.refused)
+            text += f"; {n} cell file{'s' * (n != 1)} refused (listed under Failures)"
         return text
 
 
@@ -66,7 +70,7 @@ def run_to_run(cells: list[Cell], previous_dir: Path) -> list[str]:
     from ..compare import compare_cells
 
     try:
-        earlier = load_dir(previous_dir)
+        earlier = load_dir(previous_dir).cells
     except UserError:
         return []
     now = {c.name: c for c in cells if c.has_records}
@@ -86,22 +90,25 @@ def build(cells_dir: Path, out_dir: Path, baseline: str | None = None, *, baseli
 
     ``baseline`` names the cell every table colours against (default: the
     oldest cell of each target); ``baseline_source`` says where that name
-    came from in error messages (e.g. "matrix.toml: baseline"). Raises
-    ``UserError`` for a cell file that cannot be read (named in the message)
-    or a baseline that is not a cell with results. ``generated`` fixes the
-    timestamp shown (tests); default now. ``previous`` (default
-    ``<cells_dir>/../previous``) holds the last complete run before this one:
-    the summary states how well the two agree.
+    came from in error messages (e.g. "matrix.toml: baseline"). A cell file
+    that cannot be read is left out and listed (``Summary.refused``, and the
+    page's Failures section): one bad file never blocks the others' report.
+    Raises ``UserError`` when no cell file can be read or the baseline is not
+    a cell with results. ``generated`` fixes the timestamp shown (tests);
+    default now. ``previous`` (default ``<cells_dir>/../previous``) holds
+    the last complete run before this one: the summary states how well the
+    two agree.
     """
     cells_dir, out_dir = Path(cells_dir), Path(out_dir)
-    cells = load_dir(cells_dir)
+    loaded = load_dir(cells_dir)
+    cells = loaded.cells
     baselines = resolve_baselines(cells, baseline, baseline_source)
     df = build_frame(cells)
     tables = build_tables(df, cells, baselines)
     results = compute_all(df, cells, FINDINGS)
     agreement = run_to_run(cells, previous if previous is not None else cells_dir.parent / PREVIOUS_DIR)
     claims = compute_claims(df, cells, CLAIMS)
-    page = render(cells, df, tables, results, baselines, generated, claims, agreement)
+    page = render(cells, df, tables, results, baselines, generated, claims, agreement, refused=loaded.refused)
     html_path, csv_path = out_dir / "index.html", out_dir / "results.csv"
     claims_csv, claims_json = out_dir / "claims.csv", out_dir / "claims.json"
     claim_rows = claims_view.rows(claims)
@@ -113,7 +120,7 @@ def build(cells_dir: Path, out_dir: Path, baseline: str | None = None, *, baseli
         html=html_path, csv=csv_path, cells=len(cells), statuses=dict(Counter(c.status for c in cells)),
         variants=len(df), findings_answered=sum(1 for r in results if r.comparisons), findings_total=len(results),
         baseline=baselines.describe(),
-        warnings=[w.text for w in warnings_for(cells) if w.level == "loud"],
+        warnings=[w.text for w in warnings_for(cells) if w.level == "loud"], refused=loaded.refused,
         claims_csv=claims_csv, claims_json=claims_json,
         claims_answered=sum(1 for r in claims if any(c.lines for c in r.cells)), claims_total=len(claims),
     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime
 import math
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ from .charts import chart_html
 from .claims import ClaimResult
 from .claims_view import claim_view, line_label, ratio_words, varying_keys
 from .findings import CHARTS, Comparison, FindingResult, GroupSummary, chart_data
-from .load import Cell
+from .load import Cell, Refused
 from .stats import pct_faster
 from .tables import Baselines, BenchTable, fmt_seconds, row_anchor
 
@@ -197,6 +198,10 @@ def warnings_for(cells: list[Cell]) -> list[Warning_]:
             failed.setdefault(f"{what}: {_first(c.reason)}", []).append(c.name)
     for text, names in failed.items():
         out.append(Warning_("loud", f"{_cells_text(names)} {text} (see Failures)."))
+    for c in cells:
+        if c.attempt_note:
+            out.append(Warning_("warn", f"Cell {c.name}: {c.attempt_note} (the attempt's log: "
+                                        f"{(c.last_attempt or {}).get('log') or '?'})."))
     skipped_gpu = [c for c in cells if c.status == "skipped" and c.target == "gpu"]
     if skipped_gpu:
         reasons: dict[str, list[str]] = {}
@@ -241,6 +246,16 @@ def warnings_for(cells: list[Cell]) -> list[Warning_]:
 
 def _cells_text(names: list[str]) -> str:
     return f"Cell {names[0]}" if len(names) == 1 else f"Cells {', '.join(names)}"
+
+
+def refused_warnings(refused: Sequence[Refused]) -> list[Warning_]:
+    """One loud line when cell files were left out: the report is missing cells the user ran."""
+    if not refused:
+        return []
+    names = ", ".join(r.path.name for r in refused)
+    n = len(refused)
+    return [Warning_("loud", f"{n} cell file{'s' * (n != 1)} could not be read and {'are' if n != 1 else 'is'} "
+                             f"left out of this report: {names} (see Failures).")]
 
 
 def _first(text: Any) -> str:
@@ -365,7 +380,7 @@ def _spread(per_process: list[list[float]]) -> float:
 
 def render(cells: list[Cell], df: pd.DataFrame, tables: list[BenchTable], findings: list[FindingResult],
            baselines: Baselines, generated: str | None = None, claims: list[ClaimResult] | None = None,
-           agreement: list[str] | None = None) -> str:
+           agreement: list[str] | None = None, refused: Sequence[Refused] = ()) -> str:
     generated = generated or datetime.datetime.now(datetime.UTC).replace(microsecond=0).isoformat()
     charts = []
     for chart in CHARTS:
@@ -382,7 +397,7 @@ def render(cells: list[Cell], df: pd.DataFrame, tables: list[BenchTable], findin
         css=Markup((HERE / "report.css").read_text(encoding="utf-8")),
         js=Markup((HERE / "report.js").read_text(encoding="utf-8")),
         summary={**summary_view(cells, df, baselines, generated), "agreement": agreement or []},
-        warnings=warnings_for(cells),
+        warnings=warnings_for(cells) + refused_warnings(refused),
         claims=[claim_view(r) for r in claims or []],
         findings=[finding_view(f, claims) for f in findings],
         charts=charts,
@@ -393,4 +408,5 @@ def render(cells: list[Cell], df: pd.DataFrame, tables: list[BenchTable], findin
         failed=[c for c in cells if c.status in ("failed", "timeout")],
         skipped=[c for c in cells if c.status == "skipped"],
         variant_errors=variant_errors(cells),
+        refused=list(refused),
     )

@@ -22,6 +22,7 @@ from suite.schema import validate as validate_results
 from ..errors import UserError
 from ..results import CELL_SCHEMA, CELL_SCHEMA_VERSION, read_tail
 from .order import VersionKey, major, minor_series, version_key
+from .shape import CELL, RESULTS, problem
 
 # Older schema versions this reader can still use: version -> function that
 # upgrades a document of that version to the next one. Empty while only v1 exists.
@@ -57,6 +58,16 @@ class Cell:
     gpu_problem: str | None = None    # a GPU cell whose results show no GPU
     log_tail: str = ""
     order: int = 0                    # position in the report's cell order
+    last_attempt: dict[str, Any] | None = None   # a later run that failed; these are the results it kept
+
+    @property
+    def attempt_note(self) -> str | None:
+        """ "last attempt failed (interrupted) on <date>, showing the results of <date>", or None."""
+        a = self.last_attempt
+        if not a:
+            return None
+        return (f"last attempt {a.get('status') or 'failed'} ({a.get('reason') or 'no reason recorded'}) on "
+                f"{a.get('finished') or '?'}, showing the results of {self.finished or '?'}")
 
     @property
     def records(self) -> list[dict[str, Any]]:
@@ -121,22 +132,65 @@ class Cell:
 
 # -- reading -------------------------------------------------------------------
 
-def load_dir(cells_dir: Path) -> list[Cell]:
-    """Every cell file in ``cells_dir``, in the report's order (TF version, then target, Keras, Python)."""
+@dataclass(frozen=True)
+class Refused:
+    """A file in the cells directory the report could not use, and why (one line naming the file)."""
+
+    path: Path
+    reason: str
+
+
+@dataclass
+class Loaded:
+    """Every readable cell, in the report's order, and every refused file."""
+
+    cells: list[Cell]
+    refused: list[Refused]
+
+
+def cells_dir_problem(cells_dir: Path) -> str | None:
+    """Why ``cells_dir`` cannot be a cells directory, or None."""
+    if cells_dir.is_file():
+        return (f"{cells_dir}: is a file, not a directory; pass --cells DIR, the directory that holds the "
+                "<cell>.json files (default: reports/cells)")
     if not cells_dir.is_dir():
-        raise UserError(f"{cells_dir}: no such directory; run cells first (`python -m tfmatrix run`) "
-                        "or pass --cells DIR")
+        return (f"{cells_dir}: no such directory; run cells first (`python -m tfmatrix matrix`, or "
+                "`nox -s matrix`) or pass --cells DIR")
+    return None
+
+
+def load_dir(cells_dir: Path) -> Loaded:
+    """Every cell file in ``cells_dir`` that can be read, in the report's order; the others as ``Refused``.
+
+    One broken file (truncated by a crash, edited by hand) never costs the
+    other cells their report: it is listed with its reason instead. Only a
+    directory with no readable cell at all is an error.
+    """
+    why = cells_dir_problem(cells_dir)
+    if why:
+        raise UserError(why)
     paths = sorted(p for p in cells_dir.glob("*.json") if not p.name.startswith("."))
     if not paths:
         raise UserError(f"{cells_dir}: no cell results (*.json) to report on; run cells first "
-                        "(`python -m tfmatrix run`)")
-    cells = [load_file(p) for p in paths]
+                        "(`python -m tfmatrix matrix`, or `nox -s matrix`)")
+    cells: list[Cell] = []
+    refused: list[Refused] = []
     seen: dict[str, Path] = {}
-    for c in cells:
+    for p in paths:
+        try:
+            c = load_file(p)
+        except UserError as e:
+            refused.append(Refused(p, str(e)))
+            continue
         if c.name in seen:
-            raise UserError(f"{c.path}: cell {c.name!r} is also in {seen[c.name]}; keep one file per cell")
+            refused.append(Refused(p, f"{p}: cell {c.name!r} is also in {seen[c.name]}; keep one file per cell"))
+            continue
         seen[c.name] = c.path
-    return order_cells(cells)
+        cells.append(c)
+    if not cells:
+        more = f" (and {len(refused) - 1} more)" if len(refused) > 1 else ""
+        raise UserError(f"{cells_dir}: none of its {len(paths)} cell files can be read: {refused[0].reason}{more}")
+    return Loaded(order_cells(cells), refused)
 
 
 def order_cells(cells: list[Cell]) -> list[Cell]:
@@ -158,6 +212,7 @@ def load_file(path: Path) -> Cell:
         raise UserError(f"{path}: not a tfmatrix cell file (a JSON {type(doc).__name__}, not an object)")
     schema = doc.get("schema")
     if schema == RESULTS_SCHEMA:
+        _check_shape(doc, RESULTS, path, "")
         doc = wrap_results(doc, path)
     elif schema != CELL_SCHEMA:
         raise UserError(f"{path}: not a tfmatrix cell file (schema {schema!r}, expected {CELL_SCHEMA!r}); "
@@ -166,16 +221,23 @@ def load_file(path: Path) -> Cell:
     results = doc.get("results")
     if results is not None:
         if not isinstance(results, dict) or results.get("schema") != RESULTS_SCHEMA:
-            raise UserError(f"{path}: 'results' is not a {RESULTS_SCHEMA} document")
+            raise UserError(f"{path}: 'results' is not a {RESULTS_SCHEMA} document; re-run the cell or delete the file")
         results = _upgrade(results, path, "suite results", RESULTS_VERSION, _RESULTS_UPGRADES)
         doc["results"] = results
-        if doc.get("status") == "ok":
-            problems = validate_results(results)
-            if problems:
-                more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-                raise UserError(f"{path}: suite results do not match schema {RESULTS_SCHEMA} v{RESULTS_VERSION}: "
-                                f"{problems[0]}{more}; re-run the cell")
+    _check_shape(doc, CELL, path, "")
+    if results is not None and doc.get("status") == "ok":
+        problems = validate_results(results)
+        if problems:
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            raise UserError(f"{path}: suite results do not match schema {RESULTS_SCHEMA} v{RESULTS_VERSION}: "
+                            f"{problems[0]}{more}; re-run the cell")
     return describe(doc, path)
+
+
+def _check_shape(doc: dict[str, Any], shape: Any, path: Path, where: str) -> None:
+    found = problem(doc, shape, where)
+    if found:
+        raise UserError(f"{path}: {found}; re-run the cell or delete the file")
 
 
 def _upgrade(doc: dict[str, Any], path: Path, what: str, current: int,
@@ -287,4 +349,5 @@ def describe(doc: dict[str, Any], path: Path) -> Cell:
         gpus_visible=gpus,
         gpu_problem=problem,
         log_tail=log_tail,
+        last_attempt=doc.get("last_attempt") or None,
     )

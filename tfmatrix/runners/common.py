@@ -72,10 +72,11 @@ class CellLog:
         self._f.flush()
         return read_tail(self.partial)
 
-    def close(self) -> None:
+    def close(self, to: Path | None = None) -> None:
+        """Finish the log as ``path`` (or ``to``: a failed attempt's log, beside the results it did not replace)."""
         if not self._f.closed:
             self._f.close()
-            os.replace(self.partial, self.path)
+            os.replace(self.partial, to or self.path)
 
 
 def read_suite_results(path: Path) -> tuple[dict[str, Any] | None, str | None]:

@@ -1,0 +1,134 @@
+"""The shape of every field the report reads from a cell file, checked before anything reads it.
+
+A cell file is written by tfmatrix, but it is also truncated by crashes, edited
+by hand and copied between machines. The report code reads nested fields with
+``.get(...) or {}`` all over (``load.describe``, ``frame``, ``html``); one field
+of the wrong type there (``"cell": "oops"``, ``"request": 5``) used to end as a
+traceback. So the fields it reads are declared once, here, and a file whose
+field has the wrong type is refused with one line naming the file and the field
+(``results.records[3].samples[0]``), before any of that code sees it.
+
+``None`` is accepted everywhere: every reader treats a missing value and null
+alike. Keys not declared are not read by the report and are not checked.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+
+@dataclass(frozen=True)
+class Leaf:
+    """A scalar: one of ``types`` (``choices``, when given, lists the only values allowed)."""
+
+    types: tuple[type, ...]
+    expected: str
+    choices: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Obj:
+    """A JSON object: declared ``keys`` have their own shapes; ``rest`` (if any) applies to the others."""
+
+    keys: Mapping[str, Shape] = field(default_factory=dict)
+    rest: Shape = None
+
+
+@dataclass(frozen=True)
+class ListOf:
+    """A JSON array whose every item has shape ``item``."""
+
+    item: Shape = None
+
+
+Shape = Union[Leaf, Obj, ListOf, None]      # None: anything goes (the report only prints it)
+
+STR = Leaf((str,), "a string")
+NUM = Leaf((int, float), "a number")
+BOOL = Leaf((bool,), "true or false")
+
+RECORD = Obj({
+    "id": STR, "benchmark": STR, "seed": STR, "title": STR, "mode": STR, "api": STR, "status": STR,
+    "reason": STR, "unit": STR, "traceback": STR,
+    "params": Obj(),
+    "samples": ListOf(NUM),
+    "per_process": ListOf(ListOf(NUM)),
+    "stats": Obj(rest=NUM),
+    "between_process": Obj({"cv": NUM}),
+    "unstable": BOOL,
+    "setup": Obj({"build_s": ListOf(NUM), "first_call_s": ListOf(NUM)}),
+    "extra": Obj(),
+    "info": Obj({"keras": Obj({"flavour": STR})}),
+    "peak_rss_mb": NUM, "wall_s": NUM,
+})
+KERAS_FACTS = Obj({"flavour": STR, "version": STR})
+TF_FACTS = Obj({
+    "tensorflow": Obj({"version": STR, "git_version": STR}),
+    "keras": Obj({"tf.keras": KERAS_FACTS, "keras": KERAS_FACTS}),
+    "build_info": Obj(), "threads": Obj(), "gpus_visible": ListOf(),
+})
+HOST_FACTS = Obj({
+    "cpu": Obj({"flags": Obj()}),
+    "python": Obj({"version": STR}),
+})
+RESULTS = Obj({
+    "status": STR, "error": STR, "preset": STR, "suite_version": STR, "finished": STR,
+    "config": Obj({"only": ListOf(STR), "unstable_cv": NUM}),
+    "cell": Obj({"name": STR, "target": STR, "runner": STR, "image": STR}),
+    "environment": Obj({"tf": TF_FACTS, "host": HOST_FACTS}),
+    "gpu": Obj({"requested": BOOL, "visible": ListOf(), "ok": BOOL}),
+    "warnings": ListOf(STR),
+    "records": ListOf(RECORD),
+})
+ATTEMPT = Obj({"status": STR, "reason": STR, "finished": STR, "log": STR})
+CELL = Obj({
+    "name": STR,
+    "status": Leaf((str,), "a cell status", ("ok", "failed", "timeout", "skipped")),
+    "reason": STR, "finished": STR, "log_tail": STR,
+    "cell": Obj({
+        "name": STR, "tf": STR, "tf_release": STR, "python": STR, "target": STR, "preset": STR,
+        "image": STR, "keras": Obj({"flavour": STR, "version": STR}), "base": Obj({"ref": STR}),
+    }),
+    "request": Obj({"preset": STR, "suite": STR, "only": ListOf(STR)}),
+    "runner": Obj({"name": STR, "image": STR, "image_id": STR, "base": STR, "interpreter": STR}),
+    "timings": Obj(rest=NUM),
+    "host": Obj(),
+    "results": RESULTS,
+    "last_attempt": ATTEMPT,
+})
+
+
+def _got(value: Any) -> str:
+    kind = {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "an array",
+            dict: "an object"}.get(type(value), type(value).__name__)
+    text = repr(value)
+    return f"{kind} ({text[:30]}{'...' if len(text) > 30 else ''})" if not isinstance(value, (list, dict)) else kind
+
+
+def problem(value: Any, shape: Shape, where: str) -> str | None:
+    """The first field of ``value`` that does not have ``shape``, as "field 'a.b[0]' is X, expected Y"; else None."""
+    if shape is None or value is None:
+        return None
+    if isinstance(shape, Leaf):
+        ok = isinstance(value, shape.types) and not (isinstance(value, bool) and bool not in shape.types)
+        if ok and shape.choices and value not in shape.choices:
+            return f"field '{where}' is {value!r}, expected one of {', '.join(shape.choices)}"
+        if not ok:
+            return f"field '{where}' is {_got(value)}, expected {shape.expected}"
+        return None
+    if isinstance(shape, ListOf):
+        if not isinstance(value, list):
+            return f"field '{where}' is {_got(value)}, expected an array"
+        for i, item in enumerate(value):
+            found = problem(item, shape.item, f"{where}[{i}]")
+            if found:
+                return found
+        return None
+    if not isinstance(value, dict):
+        return f"field '{where}' is {_got(value)}, expected an object"
+    for key, item in value.items():
+        found = problem(item, shape.keys.get(key, shape.rest), f"{where}.{key}" if where else str(key))
+        if found:
+            return found
+    return None
