@@ -4,6 +4,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -153,3 +154,23 @@ def test_report_summary_states_run_to_run_agreement_when_a_previous_run_exists(t
     _run(other, "cells", BASE)
     build(other / "cells", other, generated="2026-01-01T00:00:00+00:00")
     assert 'id="run-to-run"' not in (other / "index.html").read_text()
+
+
+def test_a_ratio_that_moved_between_runs_is_no_finding_within_that_move(tmp_path):
+    """model(x) vs predict: 1.10 now, 0.95 in the previous run. Each run's interval is narrow, but the ratio
+    moved 16% between the runs: that is the measured noise, and 10% is inside it."""
+    from tfmatrix.report import build
+
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    _run(reports, "previous", {("predict", "compiled"): 1.0e-3, ("call", "compiled"): 0.95e-3})
+    _run(reports, "cells", {("predict", "compiled"): 1.0e-3, ("call", "compiled"): 1.10e-3}, seed=4)
+    build(reports / "cells", reports, generated="2026-01-01T00:00:00+00:00")
+    page = (reports / "index.html").read_text()
+    assert re.search(r"within the measured noise, ±1[67]%", page)
+    assert "previous run: 0.95" in page
+    # without the previous run the same data is a clear 1.10x
+    (reports / "previous").rename(tmp_path / "gone")
+    build(reports / "cells", reports, generated="2026-01-01T00:00:00+00:00")
+    page = (reports / "index.html").read_text()
+    assert re.search(r"model\(x\) 1\.1\d× slower<", page)

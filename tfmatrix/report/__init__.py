@@ -18,7 +18,7 @@ from ..results import PREVIOUS_DIR, write_text_atomic
 from . import claims_view
 from .claims import CLAIMS, compute_claims
 from .findings import FINDINGS, compute_all
-from .frame import build_frame, to_csv
+from .frame import attach_previous, build_frame, to_csv
 from .html import render, warnings_for
 from .load import Cell, Refused, load_dir
 from .tables import build_tables, resolve_baselines
@@ -59,28 +59,34 @@ class Summary:
         return text
 
 
-def run_to_run(cells: list[Cell], previous_dir: Path) -> list[str]:
-    """Agreement with the previous complete run of the same cells (``reports/previous/``), as summary lines.
+def previous_run(cells: list[Cell], previous_dir: Path) -> list[Cell]:
+    """The previous complete run of the same cells (``reports/previous/``) with the same request, if any.
 
     Only cells measured with the same request (preset, benchmarks, suite,
-    rounds) on both sides are compared; none in common: no lines.
+    rounds) count: a run of other benchmarks says nothing about this one's noise.
     """
     if not previous_dir.is_dir() or not any(previous_dir.glob("*.json")):
         return []
-    from ..compare import compare_cells
-
     try:
         earlier = load_dir(previous_dir).cells
     except UserError:
         return []
     now = {c.name: c for c in cells if c.has_records}
-    same = [c for c in earlier if c.name in now and c.has_records
+    return [c for c in earlier if c.name in now and c.has_records
             and c.doc.get("request") == now[c.name].doc.get("request")]
-    if not same:
+
+
+def run_to_run(cells: list[Cell], earlier: list[Cell]) -> list[str]:
+    """Agreement with the previous run, as summary lines (none without a previous run)."""
+    if not earlier:
         return []
-    result = compare_cells(same, [now[c.name] for c in same], "previous run", "this run")
-    when = sorted(c.finished for c in same if c.finished)
-    head = f"compared with the previous run of {len(same)} cell(s) ({when[0] if when else 'date not recorded'})"
+    from ..compare import compare_cells
+
+    now = {c.name: c for c in cells}
+    result = compare_cells(earlier, [now[c.name] for c in earlier], "previous run", "this run")
+    when = sorted(c.finished for c in earlier if c.finished)
+    head = (f"compared with the previous run of {len(earlier)} cell(s) ({when[0] if when else 'date not recorded'}); "
+            "each comparison below counts how far its ratio moved between the two runs as noise")
     return [head] + result.summary_lines()[1:]
 
 
@@ -103,11 +109,14 @@ def build(cells_dir: Path, out_dir: Path, baseline: str | None = None, *, baseli
     loaded = load_dir(cells_dir)
     cells = loaded.cells
     baselines = resolve_baselines(cells, baseline, baseline_source)
+    earlier = previous_run(cells, previous if previous is not None else cells_dir.parent / PREVIOUS_DIR)
     df = build_frame(cells)
     tables = build_tables(df, cells, baselines)
-    results = compute_all(df, cells, FINDINGS)
-    agreement = run_to_run(cells, previous if previous is not None else cells_dir.parent / PREVIOUS_DIR)
-    claims = compute_claims(df, cells, CLAIMS)
+    # the comparisons see the previous run's samples too (its ratios count as noise); results.csv does not
+    compared = attach_previous(df, build_frame(earlier)) if earlier else df
+    results = compute_all(compared, cells, FINDINGS)
+    agreement = run_to_run(cells, earlier)
+    claims = compute_claims(compared, cells, CLAIMS)
     page = render(cells, df, tables, results, baselines, generated, claims, agreement, refused=loaded.refused)
     html_path, csv_path = out_dir / "index.html", out_dir / "results.csv"
     claims_csv, claims_json = out_dir / "claims.csv", out_dir / "claims.json"

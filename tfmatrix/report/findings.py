@@ -17,6 +17,7 @@ finding says why (the side's n/a reason, or that it did not run there).
 """
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 from collections import Counter
 from collections.abc import Mapping
@@ -370,11 +371,33 @@ def _pair(finding: Finding, cmp: Compare, a_rows: pd.DataFrame, b_rows: pd.DataF
 
 
 def comparison_ci(ra: Row, rb: Row, key: str) -> RatioCI | None:
-    """Time ratio a/b of two frame rows: paired round by round when they were sampled in the same windows."""
-    a, b = ra["per_process"] or [ra["samples"]], rb["per_process"] or [rb["samples"]]
-    if same_windows(ra["windows"], rb["windows"]):
+    """Time ratio a/b of two frame rows: paired round by round when they were sampled in the same windows.
+
+    When the frame carries the previous run's samples of both rows
+    (``frame.attach_previous``), the same ratio is computed from them and
+    how far it moved between the runs joins the noise a verdict must beat.
+    """
+    ci = _ratio(ra["per_process"] or [ra["samples"]], rb["per_process"] or [rb["samples"]], ra["windows"],
+                rb["windows"], key)
+    prev_a, prev_b = _get(ra, "prev_per_process"), _get(rb, "prev_per_process")
+    if ci is None or not prev_a or not prev_b:
+        return ci
+    before = _ratio(prev_a, prev_b, _get(ra, "prev_windows") or [], _get(rb, "prev_windows") or [], key)
+    if before is None:
+        return ci
+    moved = max(ci.ratio, before.ratio) / min(ci.ratio, before.ratio) - 1.0
+    return dataclasses.replace(ci, noise=max(ci.noise, moved), rerun=before.ratio)
+
+
+def _ratio(a: Any, b: Any, wa: Any, wb: Any, key: str) -> RatioCI | None:
+    if same_windows(wa, wb):
         return paired_ratio_ci(a, b, key=key)
     return ratio_ci(a, b, key=key)
+
+
+def _get(row: Row, column: str) -> Any:
+    value = row.get(column) if hasattr(row, "get") else None
+    return value if isinstance(value, list) else None
 
 
 def _side_missing(label: str, spec: ParamSpec, rows: pd.DataFrame, where: tuple[str, ...]) -> str | None:

@@ -139,3 +139,25 @@ def to_csv(df: pd.DataFrame) -> str:
             out[col] = [json.dumps(v, separators=(",", ":")) for v in out[col]]
     out = out.drop(columns=["order"])
     return str(out.to_csv(index=False, float_format="%.9g", lineterminator="\n"))
+
+
+def attach_previous(df: pd.DataFrame, previous: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with the previous run's raw samples of each ok row beside it (``prev_per_process``, ``prev_windows``).
+
+    The findings compute every comparison from both runs and count how far it
+    moved as noise (``findings.comparison_ci``). Rows without an ok
+    counterpart get None.
+    """
+    if not len(df):
+        return df
+    ok = previous[previous["status"] == "ok"] if len(previous) else previous
+    by_key = {(r["cell"], r["id"]): r for _, r in ok.iterrows()} if len(ok) else {}
+    out = df.copy()
+    prev_pp, prev_w = [], []
+    for cell, rid, status in zip(df["cell"], df["id"], df["status"], strict=True):
+        row = by_key.get((cell, rid)) if status == "ok" else None
+        prev_pp.append(row["per_process"] if row is not None else None)
+        prev_w.append(row["windows"] if row is not None else None)
+    out["prev_per_process"] = prev_pp
+    out["prev_windows"] = prev_w
+    return out

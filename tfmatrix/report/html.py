@@ -74,7 +74,8 @@ def comparison_view(f: FindingResult, c: Comparison) -> dict[str, Any]:
         "verdict": verdict,
         "verdict_class": {"a": "faster", "b": "slower"}.get(ci.verdict, "unclear"),
         "n": f"{ci.n_a} / {ci.n_b}" + (" paired" if ci.paired else ""),
-        "noise": f"±{ci.noise:.0%}" if ci.noise else "not measured",
+        "noise": (f"±{ci.noise:.0%}" if ci.noise else "not measured")
+        + (f" (previous run: {ci.rerun:.3g})" if ci.rerun is not None else ""),
         "beyond_noise": not ci.within_noise,
         "unstable": c.unstable,
         "a_href": "#" + row_anchor(c.a_id) if c.a_id else "",

@@ -66,6 +66,7 @@ class RatioCI:
     confidence: float = CONFIDENCE
     paired: bool = False
     noise: float = 0.0
+    rerun: float | None = None          # the same ratio in the previous run, when there is one
 
     @property
     def within_noise(self) -> bool:
