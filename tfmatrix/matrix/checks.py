@@ -1,0 +1,171 @@
+"""One-line errors for matrix values, and the ``[matrix]``/``[images]`` settings.
+
+Every check names file, cell and key and says the fix (``_Where.error``); the value
+checkers are shared by the product expansion and the cell resolution.
+"""
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import UserError
+from ..size import DEFAULT_MAX_CELLS
+from .records import (
+    DEFAULT_MEMORY,
+    DEFAULT_PRESET,
+    DEFAULT_TIMEOUT_S,
+    IMAGES_KEYS,
+    KNOWN_PRESETS,
+    PATTERNS,
+    REGISTRY_ENV,
+    SETTINGS_KEYS,
+    Settings,
+)
+
+
+@dataclass
+class _Where:
+    """Where a value came from, for one-line messages: file, cell origin, untested policy."""
+
+    file: str
+    origin: str
+    allow_untested: bool = False
+    untested: list[str] = field(default_factory=list)
+
+    def error(self, key: str | None, problem: str, fix: str) -> UserError:
+        keypart = f"key '{key}': " if key else ""
+        return UserError(f"{self.file}: {self.origin}: {keypart}{problem}; {fix}")
+
+    def not_tested(self, key: str, problem: str, fix: str) -> None:
+        """An unsupported-but-possible pairing: an error, or a warning under allow_untested."""
+        if not self.allow_untested:
+            raise self.error(key, problem, f"{fix} or set allow_untested = true")
+        self.untested.append(f"{self.file}: {self.origin}: key '{key}': {problem} (allowed by allow_untested = true)")
+
+
+def _suggest(key: str, known: Iterable[str]) -> str:
+    close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
+    if close:
+        return f"did you mean '{close[0]}'?"
+    return "known keys: " + ", ".join(known)
+
+
+def _check_keys(where: _Where, table: Mapping[str, Any], known: Sequence[str], what: str) -> None:
+    for key in table:
+        if key not in known:
+            if key in ("include", "exclude") and "include" not in known:
+                raise where.error(key, f"'{key}' belongs to [[product]] tables", "move the cell into a [[product]]")
+            raise where.error(key, f"unknown {what} key", _suggest(key, known))
+
+
+def _type_name(value: Any) -> str:
+    return {bool: "a boolean", int: "an integer", float: "a float", str: "a string", list: "an array",
+            dict: "a table"}.get(type(value), type(value).__name__)  # fmt: skip
+
+
+def _get_str(where: _Where, values: Mapping[str, Any], key: str, example: str) -> str | None:
+    """A string value or None; floats get their own hint (TOML reads 3.10 as 3.1)."""
+    if key not in values:
+        return None
+    value = values[key]
+    if isinstance(value, str):
+        return value
+    if isinstance(value, float | int) and not isinstance(value, bool):
+        raise where.error(key, f"expected a string, got {_type_name(value)} ({value!r})",
+                          f'quote it: {key} = "{example}" (unquoted, TOML reads a version as a number: 3.10 is 3.1)')
+    if isinstance(value, list):
+        raise where.error(key, "expected a string, got an array",
+                          "arrays are axes and belong in [[product]] tables")
+    raise where.error(key, f"expected a string, got {_type_name(value)}", f'write {key} = "{example}"')
+
+
+def _checked(where: _Where, key: str, value: str, pattern: str, expected: str, fix: str) -> str:
+    if not PATTERNS[pattern].fullmatch(value):
+        raise where.error(key, f"{value!r} is not {expected}", fix)
+    return value
+
+
+
+def _timeout(where: _Where, key: str, value: Any) -> int:
+    if isinstance(value, int) and not isinstance(value, bool):
+        seconds = value
+    elif isinstance(value, str) and re.fullmatch(r"[1-9][0-9]{0,6}[smh]?", value):
+        seconds = int(value.rstrip("smh")) * {"s": 1, "m": 60, "h": 3600}.get(value[-1], 1)
+    else:
+        raise where.error(key, f"{value!r} is not a duration", 'write seconds (3600) or "90m" / "2h"')
+    if not 1 <= seconds <= 7 * 24 * 3600:
+        raise where.error(key, f"{seconds} s is out of range", "use 1 s .. 7 days")
+    return seconds
+
+
+def _memory(where: _Where, key: str, value: Any) -> str:
+    if not isinstance(value, str) or not PATTERNS["memory"].fullmatch(value):
+        raise where.error(key, f"{value!r} is not a memory size", 'write a number and k/m/g, like "8g"')
+    return value
+
+
+def _repeats(where: _Where, key: str, value: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 1000:
+        raise where.error(key, f"{value!r} is not a repeat count", "use an integer from 1 to 1000")
+    return value
+
+
+def _rounds(where: _Where, key: str, value: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 20:
+        raise where.error(key, f"{value!r} is not a number of rounds", "use an integer from 1 to 20")
+    return value
+
+
+def _preset(where: _Where, key: str, value: Any) -> str:
+    if not isinstance(value, str) or not PATTERNS["preset"].fullmatch(value) or value not in KNOWN_PRESETS:
+        raise where.error(key, f"{value!r} is not a suite preset", "use one of: " + ", ".join(KNOWN_PRESETS))
+    return value
+
+
+def _registry(where: _Where, key: str | None, value: Any) -> str | None:
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str) or not PATTERNS["registry"].fullmatch(value):
+        raise where.error(key, f"{value!r} is not a registry host",
+                          'write a host[:port][/path] like "mirror.example.com"')
+    return value
+
+
+def parse_settings(file: str, doc: Mapping[str, Any], environ: Mapping[str, str]) -> Settings:
+    """``[matrix]`` + ``[images]`` + $TFMATRIX_BASE_REGISTRY -> Settings (baseline still unresolved)."""
+    m = doc.get("matrix", {})
+    im = doc.get("images", {})
+    for name, table, keys in (("[matrix]", m, SETTINGS_KEYS), ("[images]", im, IMAGES_KEYS)):
+        where = _Where(file, name)
+        if not isinstance(table, dict):
+            raise where.error(None, f"{name} must be a table", f"write it as a {name} section")
+        _check_keys(where, table, keys, name)
+    where = _Where(file, "[matrix]")
+    baseline = m.get("baseline")
+    if baseline is not None and not isinstance(baseline, str):
+        raise where.error("baseline", f"expected a cell name, got {_type_name(baseline)}",
+                          'write baseline = "tf1.14-cpu"')
+    if REGISTRY_ENV in environ:
+        registry = _registry(_Where(f"environment variable {REGISTRY_ENV}", "value"), None, environ[REGISTRY_ENV])
+    else:
+        registry = _registry(_Where(file, "[images]"), "base_registry", im.get("base_registry"))
+    return Settings(
+        preset=_preset(where, "preset", m["preset"]) if "preset" in m else DEFAULT_PRESET,
+        baseline=baseline,
+        timeout_s=_timeout(where, "timeout", m["timeout"]) if "timeout" in m else DEFAULT_TIMEOUT_S,
+        memory=_memory(where, "memory", m["memory"]) if "memory" in m else DEFAULT_MEMORY,
+        repeats=_repeats(where, "repeats", m["repeats"]) if "repeats" in m else None,
+        base_registry=registry,
+        max_cells=_max_cells(where, m["max_cells"]) if "max_cells" in m else DEFAULT_MAX_CELLS,
+        rounds=_rounds(where, "rounds", m["rounds"]) if "rounds" in m else 1,
+    )
+
+
+def _max_cells(where: _Where, value: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 100_000:
+        raise where.error("max_cells", f"{value!r} is not a cell count", "use an integer from 1 to 100000")
+    return value
+

@@ -1,0 +1,224 @@
+"""The matrix's records (``Cell``, ``Settings``, ``Matrix``, Keras and base specs) and its vocabulary.
+
+Everything else in ``tfmatrix.matrix`` produces these; renderers and runners only read
+them. ``PATTERNS`` lives here because it is the one gate for every value that can reach
+a template, and ``render.py`` re-checks against it.
+"""
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..size import DEFAULT_MAX_CELLS
+
+# Strict patterns for every value that can reach a Dockerfile or requirements file.
+# Always used with fullmatch: no newline, quote, `$`, `;`, backtick or space gets through
+# (env values may contain spaces; they are rendered inside double quotes).
+PATTERNS: dict[str, re.Pattern[str]] = {
+    "tf": re.compile(r"\d{1,2}\.\d{1,3}(?:\.\d{1,3}(?:\.post\d{1,3})?)?"),
+    "python": re.compile(r"3\.\d{1,2}"),
+    "cuda": re.compile(r"\d{1,2}\.\d{1,2}(?:\.\d{1,3})?"),
+    "cudnn": re.compile(r"\d{1,2}(?:\.\d{1,2}){0,2}"),
+    "keras_version": re.compile(r"\d{1,2}\.\d{1,3}\.\d{1,3}"),
+    "requirement": re.compile(
+        r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}"
+        r"(?:\[[A-Za-z0-9._-]{1,50}(?:,[A-Za-z0-9._-]{1,50})*\])?"
+        r"(?:===?|!=|<=|>=|~=|<|>)[A-Za-z0-9.*+!_-]{1,50}"
+        r"(?:,(?:===?|!=|<=|>=|~=|<|>)[A-Za-z0-9.*+!_-]{1,50})*"
+    ),
+    "env_name": re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}"),
+    "env_value": re.compile(r"[A-Za-z0-9_.,:/=+@%\- ]{0,256}"),
+    "image": re.compile(
+        r"(?:[a-z0-9](?:[a-z0-9.-]{0,62}[a-z0-9])?(?::[0-9]{1,5})?/)?"
+        r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+        r"(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*){0,5}"
+        r"(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?"
+    ),
+    "digest": re.compile(r"sha256:[0-9a-f]{64}"),
+    "registry": re.compile(r"[a-z0-9](?:[a-z0-9.-]{0,62}[a-z0-9])?(?::[0-9]{1,5})?(?:/[a-z0-9._-]{1,64}){0,3}"),
+    # Docker repository path component: separators only between alphanumerics.
+    "name": re.compile(r"(?=[a-z0-9._-]{1,63}$)[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"),
+    "memory": re.compile(r"[1-9][0-9]{0,5}[kmg]"),
+    "preset": re.compile(r"[a-z][a-z0-9_-]{0,31}"),
+}
+
+TARGETS = ("cpu", "gpu")
+KERAS_FLAVOURS = ("tf.keras", "keras", "keras3", "tf_keras")
+# Mirrors suite/registry.py PRESETS (tests keep the two in step).
+KNOWN_PRESETS = ("quick", "standard", "full")
+BASE_KEYWORDS = ("python", "tensorflow", "nvidia-cuda")
+REGISTRY_ENV = "TFMATRIX_BASE_REGISTRY"
+DEFAULT_PRESET = "quick"
+DEFAULT_TIMEOUT_S = 3600
+DEFAULT_MEMORY = "8g"
+# Set by the image template itself, or by the runners at run time.
+RESERVED_ENV = ("PATH", "PYTHONPATH", "PYTHONDONTWRITEBYTECODE")
+RESERVED_ENV_PREFIX = "TFMATRIX_"
+
+CELL_KEYS = (
+    "tf", "keras", "python", "target", "cuda", "cudnn", "base", "base_digest", "pins", "env",
+    "preset", "repeats", "timeout", "memory", "allow_untested", "name",
+)  # fmt: skip
+PRODUCT_KEYS = CELL_KEYS + ("include", "exclude")
+SETTINGS_KEYS = ("preset", "baseline", "timeout", "memory", "repeats", "max_cells", "rounds")
+IMAGES_KEYS = ("base_registry",)
+TOP_KEYS = ("matrix", "images", "cell", "product")
+
+
+
+@dataclass(frozen=True)
+class KerasSpec:
+    """Which Keras a cell runs and the requirement line that installs it.
+
+    flavour: "tf.keras" (bundled, no extra package), "keras" (standalone 2.x),
+    "keras3", or "tf_keras" (legacy Keras 2 for TF 2.16+, needs TF_USE_LEGACY_KERAS=1).
+    """
+
+    flavour: str
+    version: str | None
+    requirement: str | None
+
+    @property
+    def label(self) -> str:
+        """Short text for tables and image labels: "tf.keras", "keras3==3.3.3"."""
+        return self.flavour if self.version is None else f"{self.flavour}=={self.version}"
+
+
+@dataclass(frozen=True)
+class BaseImage:
+    """The image a cell builds FROM.
+
+    kind: "python" | "tensorflow" | "nvidia-cuda" | "custom"; ref: what the
+    Dockerfile uses (after the registry redirect, with "@digest" when pinned);
+    upstream: the reference before the redirect, without digest; python: the
+    base's own Python when known.
+    """
+
+    kind: str
+    ref: str
+    upstream: str
+    python: str | None
+    digest: str | None
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One fully resolved matrix cell: everything needed to render and run it.
+
+    ``requirements`` are the lines of the image's requirements.txt, in order;
+    ``bootstrap`` are requirement lines installed first (the pip that venvs on
+    OS-Python bases need before they can read modern wheels); ``untested``
+    holds the warnings that ``allow_untested`` turned from errors.
+    """
+
+    name: str
+    tf: str
+    tf_release: str
+    keras: KerasSpec
+    python: str
+    target: str
+    cuda: str | None
+    cudnn: str | None
+    base: BaseImage
+    requirements: tuple[str, ...]
+    env: tuple[tuple[str, str], ...]
+    preset: str
+    repeats: int | None
+    timeout_s: int
+    memory: str
+    allow_untested: bool
+    untested: tuple[str, ...]
+    origin: str
+    bootstrap: tuple[str, ...] = ()
+
+    @property
+    def python_from_base(self) -> bool:
+        """True when the base is the official image of exactly this Python.
+
+        Otherwise the Python comes from the base's OS packages (installed at build
+        time when missing), and ``bootstrap`` upgrades the venv's pip first.
+        """
+        return self.base.kind == "python" and self.base.python == self.python
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able form for cell.json (field order kept, env as an object)."""
+        return {
+            "name": self.name,
+            "tf": self.tf,
+            "tf_release": self.tf_release,
+            "keras": {"flavour": self.keras.flavour, "version": self.keras.version,
+                      "requirement": self.keras.requirement},
+            "python": self.python,
+            "target": self.target,
+            "cuda": self.cuda,
+            "cudnn": self.cudnn,
+            "base": {"kind": self.base.kind, "ref": self.base.ref, "upstream": self.base.upstream,
+                     "python": self.base.python, "digest": self.base.digest},
+            "requirements": list(self.requirements),
+            "bootstrap": list(self.bootstrap),
+            "env": dict(self.env),
+            "preset": self.preset,
+            "repeats": self.repeats,
+            "timeout_s": self.timeout_s,
+            "memory": self.memory,
+            "allow_untested": self.allow_untested,
+            "untested": list(self.untested),
+            "origin": self.origin,
+        }  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The ``[matrix]`` and ``[images]`` tables, defaults applied.
+
+    ``baseline`` is always a cell name once the matrix is loaded (the oldest cell
+    when the file names none); ``base_registry`` already has the env var applied.
+    """
+
+    preset: str = DEFAULT_PRESET
+    baseline: str | None = None
+    timeout_s: int = DEFAULT_TIMEOUT_S
+    memory: str = DEFAULT_MEMORY
+    repeats: int | None = None
+    base_registry: str | None = None
+    max_cells: int = DEFAULT_MAX_CELLS
+    rounds: int = 1                 # every cell once, then every cell again: rounds.py
+
+
+@dataclass(frozen=True)
+class Matrix:
+    """A loaded matrix file: its cells in file order and its settings.
+
+    ``notes`` are warnings about the file itself (a product that adds no cells).
+    """
+
+    path: Path
+    cells: tuple[Cell, ...]
+    settings: Settings
+    notes: tuple[str, ...] = ()
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """The file's notes, then every untested warning, each once, in cell order."""
+        return tuple(dict.fromkeys([*self.notes, *(w for c in self.cells for w in c.untested)]))
+
+    def cell(self, name: str) -> Cell:
+        for c in self.cells:
+            if c.name == name:
+                return c
+        raise KeyError(name)
+
+    @property
+    def baseline(self) -> Cell:
+        assert self.settings.baseline is not None
+        return self.cell(self.settings.baseline)
+
+    def select(self, patterns: Sequence[str]) -> tuple[Cell, ...]:
+        """Cells whose name matches any glob (all cells when ``patterns`` is empty)."""
+        if not patterns:
+            return self.cells
+        return tuple(c for c in self.cells if any(fnmatch.fnmatchcase(c.name, p) for p in patterns))

@@ -1,0 +1,381 @@
+"""One cell's raw values -> a ``Cell``, validated against the release table.
+
+TF release, Keras, base image and Python (they constrain each other), CUDA/cuDNN,
+requirement lines, environment and name. Pure: the table and settings come in as
+arguments; untested pairings become warnings only under ``allow_untested``.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..releases import Release, Table, minor_of, version_key
+from .checks import _check_keys, _checked, _get_str, _memory, _preset, _repeats, _timeout, _type_name, _Where
+from .records import (
+    CELL_KEYS,
+    PATTERNS,
+    RESERVED_ENV,
+    RESERVED_ENV_PREFIX,
+    TARGETS,
+    BaseImage,
+    Cell,
+    KerasSpec,
+    Settings,
+)
+
+_DOCKER_HUB = ("docker.io", "index.docker.io", "registry-1.docker.io")
+
+
+def _vmatch(given: str, tested: str) -> bool:
+    """ "8" matches "8.6"; "11.2.1" matches "11.2"; "11.8" does not match "11.2"."""
+    a, b = given.split("."), tested.split(".")
+    n = min(len(a), len(b))
+    return a[:n] == b[:n]
+
+
+def redirect(ref: str, registry: str | None) -> str:
+    """Point a Docker Hub reference at ``registry`` (a mirror, or tfmatrix.local).
+
+    ``python:3.7-slim-bookworm`` -> ``<registry>/library/python:3.7-slim-bookworm``;
+    ``nvidia/cuda:11.8.0-...`` -> ``<registry>/nvidia/cuda:11.8.0-...``. A reference
+    that names another registry (``nvcr.io/nvidia/...``) stays as it is: only Docker
+    Hub is mirrored. Pure; ``registry`` None or "" means no redirect.
+    """
+    if not registry:
+        return ref
+    name, at, digest = ref.partition("@")
+    first, slash, rest = name.partition("/")
+    if slash and ("." in first or ":" in first or first == "localhost"):
+        if first not in _DOCKER_HUB:
+            return ref
+        name = rest
+    if "/" not in name:
+        name = f"library/{name}"
+    return f"{registry}/{name}" + (f"@{digest}" if at else "")
+
+
+def _image_kind(ref: str) -> str:
+    """Kind of an explicit base reference, from its repository name."""
+    name = ref.split("@")[0]
+    repo = name.rsplit(":", 1)[0] if ":" in name.rsplit("/", 1)[-1] else name
+    parts = repo.split("/")
+    if len(parts) > 1 and ("." in parts[0] or ":" in parts[0] or parts[0] == "localhost"):
+        parts = parts[1:]
+    repo = "/".join(parts)
+    return {"python": "python", "library/python": "python", "tensorflow/tensorflow": "tensorflow",
+            "nvidia/cuda": "nvidia-cuda"}.get(repo, "custom")  # fmt: skip
+
+
+
+def _resolve_tf(where: _Where, values: Mapping[str, Any], table: Table) -> tuple[Release, str, str]:
+    """-> (release row, exact version, version as written)."""
+    given = _get_str(where, values, "tf", "1.15")
+    if given is None:
+        raise where.error("tf", "missing", 'every cell needs a TF release, e.g. tf = "1.15"')
+    _checked(where, "tf", given, "tf", 'a version like "1.15" or "1.15.5"',
+             "write the TF release as major.minor or major.minor.patch")
+    try:
+        rel = table.release(given)
+    except KeyError:
+        raise where.error("tf", f"TF {minor_of(given)} is not in the compatibility table "
+                                f"(known: {table.oldest().tf} .. {table.newest().tf})",
+                          "pick a known release or add a row to tfmatrix/data/releases.toml")
+    if given == rel.tf:
+        return rel, rel.newest, given
+    if given not in rel.patches:
+        raise where.error("tf", f"TF {given} is not a known {rel.tf} release (known: {', '.join(rel.patches)})",
+                          f'use one of those or tf = "{rel.tf}" for {rel.newest}')
+    return rel, given, given
+
+
+def _resolve_keras(where: _Where, values: Mapping[str, Any], rel: Release) -> tuple[KerasSpec, str | None]:
+    """-> (KerasSpec, the name fragment: None for the release's default Keras)."""
+    given = _get_str(where, values, "keras", "2.2.5")
+    fix_all = 'use "tf.keras", a Keras 2 version like "2.2.5", "keras3" or a 3.x version, or "tf_keras"'
+    if given is None:
+        given = rel.keras
+    if given == "tf.keras":
+        if rel.keras != "tf.keras":
+            raise where.error("keras", f"TF {rel.tf} has no bundled Keras 2 (its tf.keras is Keras 3)",
+                              'use keras = "keras3" or keras = "tf_keras"')
+        return KerasSpec("tf.keras", None, None), None
+    if given == "keras3" or (given.startswith("3.") and PATTERNS["keras_version"].fullmatch(given)):
+        if rel.keras3 is None:
+            raise where.error("keras", f"Keras 3 needs TF >= 2.16; TF {rel.tf} bundles Keras 2 as tf.keras",
+                              'use keras = "tf.keras" or a TF release >= 2.16')
+        version = rel.keras3 if given == "keras3" else given
+        if rel.keras3_min and version_key(version) < version_key(rel.keras3_min):
+            raise where.error("keras", f"TF {rel.tf} requires keras>={rel.keras3_min}, not {version}",
+                              f'use keras = "keras3" ({rel.keras3}) or a version >= {rel.keras3_min}')
+        return KerasSpec("keras3", version, f"keras=={version}"), ("keras3" if given == "keras3" else f"keras{version}")
+    if given == "tf_keras" or given.startswith("tf_keras=="):
+        if rel.tf_keras is None:
+            raise where.error("keras", f"tf_keras is for TF >= 2.16; TF {rel.tf} bundles Keras 2 as tf.keras",
+                              'use keras = "tf.keras"')
+        version = rel.tf_keras if given == "tf_keras" else given.removeprefix("tf_keras==")
+        _checked(where, "keras", version, "keras_version", "a tf_keras version like 2.16.0",
+                 'write keras = "tf_keras==2.16.0" or just "tf_keras"')
+        if minor_of(version) != rel.tf:
+            raise where.error("keras", f"tf_keras {version} pairs with TF {minor_of(version)} only, not TF {rel.tf}",
+                              f'use keras = "tf_keras" ({rel.tf_keras})')
+        part = "tf_keras" if given == "tf_keras" else f"tf_keras{version}"
+        return KerasSpec("tf_keras", version, f"tf-keras=={version}"), part
+    if given.startswith("2.") and PATTERNS["keras_version"].fullmatch(given):
+        if rel.keras3_min:  # the TF wheel itself requires keras >= 3: pip cannot install this pair at all
+            raise where.error("keras", f"TF {rel.tf} requires keras>={rel.keras3_min}, so pip cannot install "
+                                       f"standalone Keras {given} with it (allow_untested does not change that)",
+                              'use keras = "tf_keras" for Keras 2 on this release, or "keras3"')
+        if given not in rel.keras2:
+            known = ", ".join(rel.keras2) if rel.keras2 else "none (from TF 2.2 the keras package is tf.keras itself)"
+            where.not_tested("keras", f"standalone Keras {given} is not known to pair with TF {rel.tf} "
+                                      f"(known: {known})", "use a known pairing")
+        return KerasSpec("keras", given, f"keras=={given}"), f"keras{given}"
+    raise where.error("keras", f"{given!r} is not a Keras choice", fix_all)
+
+
+def _check_python(where: _Where, python: str, rel: Release, table: Table) -> None:
+    if version_key(python) < version_key(table.suite_min_python):
+        raise where.error("python", f"the suite needs Python >= {table.suite_min_python}, not {python}",
+                          f"use Python {table.suite_min_python} or newer")
+    if python not in rel.python:  # no wheel: pip cannot install it, allow_untested or not
+        raise where.error("python", f"TF {rel.tf} has wheels for Python {', '.join(rel.python)} only, not {python} "
+                                    "(allow_untested does not change that)", "use one of those")
+
+
+@dataclass(frozen=True)
+class _BaseChoice:
+    base: BaseImage
+    python: str
+    carries_cuda: bool  # the image itself provides CUDA/cuDNN (tensorflow/nvidia-cuda from the table)
+    pip_cuda: bool  # CUDA/cuDNN come from the release's nvidia-* wheels
+    bootstrap: tuple[str, ...]
+
+
+def _resolve_base(where: _Where, values: Mapping[str, Any], rel: Release, target: str, table: Table,
+                  registry: str | None) -> _BaseChoice:
+    """Base image and the cell's Python (they constrain each other)."""
+    given = _get_str(where, values, "base", "python")
+    python_given = _get_str(where, values, "python", rel.default_python)
+    if python_given is not None:
+        _checked(where, "python", python_given, "python", 'a Python version like "3.7"', 'write python = "3.X"')
+    digest = _get_str(where, values, "base_digest", "sha256:...")
+    if digest is not None:
+        _checked(where, "base_digest", digest, "digest", "a sha256 digest",
+                 'write base_digest = "sha256:<64 hex digits>"')
+    gpu = target == "gpu"
+    keyword = given if given is not None else ("python" if not gpu else rel.gpu_base)
+
+    if keyword == "python":
+        if gpu and not rel.pip_cuda:
+            raise where.error("base", f"TF {rel.tf} has no pip CUDA wheels (they start with TF 2.14), so a GPU "
+                                      f"cell needs a base that carries CUDA {rel.cuda}",
+                              "drop base to use the release's GPU image, or name an image that carries CUDA")
+        python = python_given or rel.default_python
+        _check_python(where, python, rel, table)
+        upstream, kind, base_python, os_python = f"python:{python}-slim-bookworm", "python", python, False
+        carries, pip_cuda = False, gpu
+    elif keyword in ("tensorflow", "nvidia-cuda"):
+        if keyword == "tensorflow":
+            upstream = rel.tf_image.gpu if gpu else rel.tf_image.cpu
+            os_name, base_python = rel.tf_image.os, rel.tf_image.python
+        else:
+            if rel.gpu_image is None or rel.gpu_image_os is None or not gpu:
+                raise where.error("base", f"the table has no nvidia/cuda image for TF {rel.tf} {target}",
+                                  'use base = "python", "tensorflow" or an image reference')
+            upstream, os_name, base_python = rel.gpu_image, rel.gpu_image_os, None
+        osp = table.os[os_name]
+        if python_given is not None:
+            if python_given not in osp.pythons:
+                raise where.error("python", f"base {upstream} is {os_name}, which provides Python "
+                                            f"{', '.join(osp.pythons)}, not {python_given}",
+                                  "use one of those, or name a base image that has this Python")
+            _check_python(where, python_given, rel, table)
+            python = python_given
+        else:
+            floor = version_key(table.suite_min_python)
+            candidates = [p for p in osp.pythons if p in rel.python and version_key(p) >= floor]
+            if not candidates:
+                raise where.error("python", f"base {upstream} ({os_name}) offers no Python that TF {rel.tf} "
+                                            "and the suite both support", "name a base image with a suitable Python")
+            python = next((p for p in (base_python, osp.default) if p in candidates), candidates[-1])
+        kind, os_python = keyword, True
+        carries, pip_cuda = gpu and not rel.pip_cuda, gpu and rel.pip_cuda
+    else:
+        _checked(where, "base", keyword, "image", "an image reference",
+                 'use "python", "tensorflow" or a reference like "nvidia/cuda:12.3.2-cudnn9-runtime-ubuntu22.04"')
+        if "@" in keyword:
+            raise where.error("base", "digests go in base_digest", 'write base_digest = "sha256:..." next to base')
+        kind = _image_kind(keyword)
+        if gpu and kind == "python" and not rel.pip_cuda:
+            raise where.error("base", f"{keyword} carries no CUDA and TF {rel.tf} has no pip CUDA wheels (they start "
+                                      "with TF 2.14)", "drop base, or name an image that carries CUDA")
+        python = python_given or rel.default_python
+        _check_python(where, python, rel, table)
+        upstream, base_python, os_python = keyword, None, True
+        # Official Python/TensorFlow images get the release's CUDA wheels; any other image
+        # (nvidia/cuda, custom) is trusted to carry the CUDA the cell names.
+        carries, pip_cuda = False, gpu and rel.pip_cuda and kind in ("python", "tensorflow")
+
+    ref = redirect(upstream, registry) + (f"@{digest}" if digest else "")
+    base = BaseImage(kind=kind, ref=ref, upstream=upstream, python=base_python, digest=digest)
+    # Only the official Python image of exactly this Python brings a modern pip into its venvs.
+    bootstrap = () if kind == "python" and base_python == python else (table.os_python_pip,)
+    assert bootstrap or not os_python
+    return _BaseChoice(base, python, carries, pip_cuda, bootstrap)
+
+
+def _resolve_cuda(where: _Where, values: Mapping[str, Any], rel: Release, target: str,
+                  choice: _BaseChoice, table: Table) -> tuple[str | None, str | None]:
+    cuda_given = _get_str(where, values, "cuda", rel.cuda)
+    cudnn_given = _get_str(where, values, "cudnn", rel.cudnn)
+    if target == "cpu":
+        for key, value in (("cuda", cuda_given), ("cudnn", cudnn_given)):
+            if value is not None:
+                raise where.error(key, "only GPU cells have CUDA/cuDNN versions", f'remove {key} or set target = "gpu"')
+        return None, None
+    if cuda_given is not None:
+        _checked(where, "cuda", cuda_given, "cuda", 'a CUDA version like "11.2"', 'write cuda = "major.minor"')
+    if cudnn_given is not None:
+        _checked(where, "cudnn", cudnn_given, "cudnn", 'a cuDNN version like "8.1"', 'write cudnn = "major.minor"')
+    cuda, cudnn = cuda_given or rel.cuda, cudnn_given or rel.cudnn
+    cuda_differs, cudnn_differs = not _vmatch(cuda, rel.cuda), not _vmatch(cudnn, rel.cudnn)
+    if cuda_differs:
+        where.not_tested("cuda", f"TF {rel.tf} was built and tested with CUDA {rel.cuda}, not {cuda}",
+                         f'use cuda = "{rel.cuda}"')
+    if cudnn_differs and choice.pip_cuda:
+        oldest = table.cudnn_installable(rel.cuda, cudnn)
+        if oldest:
+            raise where.error("cudnn", f"cuDNN comes from the {table.cudnn_wheel(rel.cuda)} wheel, whose oldest "
+                                       f"version is {oldest}, so pip cannot install cuDNN {cudnn} (allow_untested "
+                                       "does not change that)", f'use cudnn = "{rel.cudnn}" or a version >= {oldest}')
+    if cudnn_differs:
+        where.not_tested("cudnn", f"TF {rel.tf} was built and tested with cuDNN {rel.cudnn}, not {cudnn}",
+                         f'use cudnn = "{rel.cudnn}"')
+    base = choice.base.upstream
+    if choice.carries_cuda and (cuda_differs or cudnn_differs):
+        key, want, has = ("cuda", cuda, rel.cuda) if cuda_differs else ("cudnn", cudnn, rel.cudnn)
+        label = {"cuda": "CUDA", "cudnn": "cuDNN"}[key]
+        raise where.error(key, f"the default GPU base {base} carries {label} {has}, not {want}",
+                          "name a base image that carries it (base = \"...\")")
+    if choice.pip_cuda and cuda_differs:
+        raise where.error("cuda", f"CUDA comes from the nvidia-* wheels TF {rel.tf} pins (CUDA {rel.cuda}), not {cuda}",
+                          "vary cudnn instead, or name a base image that carries this CUDA (base = \"...\")")
+    return cuda, cudnn
+
+
+def _requirements(where: _Where, values: Mapping[str, Any], rel: Release, exact: str, target: str,
+                  keras: KerasSpec, cudnn: str | None, choice: _BaseChoice, table: Table) -> tuple[str, ...]:
+    """requirements.txt lines: TF (+ CUDA wheels), Keras, the table's pins, the cell's pins."""
+    lines: list[str] = []
+    if target == "cpu":
+        package = table.tf_keras.cpu_package if keras.flavour == "tf_keras" else rel.cpu_package_for(exact)
+        lines.append(f"{package}=={exact}")
+    elif rel.pip_cuda and choice.pip_cuda:
+        wheels = list(rel.cuda_wheels)
+        default_cudnn = cudnn is None or _vmatch(cudnn, rel.cudnn)
+        if not default_cudnn:
+            wheel = table.cudnn_wheel(rel.cuda)
+            wheels = [f"{wheel}=={cudnn}.*" if w.startswith(f"{wheel}==") else w for w in wheels]
+        extra = rel.and_cuda_extra and default_cudnn
+        lines += [f"tensorflow[and-cuda]=={exact}" if extra else f"tensorflow=={exact}", *wheels]
+    elif rel.pip_cuda:
+        lines.append(f"tensorflow=={exact}")  # an explicit base carries its own CUDA
+    else:
+        lines.append(f"{rel.gpu_package}=={exact}")
+    if keras.requirement:
+        lines.append(keras.requirement)
+    if keras.flavour == "tf_keras" and table.tf_keras.pin_keras3 and rel.keras3:
+        lines.append(f"keras=={rel.keras3}")
+    lines += [p.requirement for p in rel.pins]
+    pins = values.get("pins", [])
+    if not isinstance(pins, list) or not all(isinstance(p, str) for p in pins):
+        raise where.error("pins", "expected an array of requirement strings", 'write pins = ["h5py==2.10.0"]')
+    for pin in pins:
+        _checked(where, "pins", pin, "requirement", "a requirement with a version specifier",
+                 'write one requirement per string, like "h5py==2.10.0" or "numpy<1.19" (no markers, no spaces)')
+    lines += pins
+    for line in lines:  # the table is data too: the same gate as user input
+        if not PATTERNS["requirement"].fullmatch(line):
+            raise where.error(None, f"requirement {line!r} from the compatibility table is malformed",
+                              "fix tfmatrix/data/releases.toml")
+    return tuple(lines)
+
+
+def _resolve_env(where: _Where, values: Mapping[str, Any], keras: KerasSpec,
+                 table: Table) -> tuple[tuple[str, str], ...]:
+    derived = list(table.tf_keras.env) if keras.flavour == "tf_keras" else []
+    env = values.get("env", {})
+    if not isinstance(env, dict):
+        raise where.error("env", f"expected a table, got {_type_name(env)}", 'write env = { NAME = "value" }')
+    out = list(derived)
+    for name, value in env.items():
+        if not PATTERNS["env_name"].fullmatch(name):
+            raise where.error("env", f"{name!r} is not an environment variable name", "use letters, digits and _")
+        if name in RESERVED_ENV or name.startswith(RESERVED_ENV_PREFIX) or name in dict(derived):
+            raise where.error("env", f"{name} is set by tfmatrix itself", f"remove {name} from env")
+        if isinstance(value, bool) or not isinstance(value, str | int):
+            raise where.error("env", f"{name}: expected a string, got {_type_name(value)}", f'write {name} = "..."')
+        text = str(value)
+        if not PATTERNS["env_value"].fullmatch(text):
+            raise where.error("env", f"{name}: {text!r} contains characters that are not allowed",
+                              "use letters, digits, spaces and _.,:/=+@%- (no quotes, $, ; or newlines)")
+        out.append((name, text))
+    return tuple(out)
+
+
+_NAME_FIELDS = ("tf", "release", "keras", "python", "target", "cuda", "cudnn", "default")
+
+
+def _resolve_name(where: _Where, values: Mapping[str, Any], fields: Mapping[str, str]) -> str:
+    given = _get_str(where, values, "name", fields["default"])
+    name = fields["default"] if given is None else given
+    if given is not None:
+        def sub(m: re.Match[str]) -> str:
+            if m.group(1) not in fields:
+                raise where.error("name", f"unknown placeholder {{{m.group(1)}}}", "use " + " ".join(
+                    f"{{{f}}}" for f in _NAME_FIELDS))
+            return fields[m.group(1)]
+
+        name = re.sub(r"\{([^{}]*)\}", sub, given)
+    if not PATTERNS["name"].fullmatch(name):
+        raise where.error("name", f"{name!r} is not a valid cell name",
+                          "use 1-63 lowercase letters, digits and . _ - (starting and ending with a letter or digit)")
+    return name
+
+
+def resolve_cell(file: str, origin: str, values: Mapping[str, Any], settings: Settings, table: Table) -> Cell:
+    """Validate one cell's raw values against the table and build its ``Cell`` (pure)."""
+    where = _Where(file, origin)
+    _check_keys(where, values, CELL_KEYS, "cell")
+    allow = values.get("allow_untested", False)
+    if not isinstance(allow, bool):
+        raise where.error("allow_untested", f"expected true or false, got {_type_name(allow)}",
+                          "write allow_untested = true")
+    where.allow_untested = allow
+    rel, exact, tf_written = _resolve_tf(where, values, table)
+    target = _get_str(where, values, "target", "cpu") or "cpu"
+    if target not in TARGETS:
+        raise where.error("target", f"{target!r} is not a target", 'use "cpu" or "gpu"')
+    keras, keras_part = _resolve_keras(where, values, rel)
+    choice = _resolve_base(where, values, rel, target, table, settings.base_registry)
+    cuda, cudnn = _resolve_cuda(where, values, rel, target, choice, table)
+    requirements = _requirements(where, values, rel, exact, target, keras, cudnn, choice, table)
+    env = _resolve_env(where, values, keras, table)
+    default = "-".join(p for p in (f"tf{tf_written}", keras_part, target) if p)
+    name = _resolve_name(where, values, {
+        "tf": tf_written, "release": rel.tf, "keras": keras_part or keras.flavour, "python": choice.python,
+        "target": target, "cuda": cuda or "", "cudnn": cudnn or "", "default": default,
+    })  # fmt: skip
+    preset = _preset(where, "preset", values["preset"]) if "preset" in values else settings.preset
+    repeats = _repeats(where, "repeats", values["repeats"]) if "repeats" in values else settings.repeats
+    timeout_s = _timeout(where, "timeout", values["timeout"]) if "timeout" in values else settings.timeout_s
+    memory = _memory(where, "memory", values["memory"]) if "memory" in values else settings.memory
+    return Cell(
+        name=name, tf=exact, tf_release=rel.tf, keras=keras, python=choice.python, target=target,
+        cuda=cuda, cudnn=cudnn, base=choice.base, requirements=requirements, env=env, preset=preset,
+        repeats=repeats, timeout_s=timeout_s, memory=memory, allow_untested=allow,
+        untested=tuple(where.untested), origin=f"{file}: {origin}", bootstrap=choice.bootstrap,
+    )  # fmt: skip
+
