@@ -80,7 +80,7 @@ def _estimators(per_process: list[list[float]]) -> dict[str, float]:
 def attribution(run1: Path, run2: Path) -> list[str]:
     """Agreement of the two runs under each estimator, and of the comparisons paired vs unpaired."""
     from tfmatrix.compare import Agreement, compare_cells, deviation
-    from tfmatrix.report import findings
+    from tfmatrix.report import pairing  # _pair looks comparison_ci up here
     from tfmatrix.report.stats import ratio_ci
 
     cells1, cells2 = load_dir(run1).cells, load_dir(run2).cells
@@ -94,12 +94,12 @@ def attribution(run1: Path, run2: Path) -> list[str]:
             devs.setdefault(name, []).append((str(key), deviation(e1[name], e2[name])))
     lines = [Agreement.of(v).line(name) for name, v in devs.items()]
     paired = compare_cells(cells1, cells2, "run1", "run2").comparison_agreement
-    original = findings.comparison_ci
+    original = pairing.comparison_ci
     try:
-        findings.comparison_ci = lambda ra, rb, key: ratio_ci(ra["per_process"], rb["per_process"], key=key)
+        pairing.comparison_ci = lambda ra, rb, key: ratio_ci(ra["per_process"], rb["per_process"], key=key)
         unpaired = compare_cells(cells1, cells2, "run1", "run2").comparison_agreement
     finally:
-        findings.comparison_ci = original
+        pairing.comparison_ci = original
     lines.append(paired.line("comparisons, window-mates paired round by round"))
     lines.append(unpaired.line("comparisons, every ratio unpaired (ratio of medians)"))
     return lines

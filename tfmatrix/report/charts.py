@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass
 from html import escape
 
-from .findings import ChartData, Series
+from .chart_model import ChartData, Series
 from .load import Cell
 from .tables import fmt_seconds
 

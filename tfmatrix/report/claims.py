@@ -10,7 +10,7 @@ never aggregates: each configuration it pins is one line, with its own ratio
 and interval.
 
 Everything that depends on benchmark or parameter names is in ``CLAIMS``
-below. Pairing, ratios and intervals are the findings' own (``_pair``,
+below. Pairing, ratios and intervals are the findings' own (``pairing._pair``,
 ``stats.ratio_ci`` and ``RatioCI.verdict``), so a change to how intervals
 are computed changes the claims with it. A claim's verdict per line:
 
@@ -32,10 +32,10 @@ from typing import Any
 
 import pandas as pd
 
-from .findings import Compare, Comparison, Finding, FindingResult, _p, _pair, _side_missing, in_benchmarks, matches
 from .frame import param_text
 from .load import Cell
 from .order import minor_series
+from .pairing import Compare, Comparison, Finding, FindingResult, _p, _pair, _side_missing, in_benchmarks, matches
 
 HOLDS, REVERSED, UNCLEAR, CANNOT = "holds", "reversed", "no clear difference", "cannot exist here"
 VERDICTS = (HOLDS, REVERSED, UNCLEAR, CANNOT)

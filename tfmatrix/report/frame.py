@@ -145,7 +145,7 @@ def attach_previous(df: pd.DataFrame, previous: pd.DataFrame) -> pd.DataFrame:
     """``df`` with the previous run's raw samples of each ok row beside it (``prev_per_process``, ``prev_windows``).
 
     The findings compute every comparison from both runs and count how far it
-    moved as noise (``findings.comparison_ci``). Rows without an ok
+    moved as noise (``pairing.comparison_ci``). Rows without an ok
     counterpart get None.
     """
     if not len(df):

@@ -20,11 +20,13 @@ import pandas as pd
 from markupsafe import Markup
 
 from .. import __version__
+from .chart_model import chart_data
 from .charts import chart_html
 from .claims import ClaimResult
 from .claims_view import claim_view, line_label, ratio_words, varying_keys
-from .findings import CHARTS, Comparison, FindingResult, GroupSummary, chart_data
+from .findings import CHARTS
 from .load import Cell, Refused
+from .pairing import Comparison, FindingResult, GroupSummary
 from .stats import pct_faster
 from .tables import Baselines, BenchTable, fmt_seconds, row_anchor
 
