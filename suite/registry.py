@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from .harness import Budget
+from .schema import param_text
 
 MODES = ("eager", "graph")
 
@@ -98,12 +99,7 @@ def customized(preset: Preset, repeats: Optional[int] = None, processes: Optiona
     return preset
 
 
-def _fmt(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, (tuple, list)):
-        return "x".join(_fmt(x) for x in v)
-    return str(v)
+_fmt = param_text  # the variant-id text, one copy in schema.py (the report reads ids with it)
 
 
 @dataclass(frozen=True)

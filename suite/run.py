@@ -19,7 +19,7 @@ from . import SUITE_VERSION, fingerprint, stats
 from .compat import mode_unsupported
 from .isolation import run_group, run_worker
 from .registry import Benchmark, Preset, Variant, all_variants, benchmark_by_name, load_benchmarks, select
-from .schema import SCHEMA_NAME, SCHEMA_VERSION
+from .schema import PROGRESS_FORMAT, SCHEMA_NAME, SCHEMA_VERSION
 
 GPU_MISSING = (
     "GPU requested but TensorFlow sees no GPU: this cell would silently run on the CPU. "
@@ -153,7 +153,7 @@ class Progress:
         if rec.get("status") == "ok" and rec.get("samples"):
             med = stats.median(rec["samples"])
             detail = "median %s" % format_seconds(med)
-        self.out.write("[suite %d/%d] %-7s %s  %s\n"
+        self.out.write(PROGRESS_FORMAT
                        % (self.done, self.total, rec.get("status"), rec.get("id"), detail))
         self.out.flush()
 

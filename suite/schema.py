@@ -5,10 +5,39 @@ This is the one contract between the suite (inside cells) and the host
 Python 3.7 with no third-party imports. Bump ``SCHEMA_VERSION`` on any change
 a reader could trip over, and teach ``tfmatrix.report`` to read or refuse the
 old one.
+
+Besides the file format, the other texts both halves read or write live here
+once, each named below: the variant-id parameter text (``param_text``), the
+preset names (``PRESET_NAMES``) and the progress line (``PROGRESS_FORMAT`` /
+``PROGRESS_PATTERN``). ``tests/test_contracts.py`` checks that the suite and
+the host use them.
 """
 from __future__ import annotations
 
 from typing import Any, Dict, List
+
+# The suite's presets (``suite.registry.PRESETS`` keys, in that order); the host
+# validates ``preset =`` in matrix files and ``--preset`` against these.
+PRESET_NAMES = ("quick", "standard", "full")
+
+# One line per finished variant run, written by ``suite.run.Progress`` and parsed
+# by ``tfmatrix.progress`` for 'benchmark i of n' and the ETA:
+# ``[suite 12/140] ok      training.fit[model=small,...]  median 1.2 ms``.
+PROGRESS_FORMAT = "[suite %d/%d] %-7s %s  %s\n"      # done, total, status, variant id, detail
+PROGRESS_PATTERN = r"^\[suite (\d+)/(\d+)\]\s+(\S+)\s+(\S+)"   # -> done, total, status, variant id
+
+
+def param_text(value: Any) -> str:
+    """A parameter value as it appears in variant ids (``model=small``, lists as ``8x40x16``).
+
+    The suite builds ids with it and the report matches findings and claims
+    against it, so the two cannot drift apart.
+    """
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (tuple, list)):
+        return "x".join(param_text(x) for x in value)
+    return str(value)
 
 SCHEMA_NAME = "tfmatrix.results"
 SCHEMA_VERSION = 1

@@ -21,7 +21,7 @@ from rich.markup import escape
 
 from . import __version__, paths
 from .errors import UserError
-from .matrix import Cell, Matrix, load
+from .matrix import KNOWN_PRESETS, Cell, Matrix, load
 
 if TYPE_CHECKING:
     from .report.load import Refused
@@ -271,7 +271,7 @@ def find_cell(matrix: Matrix, typed: str) -> Cell:
 def _add_run_options(p: argparse.ArgumentParser) -> None:
     from .execution import RUNNERS
 
-    p.add_argument("--preset", choices=("quick", "standard", "full"), help="override every cell's suite preset")
+    p.add_argument("--preset", choices=KNOWN_PRESETS, help="override every cell's suite preset")
     p.add_argument("--repeats", type=int, help="override the samples per process")
     p.add_argument("--rounds", type=int, choices=range(1, 21), metavar="N",
                    help="run every cell N times, interleaved across cells, pooled (default: matrix.toml's rounds)")

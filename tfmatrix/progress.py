@@ -14,7 +14,9 @@ from dataclasses import dataclass, field
 from rich.console import Console
 from rich.markup import escape
 
-SUITE_LINE = re.compile(r"^\[suite (\d+)/(\d+)\]\s+(\S+)\s+(\S+)")
+from suite.schema import PROGRESS_PATTERN
+
+SUITE_LINE = re.compile(PROGRESS_PATTERN)  # suite/run.Progress writes schema.PROGRESS_FORMAT
 
 
 def parse_suite_line(line: str) -> tuple[int, int, str, str] | None:

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from suite.schema import PRESET_NAMES
+
 from ..size import DEFAULT_MAX_CELLS
 
 # Strict patterns for every value that can reach a Dockerfile or requirements file.
@@ -48,8 +50,7 @@ PATTERNS: dict[str, re.Pattern[str]] = {
 
 TARGETS = ("cpu", "gpu")
 KERAS_FLAVOURS = ("tf.keras", "keras", "keras3", "tf_keras")
-# Mirrors suite/registry.py PRESETS (tests keep the two in step).
-KNOWN_PRESETS = ("quick", "standard", "full")
+KNOWN_PRESETS = PRESET_NAMES  # the suite's presets: one list in suite/schema.py
 BASE_KEYWORDS = ("python", "tensorflow", "nvidia-cuda")
 REGISTRY_ENV = "TFMATRIX_BASE_REGISTRY"
 DEFAULT_PRESET = "quick"

@@ -16,6 +16,8 @@ from typing import Any
 
 import pandas as pd
 
+from suite.schema import param_text  # the variant-id text, one copy for both halves
+
 from .load import Cell
 from .stats import spread
 
@@ -26,15 +28,6 @@ RECORD_COLUMNS = ["benchmark", "id", "variant", "seed", "title", "mode", "api", 
                   "build_s", "first_call_s", "peak_rss_mb", "wall_s"]
 OBJECT_COLUMNS = ["params", "samples", "per_process", "windows"]
 RESERVED = set(CELL_COLUMNS) | set(RECORD_COLUMNS) | set(OBJECT_COLUMNS)
-
-
-def param_text(value: Any) -> str:
-    """A parameter value as the suite writes it in variant ids (lists as 8x40x16)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (list, tuple)):
-        return "x".join(param_text(v) for v in value)
-    return str(value)
 
 
 def param_column(name: str) -> str:

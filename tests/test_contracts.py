@@ -1,0 +1,141 @@
+"""The texts both halves share come from suite/schema.py, and the report's tables name what the suite lists.
+
+A renamed benchmark or parameter in the catalogue would otherwise empty a finding,
+chart or claim silently (it would say "cannot be answered yet" forever); these tests
+list the catalogue the way a user does (``python -m suite list --json``, no TensorFlow)
+and check every name and value the tables use against it.
+"""
+from __future__ import annotations
+
+import fnmatch
+import io
+import json
+import subprocess
+import sys
+from collections.abc import Mapping
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from suite import schema
+from suite.registry import PRESETS
+from suite.run import Progress
+from tfmatrix.errors import UserError
+from tfmatrix.matrix import KNOWN_PRESETS
+from tfmatrix.progress import parse_suite_line
+from tfmatrix.report.claims import CLAIMS
+from tfmatrix.report.findings import CHARTS, FINDINGS
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@cache
+def catalogue() -> tuple[dict[str, Any], ...]:
+    """Every variant of every preset, as ``python -m suite list --json`` prints them."""
+    out: dict[str, dict[str, Any]] = {}
+    for preset in schema.PRESET_NAMES:
+        text = subprocess.run([sys.executable, "-m", "suite", "list", "--json", "--preset", preset], cwd=ROOT,
+                              capture_output=True, text=True, check=True).stdout
+        for v in json.loads(text):
+            out[v["id"]] = v
+    return tuple(out.values())
+
+
+def _in(globs: tuple[str, ...] | str) -> list[dict[str, Any]]:
+    globs = (globs,) if isinstance(globs, str) else globs
+    return [v for v in catalogue() if any(fnmatch.fnmatchcase(v["benchmark"], g) for g in globs)]
+
+
+def _problems(where: str, globs: tuple[str, ...] | str, spec: Mapping[str, Any]) -> list[str]:
+    """Why ``spec`` can match no variant of ``globs``: a glob that lists nothing, a name or value the suite lacks."""
+    variants = _in(globs)
+    if not variants:
+        return [f"{where}: no benchmark matches {globs}"]
+    for g in (globs,) if isinstance(globs, str) else globs:
+        if not _in(g):
+            return [f"{where}: no benchmark matches {g!r}"]
+    problems = []
+    for name, want in spec.items():
+        have = {schema.param_text(v["params"][name]) for v in variants if name in v["params"]}
+        if not have:
+            problems.append(f"{where}: no variant of {globs} has a parameter {name!r}")
+            continue
+        for value in want if isinstance(want, tuple) else (want,):
+            if value not in have:
+                problems.append(f"{where}: {name}={value!r} is not a value of {globs} (listed: {sorted(have)})")
+    if not problems and not any(_matches(v["params"], spec) for v in variants):
+        problems.append(f"{where}: no single variant of {globs} has all of {dict(spec)}")
+    return problems
+
+
+def _matches(params: Mapping[str, Any], spec: Mapping[str, Any]) -> bool:
+    return all(name in params and schema.param_text(params[name]) in (want if isinstance(want, tuple) else (want,))
+               for name, want in spec.items())
+
+
+def test_every_benchmark_and_parameter_a_finding_compares_is_in_the_suite_list():
+    problems = []
+    for f in FINDINGS:
+        for i, cmp in enumerate(f.compare):
+            problems += _problems(f"FINDINGS {f.key} compare[{i}] side a", cmp.benchmarks, cmp.a)
+            problems += _problems(f"FINDINGS {f.key} compare[{i}] side b", cmp.benchmarks, cmp.b)
+    assert not problems, "\n".join(problems)
+
+
+def test_every_chart_benchmark_and_fixed_parameter_is_in_the_suite_list():
+    problems = []
+    for c in CHARTS:
+        problems += _problems(f"CHARTS {c.key}", c.benchmark, c.fixed)
+    assert not problems, "\n".join(problems)
+
+
+def test_every_claim_setup_and_size_parameter_is_in_the_suite_list():
+    problems = []
+    for claim in CLAIMS:
+        for i, setup in enumerate(claim.setups):
+            cmp = setup.compare
+            problems += _problems(f"CLAIMS {claim.key} setup[{i}] side a", cmp.benchmarks, cmp.a)
+            problems += _problems(f"CLAIMS {claim.key} setup[{i}] side b", cmp.benchmarks, cmp.b)
+            names = {n for v in _in(cmp.benchmarks) for n in v["params"]}
+            problems += [f"CLAIMS {claim.key}: size parameter {n!r} is not a parameter of {cmp.benchmarks}"
+                         for n in claim.size if n not in names]
+    assert not problems, "\n".join(problems)
+
+
+def test_a_renamed_parameter_is_caught():
+    assert _problems("test", ("training.*",), {"mode": "graph"}) == []
+    assert _problems("test", ("training.*",), {"modus": "graph"})
+    assert _problems("test", ("training.*",), {"mode": "grpah"})
+    assert _problems("test", ("trainnig.*",), {})
+
+
+def test_the_preset_names_are_one_list_for_the_suite_the_matrix_and_the_cli():
+    from tfmatrix.cli import build_parser
+
+    assert tuple(PRESETS) == schema.PRESET_NAMES
+    assert KNOWN_PRESETS == schema.PRESET_NAMES
+    for name in schema.PRESET_NAMES:
+        assert build_parser().parse_args(["matrix", "--preset", name]).preset == name
+    with pytest.raises(UserError, match="invalid choice: 'nosuchpreset'"):
+        build_parser().parse_args(["matrix", "--preset", "nosuchpreset"])
+
+
+def test_the_host_parses_the_progress_line_the_suite_writes():
+    out = io.StringIO()
+    progress = Progress(3, out)
+    progress({"status": "n/a", "id": "graphs.power[call=eager,api=tf,mode=eager]", "reason": "no Session in TF2"})
+    progress({"status": "ok", "id": "inference.tiny[path=predict]", "samples": [0.002, 0.003]})
+    first, second = out.getvalue().splitlines()
+    assert parse_suite_line(first) == (1, 3, "n/a", "graphs.power[call=eager,api=tf,mode=eager]")
+    assert parse_suite_line(second) == (2, 3, "ok", "inference.tiny[path=predict]")
+
+
+@pytest.mark.parametrize("value, text", [(True, "true"), (False, "false"), ([8, 40, 16], "8x40x16"),
+                                         ((1, 2), "1x2"), ("small", "small"), (0.5, "0.5"), (None, "None")])
+def test_variant_ids_and_the_report_write_a_parameter_value_the_same_way(value, text):
+    from suite.registry import _fmt
+    from tfmatrix.report.frame import param_text
+
+    assert schema.param_text(value) == _fmt(value) == param_text(value) == text
