@@ -12,6 +12,7 @@ import pytest
 from tfmatrix import interpreters, wheelhouse
 from tfmatrix.progress import Progress, fmt_duration, parse_suite_line
 from tfmatrix.results import CellOutcome, cell_document, load_cell, reusable, suite_fingerprint, write_json_atomic
+from tfmatrix.runners.common import LineReader
 
 
 def test_finds_the_running_interpreter():
@@ -57,6 +58,18 @@ def test_suite_progress_lines_parse():
         12, 140, "ok", "training.answer[model=small]")
     assert parse_suite_line("Using TensorFlow backend.") is None
     assert fmt_duration(3725) == "1:02:05" and fmt_duration(65) == "1:05"
+
+
+def test_runner_output_reaches_the_log_in_whole_lines_whatever_the_chunks():
+    got: list[str] = []
+    lines = LineReader(got.append)
+    for chunk in (b"[suite 1/", b"2] ok a  x\n[suite 2/2] ok b", b"  y\n\nlast, no newline \xff"):
+        lines.feed(chunk)
+    assert got == ["[suite 1/2] ok a  x", "[suite 2/2] ok b  y", ""]
+    lines.close()
+    lines.close()
+    assert got[-1] == "last, no newline \ufffd" and len(got) == 4
+    assert [parse_suite_line(line) for line in got[:2]] == [(1, 2, "ok", "a"), (2, 2, "ok", "b")]
 
 
 def test_progress_prints_phases_and_every_tenth(capsys):

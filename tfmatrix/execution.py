@@ -31,6 +31,7 @@ from .results import (
     with_attempt,
     write_json_atomic,
 )
+from .runners.base import Runner
 from .runners.common import CellLog, RunRequest
 
 RUNNERS = ("auto", "docker", "venv")
@@ -42,7 +43,7 @@ ESTIMATE_RUN_S = {"quick": 100.0, "standard": 3600.0, "full": 4 * 3600.0}
 ESTIMATE_SETUP_S = 60.0
 
 
-def make_runner(kind: str, registry: str | None, console: Console) -> Any:
+def make_runner(kind: str, registry: str | None, console: Console) -> Runner:
     """The runner to use: Docker when an engine answers (auto), else the venv runner."""
     from .runners import docker as docker_runner
     from .runners.venv import VenvRunner
@@ -83,7 +84,7 @@ def cold_estimate(cells: Sequence[Any]) -> float:
     return sum(ESTIMATE_RUN_S.get(c.preset, 600.0) + ESTIMATE_SETUP_S for c in cells)
 
 
-def execute(cells: Sequence[Any], runner: Any, request: RunRequest, reports_dir: Path, *, redo: bool = True,
+def execute(cells: Sequence[Any], runner: Runner, request: RunRequest, reports_dir: Path, *, redo: bool = True,
             console: Console | None = None) -> list[CellOutcome]:
     """Run ``cells`` one after another; every cell ends with a results file."""
     console = console or Console(stderr=True, highlight=False, soft_wrap=True)
@@ -128,7 +129,7 @@ def _terminate(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt("terminated")
 
 
-def _one_cell(cell: Any, index: int, runner: Any, request: RunRequest, reports_dir: Path, redo: bool,
+def _one_cell(cell: Any, index: int, runner: Runner, request: RunRequest, reports_dir: Path, redo: bool,
               progress: Progress, earlier_round: CellOutcome | None = None) -> CellOutcome:
     """Run one cell (or keep its valid results) and write its file; ``earlier_round``: this run's last round."""
     json_path, log_path = cell_paths(reports_dir, cell.name)

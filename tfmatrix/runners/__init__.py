@@ -1,1 +1,8 @@
-"""Runners turn a rendered cell into results: in Docker containers or in local virtualenvs."""
+"""Runners turn a rendered cell into results: in Docker containers or in local virtualenvs.
+
+``base.Runner`` is the interface ``execution`` uses; ``common`` holds what every
+runner shares.
+"""
+from .base import Runner
+
+__all__ = ["Runner"]

@@ -1,9 +1,10 @@
-"""What both runners share: the run request, the cell log, results parsing."""
+"""What every runner shares: the run request, the cell log and its line reader, results parsing, outcomes."""
 from __future__ import annotations
 
 import json
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -77,6 +78,36 @@ class CellLog:
         if not self._f.closed:
             self._f.close()
             os.replace(self.partial, to or self.path)
+
+
+class LineReader:
+    """The suite's output, in byte chunks as they arrive, to the log one whole line at a time.
+
+    Chunks split lines anywhere (a container's log stream, a pipe read), and a
+    progress line must reach ``tfmatrix.progress`` whole; ``close`` passes on a
+    last line that had no newline, so the log tail shows what the suite said last.
+    """
+
+    def __init__(self, log: Callable[[str], None]) -> None:
+        self.log = log
+        self._buf = b""
+
+    def feed(self, chunk: bytes) -> None:
+        self._buf += chunk
+        while b"\n" in self._buf:
+            line, self._buf = self._buf.split(b"\n", 1)
+            self.log(line.decode("utf-8", "replace"))
+
+    def close(self) -> None:
+        if self._buf:
+            self.log(self._buf.decode("utf-8", "replace"))
+            self._buf = b""
+
+
+def timed_out(cell: Any, runner: dict[str, Any], timings: dict[str, float], log: CellLog) -> CellOutcome:
+    """The outcome of a cell killed at its time limit, with the log's tail for the report."""
+    return CellOutcome(cell.name, "timeout", "the cell ran past its %d s limit" % cell.timeout_s,
+                       runner, timings, None, log.tail())
 
 
 def read_suite_results(path: Path) -> tuple[dict[str, Any] | None, str | None]:

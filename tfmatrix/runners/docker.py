@@ -22,7 +22,7 @@ from .. import bases, render, wheelhouse
 from ..paths import BUILD_DIR, SUITE_DIR
 from ..progress import Progress
 from ..results import CellOutcome
-from .common import CellLog, RunRequest, outcome_from_suite, read_suite_results
+from .common import CellLog, LineReader, RunRequest, outcome_from_suite, read_suite_results, timed_out
 
 SUITE_MOUNT = "/opt/tfmatrix/suite"
 OUT_MOUNT = "/out"
@@ -88,6 +88,8 @@ def leftover_containers(client: Any) -> list[Any]:
 
 
 class DockerRunner:
+    """Each cell in its own image and container (implements ``runners.base.Runner``)."""
+
     name = "docker"
 
     def __init__(self, client: Any, registry: str | None = None) -> None:
@@ -218,8 +220,7 @@ class DockerRunner:
                 container.kill()
                 reader.join(timeout=10)
                 timings["run_s"] = time.monotonic() - t0
-                return CellOutcome(cell.name, "timeout", "the cell ran past its %d s limit" % cell.timeout_s,
-                                   runner, timings, None, log.tail())
+                return timed_out(cell, runner, timings, log)
             reader.join(timeout=30)
             timings["run_s"] = time.monotonic() - t0
             container.reload()
@@ -239,17 +240,13 @@ class DockerRunner:
 
 
 def _stream_logs(container: Any, log: CellLog) -> None:
-    buf = b""
+    lines = LineReader(log)
     try:
         for chunk in container.logs(stream=True, follow=True):
-            buf += chunk
-            while b"\n" in buf:
-                line, buf = buf.split(b"\n", 1)
-                log(line.decode("utf-8", "replace"))
+            lines.feed(chunk)
     except Exception:
         pass
-    if buf:
-        log(buf.decode("utf-8", "replace"))
+    lines.close()
 
 
 def _link_or_copy(src: Path, dst: Path) -> None:

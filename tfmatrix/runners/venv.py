@@ -24,7 +24,7 @@ from .. import interpreters, wheelhouse
 from ..paths import REPO_ROOT
 from ..progress import Progress
 from ..results import CellOutcome
-from .common import CellLog, RunRequest, outcome_from_suite, read_suite_results
+from .common import CellLog, LineReader, RunRequest, outcome_from_suite, read_suite_results, timed_out
 
 VENV_ROOT_ENV = "TFMATRIX_VENV_ROOT"
 MARKER = "tfmatrix-cell.json"
@@ -36,6 +36,8 @@ def venv_root() -> Path:
 
 
 class VenvRunner:
+    """Each cell in a local virtualenv, CPU only, not isolated (implements ``runners.base.Runner``)."""
+
     name = "venv"
 
     def inputs(self, cell: Any) -> str:
@@ -140,17 +142,16 @@ class VenvRunner:
             proc = subprocess.Popen(cmd, cwd=tmp, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                     stdin=subprocess.DEVNULL, start_new_session=True)
             deadline = t0 + cell.timeout_s
-            timed_out = False
+            late = False
             try:
-                timed_out = _pump(proc, log, deadline)
+                late = _pump(proc, log, deadline)
             finally:
                 if proc.poll() is None:
                     os.killpg(proc.pid, signal.SIGKILL)
                     proc.wait()
             timings["run_s"] = time.monotonic() - t0
-            if timed_out:
-                return CellOutcome(cell.name, "timeout", "the cell ran past its %d s limit" % cell.timeout_s,
-                                   runner, timings, None, log.tail())
+            if late:
+                return timed_out(cell, runner, timings, log)
             doc, problem = read_suite_results(out)
             return outcome_from_suite(cell.name, doc, problem, proc.returncode, runner, timings, log)
 
@@ -166,7 +167,7 @@ def _pump(proc: subprocess.Popen[bytes], log: CellLog, deadline: float) -> bool:
     assert proc.stdout is not None
     sel = selectors.DefaultSelector()
     sel.register(proc.stdout, selectors.EVENT_READ)
-    buf = b""
+    lines = LineReader(log)
     while True:
         left = deadline - time.monotonic()
         if left <= 0:
@@ -178,12 +179,8 @@ def _pump(proc: subprocess.Popen[bytes], log: CellLog, deadline: float) -> bool:
         chunk = os.read(proc.stdout.fileno(), 65536)
         if not chunk:
             break
-        buf += chunk
-        while b"\n" in buf:
-            line, buf = buf.split(b"\n", 1)
-            log(line.decode("utf-8", "replace"))
-    if buf:
-        log(buf.decode("utf-8", "replace"))
+        lines.feed(chunk)
+    lines.close()
     proc.wait()
     return False
 
