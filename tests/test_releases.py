@@ -7,7 +7,8 @@ import pytest
 
 from tfmatrix import releases
 from tfmatrix.matrix import PATTERNS
-from tfmatrix.releases import TABLE_PATH, load_table, version_key
+from tfmatrix.releases import TABLE_PATH, load_table
+from tfmatrix.versions import minor_series, version_key
 
 TABLE = load_table()
 ROWS = TABLE.releases
@@ -49,10 +50,9 @@ def _expand(python_range: str) -> set[str]:
 
 def test_every_minor_release_from_1_14_to_the_newest() -> None:
     expected = ["1.14", "1.15"] + [f"2.{n}" for n in range(0, 22)]
-    assert list(TABLE.minors()) == expected
-    assert releases.newest().tf == "2.21" and releases.newest().newest == "2.21.0"
-    assert releases.oldest().tf == "1.14"
-    assert releases.all_releases() == ROWS
+    assert [r.tf for r in ROWS] == expected
+    assert TABLE.newest().tf == "2.21" and TABLE.newest().newest == "2.21.0"
+    assert TABLE.oldest().tf == "1.14"
 
 
 @pytest.mark.parametrize("row", ROWS, ids=lambda r: r.tf)
@@ -78,14 +78,14 @@ def test_python_cuda_cudnn_follow_the_tested_build_configurations(row: releases.
 @pytest.mark.parametrize("row", ROWS, ids=lambda r: r.tf)
 def test_packages(row: releases.Release) -> None:
     k = row.key
-    if k < (2, 1):
+    if k < version_key("2.1"):
         assert row.gpu_package == "tensorflow-gpu"
-    elif k < (2, 14):
+    elif k < version_key("2.14"):
         assert row.gpu_package == "tensorflow"
     else:
         assert row.gpu_package == "tensorflow[and-cuda]"
         assert row.pip_cuda and row.gpu_base == "python"
-    if k >= (2, 1):
+    if k >= version_key("2.1"):
         assert row.cpu_package_for(row.newest) == "tensorflow-cpu"
 
 
@@ -109,7 +109,7 @@ def test_gpu_bases_still_exist(row: releases.Release) -> None:
             version = tuple(int(g) for g in m.groups())
             assert version >= (11, 7, 1) and not version[0] < 11, ref
     assert row.tf_image.os in TABLE.os
-    if row.key <= (2, 1):
+    if row.key <= version_key("2.1"):
         assert row.tf_image.gpu.endswith("-gpu-py3"), "2.1.0-gpu without -py3 is Python 2.7"
     if row.gpu_base == "nvidia-cuda":
         assert row.gpu_image and row.gpu_image_os in TABLE.os
@@ -130,17 +130,17 @@ def test_cuda_wheels(row: releases.Release) -> None:
 def test_tf_2_14_does_not_use_the_and_cuda_extra() -> None:
     """Its extra requires tensorrt==8.5.3.1, an sdist that downloads from pypi.nvidia.com."""
     assert TABLE.release("2.14").and_cuda_extra is False
-    assert all(r.and_cuda_extra for r in ROWS if r.key >= (2, 15))
+    assert all(r.and_cuda_extra for r in ROWS if r.key >= version_key("2.15"))
 
 
 @pytest.mark.parametrize("row", ROWS, ids=lambda r: r.tf)
 def test_keras_pairing(row: releases.Release) -> None:
-    if row.key <= (2, 15):
+    if row.key <= version_key("2.15"):
         assert row.keras == "tf.keras" and row.keras3 is None and row.tf_keras is None
     else:
         assert row.keras == "keras3"
         assert row.keras3 and row.keras3_min and version_key(row.keras3) >= version_key(row.keras3_min)
-        assert row.tf_keras and releases.minor_of(row.tf_keras) == row.tf
+        assert row.tf_keras and minor_series(row.tf_keras) == row.tf
     assert ("2.2.5" in row.keras2) == (row.tf in ("1.14", "1.15"))
     assert ("2.3.1" in row.keras2) == (row.tf in ("1.14", "1.15", "2.0", "2.1"))
 
@@ -167,10 +167,10 @@ def test_pins_are_well_formed_and_explained(row: releases.Release) -> None:
 
 
 def test_lookups() -> None:
-    assert releases.release("1.15.5").tf == "1.15"
-    assert releases.release("2.15.0.post1").tf == "2.15"
+    assert TABLE.release("1.15.5").tf == "1.15"
+    assert TABLE.release("2.15.0.post1").tf == "2.15"
     with pytest.raises(KeyError):
-        releases.release("1.13")
+        TABLE.release("1.13")
     assert version_key("2.15.0.post1") > version_key("2.15.0")
     assert version_key("2.10") > version_key("2.9")
     assert TABLE.cudnn_wheel("11.8") == "nvidia-cudnn-cu11"

@@ -34,8 +34,8 @@ from tfmatrix.errors import UserError
 from tfmatrix.report import build
 from tfmatrix.report.frame import build_frame
 from tfmatrix.report.load import load_dir, load_file
-from tfmatrix.report.order import major, version_key
 from tfmatrix.report.stats import pct_faster, ratio_ci, spread
+from tfmatrix.versions import major, version_key
 
 GENERATED = "2026-01-02T03:04:05+00:00"
 

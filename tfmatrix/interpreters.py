@@ -16,6 +16,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from .versions import version_key
+
 PROBE = "import sys, sysconfig; print(sys.version_info[0], sys.version_info[1], sys.version_info[2], sys.prefix, " \
         "sys.base_prefix, sysconfig.get_config_var('LDLIBRARY') or '')"
 
@@ -51,10 +53,6 @@ def _pyenv_roots() -> list[Path]:
     return roots
 
 
-def _version_key(path: Path) -> tuple[int, ...]:
-    return tuple(int(n) for n in re.findall(r"\d+", path.name)[:3])
-
-
 def candidates(minor: str) -> list[Path]:
     """Paths that may be CPython ``minor`` ("3.7"), best first."""
     out: list[Path] = []
@@ -62,7 +60,7 @@ def candidates(minor: str) -> list[Path]:
         versions = root / "versions"
         if versions.is_dir():
             found = [d for d in versions.iterdir() if re.fullmatch(re.escape(minor) + r"\.\d+", d.name)]
-            for d in sorted(found, key=_version_key, reverse=True):
+            for d in sorted(found, key=lambda d: version_key(d.name), reverse=True):
                 out.append(d / "bin" / ("python" + minor))
     for name in ("python" + minor,):
         which = shutil.which(name)

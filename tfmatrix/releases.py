@@ -10,30 +10,14 @@ reference in it still goes through the same strict patterns as user input
 from __future__ import annotations
 
 import functools
-import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from .versions import VersionKey, minor_series, version_key
+
 TABLE_PATH = Path(__file__).resolve().parent / "data" / "releases.toml"
-
-_VERSION = re.compile(r"(\d+)\.(\d+)(?:\.(\d+)(?:\.post(\d+))?)?")
-
-
-def version_key(version: str) -> tuple[int, ...]:
-    """Sortable key for "1.15", "2.15.0.post1", "3.10" (no pre-releases here)."""
-    m = _VERSION.fullmatch(version)
-    if not m:
-        raise ValueError(f"not a version: {version!r}")
-    return tuple(int(g) for g in m.groups() if g is not None)
-
-
-def minor_of(version: str) -> str:
-    """ "1.15.5" -> "1.15"."""
-    major, minor = version.split(".")[:2]
-    return f"{major}.{minor}"
-
 
 @dataclass(frozen=True)
 class Pin:
@@ -94,7 +78,7 @@ class Release:
     pins: tuple[Pin, ...] = ()
 
     @property
-    def key(self) -> tuple[int, ...]:
+    def key(self) -> VersionKey:
         return version_key(self.tf)
 
     @property
@@ -131,7 +115,7 @@ class Table:
 
     def release(self, tf_version: str) -> Release:
         """The row for "1.15" or an exact "1.15.5"; KeyError when unknown."""
-        minor = minor_of(tf_version)
+        minor = minor_series(tf_version)
         for r in self.releases:
             if r.tf == minor:
                 return r
@@ -142,9 +126,6 @@ class Table:
 
     def oldest(self) -> Release:
         return self.releases[0]
-
-    def minors(self) -> tuple[str, ...]:
-        return tuple(r.tf for r in self.releases)
 
     def cudnn_wheel(self, cuda: str) -> str:
         """The nvidia-cudnn wheel name for a CUDA version ("12.5" -> nvidia-cudnn-cu12)."""
@@ -226,26 +207,3 @@ def load_table(path: Path = TABLE_PATH) -> Table:
     with open(path, "rb") as f:
         return parse_table(tomllib.load(f))
 
-
-def table() -> Table:
-    return load_table()
-
-
-def release(tf_version: str) -> Release:
-    """The row for a TF version ("1.15" or "1.15.5"); KeyError when unknown."""
-    return table().release(tf_version)
-
-
-def newest() -> Release:
-    """The newest release in the table."""
-    return table().newest()
-
-
-def oldest() -> Release:
-    """The oldest release in the table."""
-    return table().oldest()
-
-
-def all_releases() -> tuple[Release, ...]:
-    """Every row, oldest first."""
-    return table().releases

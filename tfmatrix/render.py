@@ -26,7 +26,7 @@ from typing import Any
 import jinja2
 
 from . import paths
-from .matrix import PATTERNS, Cell, Matrix
+from .matrix import PATTERNS, Cell
 from .releases import Release, Table, load_table
 
 DOCKERFILE_TEMPLATE = "cell.Dockerfile.j2"
@@ -210,10 +210,6 @@ def render_cell(cell: Cell, table: Table | None = None) -> RenderedCell:
 def render_cells(cells: Iterable[Cell]) -> list[RenderedCell]:
     table = load_table()
     return [render_cell(c, table) for c in cells]
-
-
-def render_matrix(matrix: Matrix) -> list[RenderedCell]:
-    return render_cells(matrix.cells)
 
 
 def write_rendered(rendered: RenderedCell, out_dir: Path) -> Path:

@@ -99,8 +99,9 @@ from typing import Any
 
 from .. import paths
 from ..errors import UserError
-from ..releases import Table, load_table, version_key
+from ..releases import Table, load_table
 from ..size import empty_products, product_size, too_big
+from ..versions import version_key
 from .checks import _suggest, _Where, parse_settings
 from .product import expand_product
 from .records import (

@@ -11,7 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..releases import Release, Table, minor_of, version_key
+from ..releases import Release, Table
+from ..versions import minor_series, version_key
 from .checks import _check_keys, _checked, _get_str, _memory, _preset, _repeats, _timeout, _type_name, _Where
 from .records import (
     CELL_KEYS,
@@ -79,7 +80,7 @@ def _resolve_tf(where: _Where, values: Mapping[str, Any], table: Table) -> tuple
     try:
         rel = table.release(given)
     except KeyError:
-        raise where.error("tf", f"TF {minor_of(given)} is not in the compatibility table "
+        raise where.error("tf", f"TF {minor_series(given)} is not in the compatibility table "
                                 f"(known: {table.oldest().tf} .. {table.newest().tf})",
                           "pick a known release or add a row to tfmatrix/data/releases.toml")
     if given == rel.tf:
@@ -117,9 +118,9 @@ def _resolve_keras(where: _Where, values: Mapping[str, Any], rel: Release) -> tu
         version = rel.tf_keras if given == "tf_keras" else given.removeprefix("tf_keras==")
         _checked(where, "keras", version, "keras_version", "a tf_keras version like 2.16.0",
                  'write keras = "tf_keras==2.16.0" or just "tf_keras"')
-        if minor_of(version) != rel.tf:
-            raise where.error("keras", f"tf_keras {version} pairs with TF {minor_of(version)} only, not TF {rel.tf}",
-                              f'use keras = "tf_keras" ({rel.tf_keras})')
+        if minor_series(version) != rel.tf:
+            raise where.error("keras", f"tf_keras {version} pairs with TF {minor_series(version)} only, "
+                                       f"not TF {rel.tf}", f'use keras = "tf_keras" ({rel.tf_keras})')
         part = "tf_keras" if given == "tf_keras" else f"tf_keras{version}"
         return KerasSpec("tf_keras", version, f"tf-keras=={version}"), part
     if given.startswith("2.") and PATTERNS["keras_version"].fullmatch(given):

@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass
 from html import escape
 
+from ..versions import minor_series
 from .chart_model import ChartData, Series
 from .load import Cell
 from .tables import fmt_seconds
@@ -61,7 +62,7 @@ def _keras_text(cell: Cell) -> str:
 
 def _x_labels(cells: list[Cell]) -> list[tuple[str, str]]:
     """(TF version, Keras) per cell: two short lines instead of one long rotated one."""
-    return [(c.tf_short or c.tf_installed or c.tf, _keras_text(c)) for c in cells]
+    return [(minor_series(c.tf), _keras_text(c)) for c in cells]
 
 
 def panel_width(cells: list[Cell]) -> int:

@@ -32,9 +32,9 @@ from typing import Any
 
 import pandas as pd
 
+from ..versions import minor_series
 from .frame import param_text
 from .load import Cell
-from .order import minor_series
 from .pairing import Compare, Comparison, Finding, FindingResult, _p, _pair, _side_missing, in_benchmarks, matches
 
 HOLDS, REVERSED, UNCLEAR, CANNOT = "holds", "reversed", "no clear difference", "cannot exist here"

@@ -21,7 +21,7 @@ from suite.schema import validate as validate_results
 
 from ..errors import UserError
 from ..results import CELL_SCHEMA, CELL_SCHEMA_VERSION, read_tail
-from .order import VersionKey, major, minor_series, version_key
+from ..versions import VersionKey, major, minor_series, version_key
 from .shape import CELL, RESULTS, problem
 
 # Older schema versions this reader can still use: version -> function that
@@ -80,10 +80,6 @@ class Cell:
     @property
     def tf_major(self) -> int | None:
         return major(self.tf)
-
-    @property
-    def tf_short(self) -> str:
-        return minor_series(self.tf)
 
     @property
     def label(self) -> str:

@@ -1,4 +1,8 @@
-"""Version ordering: "1.14" < "1.15" < "2.0" < "2.2" < "2.10" < "2.16.0rc1" < "2.16".
+"""Version ordering, one key for the whole host: "1.14" < "1.15" < "2.0" < "2.2" < "2.10" < "2.16.0rc1" < "2.16".
+
+The release table, the matrix's checks (Python floor, Keras 3 minimum, the
+oldest cell as baseline), pyenv's interpreters and the report's cell order all
+sort with ``version_key``, so "2.10" comes after "2.9" everywhere the same way.
 
 PEP 440-like without depending on ``packaging``: numeric release parts compare
 as numbers, missing trailing parts count as zero, and pre-releases
