@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from .frame import param_text
-from .load import Cell
+from .load import CellResult
 from .pairing import ParamSpec, _p, matches
 
 
@@ -32,7 +32,7 @@ class Chart:
 
 @dataclass
 class Point:
-    cell: Cell
+    cell: CellResult
     median: float
     q1: float
     q3: float
@@ -49,11 +49,11 @@ class Series:
 class ChartData:
     chart: Chart
     benchmarks: list[str]
-    panels: dict[str, tuple[list[Cell], list[Series]]]   # target -> (x cells, series)
-    absent: dict[str, list[Cell]] = field(default_factory=dict)   # target -> cells without these results
+    panels: dict[str, tuple[list[CellResult], list[Series]]]   # target -> (x cells, series)
+    absent: dict[str, list[CellResult]] = field(default_factory=dict)   # target -> cells without these results
 
 
-def chart_data(chart: Chart, df: pd.DataFrame, cells: list[Cell]) -> ChartData | None:
+def chart_data(chart: Chart, df: pd.DataFrame, cells: list[CellResult]) -> ChartData | None:
     """The points of one headline chart; None when no cell has matching results."""
     if not len(df):
         return None
@@ -73,7 +73,7 @@ def chart_data(chart: Chart, df: pd.DataFrame, cells: list[Cell]) -> ChartData |
             varying.append(k)
     multi_bench = rows["benchmark"].nunique() > 1
     by_cell = {c.name: c for c in cells}
-    panels: dict[str, tuple[list[Cell], list[Series]]] = {}
+    panels: dict[str, tuple[list[CellResult], list[Series]]] = {}
     for target in ("cpu", "gpu"):
         here = rows[rows["target"] == target]
         xs = [c for c in cells if c.name in set(here["cell"])]

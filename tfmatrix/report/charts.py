@@ -13,7 +13,7 @@ from html import escape
 
 from ..versions import minor_series
 from .chart_model import ChartData, Series
-from .load import Cell
+from .load import CellResult
 from .tables import fmt_seconds
 
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#999933")
@@ -54,22 +54,22 @@ def _log_ticks(lo: float, hi: float) -> list[float]:
     return ticks
 
 
-def _keras_text(cell: Cell) -> str:
+def _keras_text(cell: CellResult) -> str:
     """The cell's Keras, short, for the axis's second line: "keras3", "keras2.3.1", "tf_keras", "tf.keras"."""
     middle = cell.name.removesuffix("-" + cell.target).split("-", 1)
     return middle[1] if len(middle) > 1 else "tf.keras"
 
 
-def _x_labels(cells: list[Cell]) -> list[tuple[str, str]]:
+def _x_labels(cells: list[CellResult]) -> list[tuple[str, str]]:
     """(TF version, Keras) per cell: two short lines instead of one long rotated one."""
     return [(minor_series(c.tf), _keras_text(c)) for c in cells]
 
 
-def panel_width(cells: list[Cell]) -> int:
+def panel_width(cells: list[CellResult]) -> int:
     return max(WIDTH, LEFT + RIGHT + X_STEP * len(cells))
 
 
-def panel_svg(title: str, cells: list[Cell], series: list[Series], styles: dict[str, tuple[str, str]],
+def panel_svg(title: str, cells: list[CellResult], series: list[Series], styles: dict[str, tuple[str, str]],
               empty: str) -> str:
     width = panel_width(cells)
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" viewBox="0 0 {width} {HEIGHT}" width="{width}" '

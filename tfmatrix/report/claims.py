@@ -34,7 +34,7 @@ import pandas as pd
 
 from ..versions import minor_series
 from .frame import param_text
-from .load import Cell
+from .load import CellResult
 from .pairing import Compare, Comparison, Finding, FindingResult, _p, _pair, _side_missing, in_benchmarks, matches
 
 HOLDS, REVERSED, UNCLEAR, CANNOT = "holds", "reversed", "no clear difference", "cannot exist here"
@@ -49,7 +49,7 @@ class CellMatch:
     tf: str                         # "2.0", "1.14"
     keras: str = ""                 # a version prefix ("2.3.1"); "" for any
 
-    def matches(self, cell: Cell) -> bool:
+    def matches(self, cell: CellResult) -> bool:
         return minor_series(cell.tf) == self.tf and (not self.keras or cell.keras_version.startswith(self.keras))
 
     def text(self) -> str:
@@ -286,8 +286,8 @@ class ClaimLine:
 class ClaimCell:
     """A claim's answer in one cell (or, for cross-cell claims, one cell against the reference cell)."""
 
-    cell: Cell
-    ref: Cell | None                # side b's cell when it is another cell
+    cell: CellResult
+    ref: CellResult | None                # side b's cell when it is another cell
     seed_cell: bool                 # the seed's own cell (pair): the headline
     lines: list[ClaimLine] = field(default_factory=list)
     reason: str = ""                # why the claim cannot exist here (no lines)
@@ -339,12 +339,13 @@ def _where(rows: pd.DataFrame, mask: list[bool]) -> pd.DataFrame:
     return rows[pd.Series(mask, index=rows.index, dtype=bool)]
 
 
-def _side_rows(rows: pd.DataFrame, cell: Cell, spec: Mapping[str, Any]) -> pd.DataFrame:
+def _side_rows(rows: pd.DataFrame, cell: CellResult, spec: Mapping[str, Any]) -> pd.DataFrame:
     mine = _where(rows, [c == cell.name for c in rows["cell"]])
     return _where(mine, [matches(p, spec) for p in mine["params"]])
 
 
-def answer_cell(claim: Claim, rows: pd.DataFrame, cell: Cell, ref: Cell | None, seed_cell: bool) -> ClaimCell:
+def answer_cell(claim: Claim, rows: pd.DataFrame, cell: CellResult, ref: CellResult | None,
+                seed_cell: bool) -> ClaimCell:
     """The claim in one cell (against ``ref`` for cross-cell claims): its seed setup, else a stand-in."""
     out = ClaimCell(cell, ref, seed_cell)
     reasons: list[str] = []
@@ -373,14 +374,14 @@ def answer_cell(claim: Claim, rows: pd.DataFrame, cell: Cell, ref: Cell | None, 
     return out
 
 
-def compute_claim(claim: Claim, df: pd.DataFrame, cells: list[Cell]) -> ClaimResult:
+def compute_claim(claim: Claim, df: pd.DataFrame, cells: list[CellResult]) -> ClaimResult:
     result = ClaimResult(claim, [], [])
     globs = tuple(g for s in claim.setups for g in s.compare.benchmarks)
     rows = _where(df, [in_benchmarks(b, globs) for b in df["benchmark"]])
     ran = [c for c in cells if c.has_records]
     for target in sorted({c.target for c in ran}, key=lambda t: (t != "cpu", t)):
         here = [c for c in ran if c.target == target and (claim.tf_major is None or c.tf_major == claim.tf_major)]
-        ref: Cell | None = None
+        ref: CellResult | None = None
         if claim.ref_cell is not None:
             refs = [c for c in ran if c.target == target and claim.ref_cell.matches(c)]
             if not refs:
@@ -403,5 +404,5 @@ def compute_claim(claim: Claim, df: pd.DataFrame, cells: list[Cell]) -> ClaimRes
     return result
 
 
-def compute_claims(df: pd.DataFrame, cells: list[Cell], claims: tuple[Claim, ...] = CLAIMS) -> list[ClaimResult]:
+def compute_claims(df: pd.DataFrame, cells: list[CellResult], claims: tuple[Claim, ...] = CLAIMS) -> list[ClaimResult]:
     return [compute_claim(c, df, cells) for c in claims]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import pandas as pd
 
 from .chart_model import Chart, ChartData, Point, Series, chart_data
-from .load import Cell
+from .load import CellResult
 from .pairing import (
     Compare,
     Comparison,
@@ -158,5 +158,6 @@ CHARTS: tuple[Chart, ...] = (
 
 
 
-def compute_all(df: pd.DataFrame, cells: list[Cell], findings: tuple[Finding, ...] = FINDINGS) -> list[FindingResult]:
+def compute_all(df: pd.DataFrame, cells: list[CellResult],
+                findings: tuple[Finding, ...] = FINDINGS) -> list[FindingResult]:
     return [compute(f, df, cells) for f in findings]

@@ -18,7 +18,7 @@ import pandas as pd
 
 from suite.schema import param_text  # the variant-id text, one copy for both halves
 
-from .load import Cell
+from .load import CellResult
 from .stats import spread
 
 CELL_COLUMNS = ["cell", "cell_status", "order", "tf", "tf_installed", "keras_flavour", "keras_version", "python",
@@ -51,7 +51,7 @@ def _median(values: Any) -> float | None:
     return s.median if s else None
 
 
-def record_row(cell: Cell, rec: dict[str, Any]) -> dict[str, Any]:
+def record_row(cell: CellResult, rec: dict[str, Any]) -> dict[str, Any]:
     params = dict(rec.get("params") or {})
     per_process = [list(p) for p in (rec.get("per_process") or []) if p]
     samples = list(rec.get("samples") or [])
@@ -110,7 +110,7 @@ def record_row(cell: Cell, rec: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
-def build_frame(cells: list[Cell]) -> pd.DataFrame:
+def build_frame(cells: list[CellResult]) -> pd.DataFrame:
     """One row per cell x variant, cells in report order, variants in catalogue order."""
     rows = [record_row(c, r) for c in cells for r in c.records]
     if not rows:

@@ -25,7 +25,7 @@ from .charts import chart_html
 from .claims import ClaimResult
 from .claims_view import claim_view, line_label, ratio_words, varying_keys
 from .findings import CHARTS
-from .load import Cell, Refused
+from .load import CellResult, Refused
 from .pairing import Comparison, FindingResult, GroupSummary
 from .stats import pct_faster
 from .tables import Baselines, BenchTable, fmt_seconds, row_anchor
@@ -185,7 +185,7 @@ def finding_view(f: FindingResult, claims: list[ClaimResult] | None = None) -> d
     }
 
 
-def warnings_for(cells: list[Cell]) -> list[Warning_]:
+def warnings_for(cells: list[CellResult]) -> list[Warning_]:
     out: list[Warning_] = []
     for c in cells:
         if c.gpu_problem and c.has_records:
@@ -266,14 +266,14 @@ def _first(text: Any) -> str:
     return lines[0] if lines else "no reason recorded"
 
 
-def _host_line(c: Cell) -> str:
+def _host_line(c: CellResult) -> str:
     h = c.doc.get("host") or {}
     cpu = c.host_facts.get("cpu") or {}
     return (f"{h.get('hostname') or '?'} ({h.get('cpu') or cpu.get('model') or '?'}, "
             f"{h.get('cpus') or cpu.get('logical_cpus') or '?'} CPUs)")
 
 
-def env_row(c: Cell) -> dict[str, Any]:
+def env_row(c: CellResult) -> dict[str, Any]:
     tf = c.tf_facts
     host = c.host_facts
     build = tf.get("build_info") or {}
@@ -324,7 +324,7 @@ def env_row(c: Cell) -> dict[str, Any]:
     }
 
 
-def variant_errors(cells: list[Cell]) -> list[dict[str, Any]]:
+def variant_errors(cells: list[CellResult]) -> list[dict[str, Any]]:
     out = []
     for c in cells:
         for r in c.records:
@@ -335,7 +335,7 @@ def variant_errors(cells: list[Cell]) -> list[dict[str, Any]]:
     return out
 
 
-def summary_view(cells: list[Cell], df: pd.DataFrame, baselines: Baselines, generated: str) -> dict[str, Any]:
+def summary_view(cells: list[CellResult], df: pd.DataFrame, baselines: Baselines, generated: str) -> dict[str, Any]:
     counts = Counter(c.status for c in cells)
     ran = [c for c in cells if c.has_records]
     finished = sorted(c.finished for c in cells if c.finished)
@@ -381,7 +381,7 @@ def _spread(per_process: list[list[float]]) -> float:
     return max(medians) / min(medians) - 1.0 if len(medians) >= 2 and min(medians) > 0 else 0.0
 
 
-def render(cells: list[Cell], df: pd.DataFrame, tables: list[BenchTable], findings: list[FindingResult],
+def render(cells: list[CellResult], df: pd.DataFrame, tables: list[BenchTable], findings: list[FindingResult],
            baselines: Baselines, generated: str | None = None, claims: list[ClaimResult] | None = None,
            agreement: list[str] | None = None, refused: Sequence[Refused] = ()) -> str:
     generated = generated or datetime.datetime.now(datetime.UTC).replace(microsecond=0).isoformat()

@@ -33,8 +33,12 @@ CPU_FLAGS_SHOWN = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512_vnni", "av
 
 
 @dataclass
-class Cell:
-    """One cell's file, with the metadata the report shows, derived once."""
+class CellResult:
+    """One cell's file, with the metadata the report shows, derived once.
+
+    Named apart from ``tfmatrix.matrix.Cell`` (what a cell *is*, before it runs):
+    this is what a cell *produced*, read back from ``reports/cells/<cell>.json``.
+    """
 
     path: Path
     name: str
@@ -126,6 +130,11 @@ class Cell:
         return sum(1 for r in self.records if r.get("status") == "ok" and r.get("unstable"))
 
 
+# The old name, kept while tfmatrix/compare.py and report/__init__.py (being changed
+# elsewhere) still import it; new code says CellResult.
+Cell = CellResult
+
+
 # -- reading -------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -140,7 +149,7 @@ class Refused:
 class Loaded:
     """Every readable cell, in the report's order, and every refused file."""
 
-    cells: list[Cell]
+    cells: list[CellResult]
     refused: list[Refused]
 
 
@@ -169,7 +178,7 @@ def load_dir(cells_dir: Path) -> Loaded:
     if not paths:
         raise UserError(f"{cells_dir}: no cell results (*.json) to report on; run cells first "
                         "(`python -m tfmatrix matrix`, or `nox -s matrix`)")
-    cells: list[Cell] = []
+    cells: list[CellResult] = []
     refused: list[Refused] = []
     seen: dict[str, Path] = {}
     for p in paths:
@@ -189,14 +198,14 @@ def load_dir(cells_dir: Path) -> Loaded:
     return Loaded(order_cells(cells), refused)
 
 
-def order_cells(cells: list[Cell]) -> list[Cell]:
-    out = sorted(cells, key=Cell.sort_key)
+def order_cells(cells: list[CellResult]) -> list[CellResult]:
+    out = sorted(cells, key=CellResult.sort_key)
     for i, c in enumerate(out):
         c.order = i
     return out
 
 
-def load_file(path: Path) -> Cell:
+def load_file(path: Path) -> CellResult:
     """One cell file, upgraded to the current schema, or a UserError naming the file."""
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
@@ -290,7 +299,7 @@ def _text(*values: Any) -> str:
     return ""
 
 
-def describe(doc: dict[str, Any], path: Path) -> Cell:
+def describe(doc: dict[str, Any], path: Path) -> CellResult:
     """Derive a cell's metadata from its document: the matrix's spec first, then what the suite saw."""
     spec = dict(doc.get("cell") or {})
     results = doc.get("results") if isinstance(doc.get("results"), dict) else None
@@ -323,7 +332,7 @@ def describe(doc: dict[str, Any], path: Path) -> Cell:
     log_tail = doc.get("log_tail") or ""
     if not log_tail and status != "ok":
         log_tail = read_tail(path.with_suffix(".log"))
-    return Cell(
+    return CellResult(
         path=path,
         name=name,
         status=status,

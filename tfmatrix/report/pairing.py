@@ -27,7 +27,7 @@ from typing import Any
 import pandas as pd
 
 from .frame import param_text
-from .load import Cell
+from .load import CellResult
 from .stats import RatioCI, paired_ratio_ci, pct_faster, ratio_ci, same_windows
 
 ParamSpec = Mapping[str, "str | tuple[str, ...]"]
@@ -88,8 +88,8 @@ class Comparison:
     config: str                # the parameters both sides share
     a_detail: str              # the side's own parameter values where the spec allows several
     b_detail: str
-    cell_a: Cell
-    cell_b: Cell
+    cell_a: CellResult
+    cell_b: CellResult
     median_a: float
     median_b: float
     ci: RatioCI
@@ -178,7 +178,7 @@ def _why(row: Row | None, side: str) -> str:
     return f"{side} {row['status']}: {_first_line(row['reason']) or 'no reason given'}"
 
 
-def compute(finding: Finding, df: pd.DataFrame, cells: list[Cell]) -> FindingResult:
+def compute(finding: Finding, df: pd.DataFrame, cells: list[CellResult]) -> FindingResult:
     result = FindingResult(finding, [], [])
     globs = tuple(g for cmp in finding.compare for g in cmp.benchmarks)
     relevant = df[[in_benchmarks(b, globs) for b in df["benchmark"]]] if len(df) else df
@@ -204,8 +204,8 @@ def compute(finding: Finding, df: pd.DataFrame, cells: list[Cell]) -> FindingRes
     return result
 
 
-def _pair(finding: Finding, cmp: Compare, a_rows: pd.DataFrame, b_rows: pd.DataFrame, cell_a: Cell, cell_b: Cell,
-          result: FindingResult) -> Counter[str]:
+def _pair(finding: Finding, cmp: Compare, a_rows: pd.DataFrame, b_rows: pd.DataFrame, cell_a: CellResult,
+          cell_b: CellResult, result: FindingResult) -> Counter[str]:
     """Pair ``a_rows`` with ``b_rows`` on their shared parameters; why the others could not be paired."""
     drop = set(cmp.a) | set(cmp.b)
     b_by_key: dict[tuple[Any, ...], list[Row]] = {}
@@ -287,7 +287,7 @@ def _note_missing(cell_text: str, missing: Counter[str], paired: int, result: Fi
         result.notes.append(f"{cell_text}: nothing to compare: {reasons}.")
 
 
-def _compare_within(finding: Finding, cmp: Compare, rows: pd.DataFrame, cells: list[Cell],
+def _compare_within(finding: Finding, cmp: Compare, rows: pd.DataFrame, cells: list[CellResult],
                     result: FindingResult) -> None:
     for cell in cells:
         mine = rows[rows["cell"] == cell.name]
@@ -305,7 +305,7 @@ def _compare_within(finding: Finding, cmp: Compare, rows: pd.DataFrame, cells: l
         _note_missing(cell.name, missing, len(result.comparisons) - before, result)
 
 
-def _compare_cells(finding: Finding, cmp: Compare, rows: pd.DataFrame, cells: list[Cell],
+def _compare_cells(finding: Finding, cmp: Compare, rows: pd.DataFrame, cells: list[CellResult],
                    result: FindingResult) -> None:
     with_rows = [c for c in cells if c.name in set(rows["cell"])]
     for target in sorted({c.target for c in with_rows}, key=lambda t: (t != "cpu", t)):

@@ -19,15 +19,15 @@ import pandas as pd
 
 from ..errors import UserError
 from .frame import param_text
-from .load import Cell
+from .load import CellResult
 
 
 @dataclass
 class Baselines:
-    explicit: Cell | None                  # the user's choice, for every column
-    by_target: dict[str, Cell]             # the default: oldest cell with results, per target
+    explicit: CellResult | None                  # the user's choice, for every column
+    by_target: dict[str, CellResult]             # the default: oldest cell with results, per target
 
-    def for_target(self, target: str) -> Cell | None:
+    def for_target(self, target: str) -> CellResult | None:
         return self.explicit or self.by_target.get(target)
 
     def describe(self) -> str:
@@ -36,7 +36,7 @@ class Baselines:
         return "; ".join(f"{t.upper()}: {c.name} (oldest)" for t, c in sorted(self.by_target.items()))
 
 
-def resolve_baselines(cells: list[Cell], baseline: str | None, source: str = "baseline") -> Baselines:
+def resolve_baselines(cells: list[CellResult], baseline: str | None, source: str = "baseline") -> Baselines:
     with_results = [c for c in cells if c.has_records]
     if baseline:
         named = [c for c in cells if c.name == baseline]
@@ -47,7 +47,7 @@ def resolve_baselines(cells: list[Cell], baseline: str | None, source: str = "ba
             raise UserError(f"{source} {baseline!r}: that cell has no results (status {named[0].status}); "
                             "pick a cell that ran")
         return Baselines(named[0], {})
-    by_target: dict[str, Cell] = {}
+    by_target: dict[str, CellResult] = {}
     for c in with_results:
         by_target.setdefault(c.target, c)
     return Baselines(None, by_target)
@@ -114,7 +114,7 @@ class BenchTable:
     seed: str
     constant: str               # parameters with one value across the table
     param_names: list[str]
-    columns: list[Cell]
+    columns: list[CellResult]
     rows: list[Row] = field(default_factory=list)
 
     @property
@@ -142,7 +142,7 @@ def _value(row: Any | None) -> Value:
                  unstable=bool(row["unstable"]))
 
 
-def build_tables(df: pd.DataFrame, cells: list[Cell], baselines: Baselines) -> list[BenchTable]:
+def build_tables(df: pd.DataFrame, cells: list[CellResult], baselines: Baselines) -> list[BenchTable]:
     tables: list[BenchTable] = []
     if not len(df):
         return tables
@@ -171,7 +171,7 @@ def build_tables(df: pd.DataFrame, cells: list[Cell], baselines: Baselines) -> l
     return tables
 
 
-def _colour(vals: list[Value], columns: list[Cell], baselines: Baselines) -> None:
+def _colour(vals: list[Value], columns: list[CellResult], baselines: Baselines) -> None:
     """Ratios against each column's baseline for this row (with a stand-in when the default lacks it)."""
     base_for: dict[str, int | None] = {}
     for target in {c.target for c in columns}:
