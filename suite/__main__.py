@@ -28,6 +28,20 @@ def _positive(text: str) -> int:
     return n
 
 
+def _budget_item(text: str) -> tuple:
+    from .harness import Budget
+
+    name, _, value = text.partition("=")
+    fields = Budget.__dataclass_fields__
+    if name not in fields:
+        raise argparse.ArgumentTypeError("unknown budget field %r; fields: %s" % (name, ", ".join(fields)))
+    kind = int if fields[name].type in ("int", int) else float
+    try:
+        return name, kind(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError("%s=%r is not a number" % (name, value))
+
+
 def cmd_list(args: argparse.Namespace) -> int:
     preset = PRESETS[args.preset]
     benchmarks = load_benchmarks()
@@ -56,6 +70,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .run import run
 
     preset = customized(PRESETS[args.preset], repeats=args.repeats, processes=args.processes, window=args.window)
+    if args.budget:
+        import dataclasses
+
+        preset = dataclasses.replace(preset, budget=dataclasses.replace(preset.budget, **dict(args.budget)))
     return run(preset, args.only, args.out, _cell_from(args))
 
 
@@ -77,6 +95,8 @@ def main(argv: Optional[List[str]] = None) -> int:
             sp.add_argument("--runner", help="runner recorded in the results")
             sp.add_argument("--repeats", type=_positive, help="samples per process (overrides the preset)")
             sp.add_argument("--processes", type=_positive, help="fresh processes per variant (overrides the preset)")
+            sp.add_argument("--budget", action="append", type=_budget_item, default=[], metavar="FIELD=VALUE",
+                            help="override one field of the preset's Budget (experiments: target_time=0.005)")
             sp.add_argument("--window", type=_positive,
                             help="variants sampled round robin together (1: one after the other; overrides the preset)")
     args = p.parse_args(argv)

@@ -524,6 +524,7 @@ def test_settings_and_defaults(load_snippet: Snippet) -> None:
         timeout = "90m"
         memory = "4g"
         repeats = 3
+        rounds = 2
         [[cell]]
         tf = "2.1"
         [[cell]]
@@ -535,6 +536,10 @@ def test_settings_and_defaults(load_snippet: Snippet) -> None:
     assert (a.preset, a.timeout_s, a.memory, a.repeats) == ("standard", 5400, "4g", 3)
     assert (b.preset, b.timeout_s) == ("quick", 60)
     assert matrix.settings.baseline == "tf1.15-cpu"  # default: the oldest cell
+    assert matrix.settings.rounds == 2
+    bad = '[matrix]\nrounds = 0\n[[cell]]\ntf = "1.15"\n'
+    with pytest.raises(UserError, match="key 'rounds': 0 is not a number of rounds; use an integer from 1 to 20"):
+        load_snippet(bad)
     assert matrix.baseline is b
     assert matrix.select(["tf2.*"]) == (a,) and matrix.select([]) == matrix.cells
 

@@ -185,7 +185,7 @@ def test_adaptive_stopping_respects_the_time_budget(monkeypatch):
     assert s.spent <= 0.2 + 1e-9 and len(s.samples) < 100
 
 
-def test_median_interval_covers_the_median_about_95_percent_of_the_time():
+def test_median_interval_covers_the_time_about_95_percent_of_the_time():
     rnd = random.Random(11)
     hits = 0
     trials = 2000

@@ -50,14 +50,14 @@ class VariantChange:
     cell_b: str
     id: str
     benchmark: str
-    median_a: float
-    median_b: float
+    time_a: float
+    time_b: float
     ci: RatioCI
     noise: float                # the larger measured between-process spread of the two sides (0.1 = 10%)
 
     @property
     def deviation(self) -> float:
-        return deviation(self.median_a, self.median_b)
+        return deviation(self.time_a, self.time_b)
 
     @property
     def verdict(self) -> str:
@@ -190,15 +190,15 @@ def variant_changes(df_a: pd.DataFrame, df_b: pd.DataFrame, pairs: Sequence[tupl
                           key=f"compare|{name_a}|{name_b}|{vid}", noise=0.0)
             if ci is None:
                 continue
-            changes.append(VariantChange(name_a, name_b, str(vid), str(ra["benchmark"]), float(ra["median"]),
-                                         float(rb["median"]), ci, noise_of(ra["per_process"], rb["per_process"])))
+            changes.append(VariantChange(name_a, name_b, str(vid), str(ra["benchmark"]), float(ra["time"]),
+                                         float(rb["time"]), ci, noise_of(ra["per_process"], rb["per_process"])))
     return changes, only_a, only_b
 
 
 def _ok_rows(df: pd.DataFrame, cell: str) -> dict[str, Any]:
     if not len(df):
         return {}
-    rows = df[(df["cell"] == cell) & (df["status"] == "ok") & df["median"].notna()]
+    rows = df[(df["cell"] == cell) & (df["status"] == "ok") & df["time"].notna()]
     return {str(r["id"]): r for _, r in rows.iterrows()}
 
 
@@ -270,7 +270,7 @@ def compare_paths(a: Path, b: Path, cells: Sequence[str] = ()) -> CompareResult:
     return result
 
 
-CSV_COLUMNS = ["cell_a", "cell_b", "id", "benchmark", "median_a", "median_b", "ratio", "ci_low", "ci_high",
+CSV_COLUMNS = ["cell_a", "cell_b", "id", "benchmark", "time_a", "time_b", "ratio", "ci_low", "ci_high",
                "deviation", "noise", "verdict"]
 
 
@@ -279,7 +279,7 @@ def to_csv(result: CompareResult) -> str:
     w = csv.writer(out, lineterminator="\n")
     w.writerow(CSV_COLUMNS)
     for v in result.variants:
-        w.writerow([v.cell_a, v.cell_b, v.id, v.benchmark, f"{v.median_a:.9g}", f"{v.median_b:.9g}",
+        w.writerow([v.cell_a, v.cell_b, v.id, v.benchmark, f"{v.time_a:.9g}", f"{v.time_b:.9g}",
                     f"{v.ci.ratio:.6g}", f"{v.ci.low:.6g}", f"{v.ci.high:.6g}", f"{v.deviation:.6g}",
                     f"{v.noise:.6g}", v.verdict])
     return out.getvalue()
@@ -291,7 +291,7 @@ def table_rows(result: CompareResult, limit: int | None = None) -> list[list[str
     out = []
     for v in rows[:limit] if limit else rows:
         cell = v.cell_a if v.cell_a == v.cell_b else f"{v.cell_a} -> {v.cell_b}"
-        out.append([cell, v.id, _fmt_s(v.median_a), _fmt_s(v.median_b), f"{v.ci.ratio:.3f}",
+        out.append([cell, v.id, _fmt_s(v.time_a), _fmt_s(v.time_b), f"{v.ci.ratio:.3f}",
                     f"{v.ci.low:.3f}-{v.ci.high:.3f}", v.verdict])
     return out
 

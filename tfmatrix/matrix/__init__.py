@@ -89,6 +89,7 @@ value that reaches a template is first checked against ``PATTERNS``.
 """
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import os
 import re
@@ -200,10 +201,8 @@ def parse_matrix(text: str, file: str, path: Path, environ: Mapping[str, str], t
         close = difflib.get_close_matches(baseline, list(seen), n=1, cutoff=0.6)
         fix = f"did you mean '{close[0]}'?" if close else "cells are: " + ", ".join(seen)
         raise UserError(f"{file}: [matrix]: key 'baseline': no cell is named {baseline!r}; {fix}")
-    return Matrix(path=path, cells=tuple(cells), settings=Settings(
-        preset=settings.preset, baseline=baseline, timeout_s=settings.timeout_s, memory=settings.memory,
-        repeats=settings.repeats, base_registry=settings.base_registry, max_cells=settings.max_cells),
-        notes=tuple(empty))  # fmt: skip
+    return Matrix(path=path, cells=tuple(cells), settings=dataclasses.replace(settings, baseline=baseline),
+                  notes=tuple(empty))
 
 
 def display_path(path: Path) -> str:

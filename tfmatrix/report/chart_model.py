@@ -33,9 +33,9 @@ class Chart:
 @dataclass
 class Point:
     cell: CellResult
-    median: float
-    q1: float
-    q3: float
+    time: float        # the report's time (stats.ESTIMATOR)
+    low: float         # the fastest repeat
+    high: float        # the median repeat
     unstable: bool
 
 
@@ -82,8 +82,8 @@ def chart_data(chart: Chart, df: pd.DataFrame, cells: list[CellResult]) -> Chart
             label = ", ".join(([r["benchmark"]] if multi_bench else [])
                               + [f"{k}={param_text(r['params'].get(k))}" for k in varying]) or "median"
             pts = series.setdefault(label, [])
-            if r["status"] == "ok" and r["median"] is not None:
-                pts.append(Point(by_cell[r["cell"]], float(r["median"]), float(r["q1"]), float(r["q3"]),
+            if r["status"] == "ok" and r["time"] is not None:
+                pts.append(Point(by_cell[r["cell"]], float(r["time"]), float(r["min"]), float(r["median"]),
                                  bool(r["unstable"])))
         panels[target] = (xs, [Series(k, v) for k, v in series.items() if v])
     absent = {t: [c for c in cells if c.target == t and c.name not in set(rows["cell"])] for t in ("cpu", "gpu")}

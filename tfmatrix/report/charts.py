@@ -1,4 +1,5 @@
-"""Inline SVG charts: median time against TF version, CPU and GPU panels side by side, IQR error bars.
+"""Inline SVG charts: time (10th percentile) against TF version, CPU and GPU panels side by side; bars from the fastest
+repeat to the median.
 
 Hand-written SVG (no plotting library, no scripts): one ``<svg>`` per panel,
 a shared HTML legend. The y axis is logarithmic when the values span more
@@ -81,9 +82,9 @@ def panel_svg(title: str, cells: list[CellResult], series: list[Series], styles:
                    f'{escape(empty)}</text>')
         out.append("</svg>")
         return "".join(out)
-    lo = min(p.q1 for p in points)
-    hi = max(p.q3 for p in points)
-    lo = max(lo, min(p.median for p in points) / 10, 1e-12)
+    lo = min(p.low for p in points)
+    hi = max(p.high for p in points)
+    lo = max(lo, min(p.time for p in points) / 10, 1e-12)
     log = hi / lo > LOG_SPAN
     plot_w, plot_h = width - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
     bottom, mid = TOP + plot_h, TOP + plot_h // 2
@@ -119,7 +120,7 @@ def panel_svg(title: str, cells: list[CellResult], series: list[Series], styles:
                    f'{escape(version)}<tspan x="{x:.1f}" dy="13" class="sub">{escape(keras)}</tspan></text>')
     out.append(f'<text x="{LEFT + plot_w // 2}" y="{HEIGHT - 6}" class="axlabel" text-anchor="middle">'
                'TensorFlow version (Keras below)</text>')
-    # series: lines (broken at gaps), IQR bars, markers
+    # series: lines (broken at gaps), fastest-to-median bars, markers
     order = {c.name: i for i, c in enumerate(cells)}
     n = max(len(series), 1)
     for si, s in enumerate(series):
@@ -134,15 +135,15 @@ def panel_svg(title: str, cells: list[CellResult], series: list[Series], styles:
                 if len(seg) > 1:
                     out.append(_polyline(seg, colour, dash))
                 seg = []
-            seg.append(f"{xpos[p.cell.name] + offset:.1f},{ypos(p.median):.1f}")
+            seg.append(f"{xpos[p.cell.name] + offset:.1f},{ypos(p.time):.1f}")
             prev = i
         if len(seg) > 1:
             out.append(_polyline(seg, colour, dash))
         for p in pts:
             x = xpos[p.cell.name] + offset
-            ya, yb, ym = ypos(p.q1), ypos(p.q3), ypos(p.median)
-            tip = (f"{s.label}\n{p.cell.name}: median {fmt_seconds(p.median)}, "
-                   f"IQR {fmt_seconds(p.q1)}-{fmt_seconds(p.q3)}{' (UNSTABLE)' if p.unstable else ''}")
+            ya, yb, ym = ypos(p.low), ypos(p.high), ypos(p.time)
+            tip = (f"{s.label}\n{p.cell.name}: time (p10) {fmt_seconds(p.time)}, fastest {fmt_seconds(p.low)}, "
+                   f"median {fmt_seconds(p.high)}{' (UNSTABLE)' if p.unstable else ''}")
             out.append(f'<g class="pt"><title>{escape(tip)}</title>')
             out.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{ya:.1f}" y2="{yb:.1f}" stroke="{colour}" class="err"/>')
             for yy in (ya, yb):
@@ -180,7 +181,8 @@ def chart_html(data: ChartData) -> str:
         extra = f' stroke-dasharray="{dash}"' if dash else ""
         keys.append(f'<span class="key"><svg width="26" height="10"><line x1="1" x2="25" y1="5" y2="5" '
                     f'stroke="{colour}" stroke-width="2"{extra}/></svg>{escape(label)}</span>')
-    keys.append('<span class="key note">hollow marker: unstable; bars: IQR (q1 to q3)</span>')
+    keys.append('<span class="key note">marker: 10th percentile of the repeats (hollow: unstable); '
+                'bars: fastest repeat to median</span>')
     return f'<div class="panels">{"".join(panels)}</div><div class="legend">{"".join(keys)}</div>'
 
 

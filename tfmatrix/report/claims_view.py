@@ -22,7 +22,7 @@ CLAIMS_SCHEMA, CLAIMS_SCHEMA_VERSION = "tfmatrix.claims", 1
 VERDICT_CLASS = {HOLDS: "holds", REVERSED: "reversed", UNCLEAR: "unclear", CANNOT: "cannot"}
 ROW_COLUMNS = ("claim", "seed", "claim_text", "seed_figure", "seed_setup", "seed_size", "seed_device", "rule",
                "target", "cell", "ref_cell", "seed_cell", "configuration", "a", "b", "a_id", "b_id", "size",
-               "standin", "median_a_s", "median_b_s", "ratio", "ci_low", "ci_high", "verdict", "reason", "unstable")
+               "standin", "time_a_s", "time_b_s", "ratio", "ci_low", "ci_high", "verdict", "reason", "unstable")
 
 
 def _config_dict(text: str) -> dict[str, str]:
@@ -60,7 +60,7 @@ def line_view(result: ClaimResult, line: ClaimLine, varying: list[str]) -> dict[
         "ratio": f"{ci.ratio:.3g}",
         "ci": f"{ci.low:.3g}–{ci.high:.3g}",
         "words": ratio_words(line, result.claim.a),
-        "times": f"{fmt_seconds(c.median_a)} vs {fmt_seconds(c.median_b)}",
+        "times": f"{fmt_seconds(c.time_a)} vs {fmt_seconds(c.time_b)}",
         "verdict": line.verdict,
         "verdict_class": VERDICT_CLASS[line.verdict],
         "a_href": "#" + row_anchor(c.a_id),
@@ -147,7 +147,7 @@ def rows(results: list[ClaimResult]) -> list[dict[str, Any]]:
                 c, ci = line.comparison, line.comparison.ci
                 out.append(_row(dict(where, configuration=c.config, a=_side(claim.a, c.a_detail),
                                      b=_side(claim.b, c.b_detail), a_id=c.a_id, b_id=c.b_id, size=line.size,
-                                     standin=line.standin, median_a_s=c.median_a, median_b_s=c.median_b,
+                                     standin=line.standin, time_a_s=c.time_a, time_b_s=c.time_b,
                                      ratio=ci.ratio, ci_low=ci.low, ci_high=ci.high, verdict=line.verdict,
                                      unstable=c.unstable)))
     return out

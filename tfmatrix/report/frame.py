@@ -19,13 +19,13 @@ import pandas as pd
 from suite.schema import param_text  # the variant-id text, one copy for both halves
 
 from .load import CellResult
-from .stats import spread
+from .stats import estimate, spread
 
 CELL_COLUMNS = ["cell", "cell_status", "order", "tf", "tf_installed", "keras_flavour", "keras_version", "python",
                 "target", "runner", "preset"]
 RECORD_COLUMNS = ["benchmark", "id", "variant", "seed", "title", "mode", "api", "keras_used", "status", "reason",
-                  "unit", "median", "q1", "q3", "iqr", "min", "max", "n", "cv", "unstable", "processes", "between_cv",
-                  "build_s", "first_call_s", "peak_rss_mb", "wall_s"]
+                  "unit", "time", "median", "q1", "q3", "iqr", "min", "max", "n", "cv", "unstable", "processes",
+                  "between_cv", "build_s", "first_call_s", "peak_rss_mb", "wall_s"]
 OBJECT_COLUMNS = ["params", "samples", "per_process", "windows"]
 RESERVED = set(CELL_COLUMNS) | set(RECORD_COLUMNS) | set(OBJECT_COLUMNS)
 
@@ -79,6 +79,7 @@ def record_row(cell: CellResult, rec: dict[str, Any]) -> dict[str, Any]:
         "status": status,
         "reason": rec.get("reason"),
         "unit": rec.get("unit") or "s",
+        "time": estimate(samples) if sp else None,       # the report's time (stats.ESTIMATOR)
         "median": sp.median if sp else None,
         "q1": sp.q1 if sp else None,
         "q3": sp.q3 if sp else None,

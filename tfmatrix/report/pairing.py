@@ -90,8 +90,8 @@ class Comparison:
     b_detail: str
     cell_a: CellResult
     cell_b: CellResult
-    median_a: float
-    median_b: float
+    time_a: float
+    time_b: float
     ci: RatioCI
     unstable: bool
     a_id: str = ""             # the variant ids, for links to their cross-version table rows
@@ -228,8 +228,8 @@ def _pair(finding: Finding, cmp: Compare, a_rows: pd.DataFrame, b_rows: pd.DataF
                 continue
             result.comparisons.append(Comparison(
                 benchmark=str(ra["benchmark"]), config=_config_text(ra, drop), a_detail=_detail(ra, cmp.a),
-                b_detail=_detail(rb, cmp.b), cell_a=cell_a, cell_b=cell_b, median_a=float(ra["median"]),
-                median_b=float(rb["median"]), ci=ci, unstable=bool(ra["unstable"]) or bool(rb["unstable"]),
+                b_detail=_detail(rb, cmp.b), cell_a=cell_a, cell_b=cell_b, time_a=float(ra["time"]),
+                time_b=float(rb["time"]), ci=ci, unstable=bool(ra["unstable"]) or bool(rb["unstable"]),
                 a_id=str(ra["id"]), b_id=str(rb["id"])))
     return missing
 

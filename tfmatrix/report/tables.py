@@ -1,7 +1,8 @@
 """Cross-version tables: per benchmark, rows are variants and columns are cells in TF order.
 
-Each value is the median of the raw samples with its IQR, coloured by its
-ratio to the baseline cell's median for the same variant. The baseline is
+Each value is the report's time for a variant (the 10th percentile of its raw
+samples, ``stats.ESTIMATOR``) with the median below it, coloured by its
+ratio to the baseline cell's time for the same variant. The baseline is
 the cell named by the user for every column, or by default the oldest cell
 of the column's target (CPU columns against the oldest CPU cell, GPU columns
 against the oldest GPU cell, so the colours compare versions, not devices).
@@ -129,8 +130,9 @@ def _value(row: Any | None) -> Value:
     if status != "ok":
         reason = str(row["reason"] or "").strip()
         return Value(status, status, title=reason.splitlines()[0][:500] if reason else status)
-    med, q1, q3 = float(row["median"]), float(row["q1"]), float(row["q3"])
-    title = (f"median {fmt_seconds(med)}, IQR {fmt_seconds(q3 - q1)} (q1 {fmt_seconds(q1)}, q3 {fmt_seconds(q3)}), "
+    time, med, q1, q3 = float(row["time"]), float(row["median"]), float(row["q1"]), float(row["q3"])
+    title = (f"time (10th percentile) {fmt_seconds(time)}, fastest {fmt_seconds(float(row['min']))}, median "
+             f"{fmt_seconds(med)}, IQR {fmt_seconds(q3 - q1)} (q1 {fmt_seconds(q1)}, q3 {fmt_seconds(q3)}), "
              f"n={int(row['n'])}")
     if row["processes"] and int(row["processes"]) > 1 and row["between_cv"] is not None:
         title += f", {int(row['processes'])} processes (CV between them {100 * float(row['between_cv']):.1f}%)"
@@ -138,7 +140,7 @@ def _value(row: Any | None) -> Value:
         title += f", CV {100 * float(row['cv']):.1f}%"
     if row["unstable"]:
         title += "; UNSTABLE: the spread is too large to trust small differences"
-    return Value("ok", fmt_seconds(med), "IQR " + fmt_seconds(q3 - q1), title=title, sort=med,
+    return Value("ok", fmt_seconds(time), "median " + fmt_seconds(med), title=title, sort=time,
                  unstable=bool(row["unstable"]))
 
 
