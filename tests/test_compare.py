@@ -174,3 +174,29 @@ def test_a_ratio_that_moved_between_runs_is_no_finding_within_that_move(tmp_path
     build(reports / "cells", reports, generated="2026-01-01T00:00:00+00:00")
     page = (reports / "index.html").read_text()
     assert re.search(r"model\(x\) 1\.1\d× slower<", page)
+
+
+FIXTURE = Path(__file__).resolve().parent / "fixtures" / "cell-v1-tf1.15-cpu.json"
+
+
+def test_a_v1_cell_file_from_before_interleaving_still_loads_compares_and_reports(tmp_path):
+    """tests/fixtures/cell-v1-tf1.15-cpu.json: a real tf1.15-cpu cell file (trimmed) written by the suite before
+    windows, adaptive stopping and the report's 10th-percentile time existed: no ``schedule``, five samples each.
+    Kept so every format change is tested against what users already have on disk."""
+    from tfmatrix.report import build
+    from tfmatrix.report.frame import build_frame
+    from tfmatrix.report.load import load_file
+
+    cell = load_file(FIXTURE)
+    assert (cell.name, cell.status, cell.tf) == ("tf1.15-cpu", "ok", "1.15.5")
+    df = build_frame([cell])
+    ok = df[df["status"] == "ok"]
+    assert len(ok) == 9 and ok["time"].notna().all() and (ok["time"] <= ok["median"]).all()
+    assert all(w == [] for w in ok["windows"])            # no schedule: nothing pairs, ratios are unpaired
+    result = compare_paths(FIXTURE, FIXTURE)
+    assert result.agreement.share(0.05) == 1.0 and not result.reversed
+    cells = tmp_path / "cells"
+    cells.mkdir()
+    (cells / FIXTURE.name).write_text(FIXTURE.read_text())
+    summary = build(cells, tmp_path, generated="2026-01-01T00:00:00+00:00")
+    assert summary.cells == 1 and not summary.refused
