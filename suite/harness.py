@@ -140,10 +140,17 @@ class Sampler:
         self.error_text = ""
         self.wall = 0.0           # time spent in its bouts, garbage collections included
 
-    def sample(self) -> float:
-        """One repeat: ``number`` calls, after a garbage collection (kept out of the timed loop)."""
+    def sample(self, collect: bool = True) -> float:
+        """One repeat: ``number`` calls, after a garbage collection (kept out of the timed loop).
+
+        ``collect=False`` when the caller collected already: ``interleave``
+        collects once per round, because with a window's models alive a
+        collection costs tens of milliseconds, once per sample it would cost
+        more than the sampling itself.
+        """
         t0 = timer()
-        gc.collect()
+        if collect:
+            gc.collect()
         elapsed = run_loop(self.fn, self.number)
         self.spent += elapsed
         value = elapsed / (self.number * self.inner)
@@ -208,11 +215,12 @@ def interleave(samplers: List[Sampler], before: Optional[Callable[[int], None]] 
         live = [i for i, s in enumerate(samplers) if not s.done()]
         if not live:
             return rounds
+        gc.collect()
         for i in (live if rounds % 2 == 0 else live[::-1]):
             if before is not None:
                 before(i)
             try:
-                samplers[i].sample()
+                samplers[i].sample(collect=False)
             except Exception as e:        # one variant's failure must not cost its window-mates
                 samplers[i].fail(e, traceback.format_exc())
         rounds += 1

@@ -46,8 +46,8 @@ class Preset:
 PRESETS: Dict[str, Preset] = {
     "quick": Preset(
         "quick",
-        Budget(warmup=1, repeats=5, min_repeats=3, target_time=0.02, max_number=2000, max_time=1.5,
-               max_repeats=15, ci=0.02),
+        Budget(warmup=1, repeats=5, min_repeats=3, target_time=0.02, max_number=2000, max_time=1.0,
+               max_repeats=12, ci=0.02),
         processes=1,
         timeout=180.0,
         unstable_cv=0.10,
