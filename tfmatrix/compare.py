@@ -27,7 +27,7 @@ import pandas as pd
 from .errors import UserError
 from .report.findings import FINDINGS, FindingResult, compute_all
 from .report.frame import build_frame
-from .report.load import Cell, load_dir, load_file
+from .report.load import CellResult, load_dir, load_file
 from .report.stats import RatioCI, noise_of, ratio_ci
 
 # The agreement thresholds the project's reproducibility target is stated in.
@@ -159,7 +159,7 @@ class CompareResult:
         clear_a = sum(1 for c in self.comparisons if c.verdict_a != "unclear")
         return [
             f"A = {self.label_a}, B = {self.label_b}; {len(self.cells)} cell pair(s)",
-            self.agreement.line("variants (medians)"),
+            self.agreement.line("variants (times: 10th percentiles)"),
             f"verdicts, B against A: {counts['slower']} slower, {counts['faster']} faster, "
             f"{counts['no clear difference']} no clear difference",
             self.comparison_agreement.line("findings' comparisons (time ratios)"),
@@ -218,7 +218,7 @@ def comparison_changes(results_a: Iterable[FindingResult], results_b: Iterable[F
             for key, ca in ia.items() if key in ib]
 
 
-def compare_cells(cells_a: list[Cell], cells_b: list[Cell], label_a: str, label_b: str,
+def compare_cells(cells_a: list[CellResult], cells_b: list[CellResult], label_a: str, label_b: str,
                   pairs: Sequence[tuple[str, str]] | None = None) -> CompareResult:
     """Compare two loaded result sets; ``pairs`` (cell in A, cell in B) default to equal names."""
     if pairs is None:
@@ -235,7 +235,7 @@ def compare_cells(cells_a: list[Cell], cells_b: list[Cell], label_a: str, label_
 # --------------------------------------------------------------------------- I/O edges
 
 
-def load_side(path: Path) -> list[Cell]:
+def load_side(path: Path) -> list[CellResult]:
     """A directory of cell files, or one cell file."""
     if path.is_dir():
         loaded = load_dir(path)

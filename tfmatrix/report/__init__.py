@@ -20,7 +20,7 @@ from .claims import CLAIMS, compute_claims
 from .findings import FINDINGS, compute_all
 from .frame import attach_previous, build_frame, to_csv
 from .html import render, warnings_for
-from .load import Cell, Refused, load_dir
+from .load import CellResult, Refused, load_dir
 from .tables import build_tables, resolve_baselines
 
 __all__ = ["Refused", "Summary", "build"]
@@ -59,7 +59,7 @@ class Summary:
         return text
 
 
-def previous_run(cells: list[Cell], previous_dir: Path) -> list[Cell]:
+def previous_run(cells: list[CellResult], previous_dir: Path) -> list[CellResult]:
     """The previous complete run of the same cells (``reports/previous/``) with the same request, if any.
 
     Only cells measured with the same request (preset, benchmarks, suite,
@@ -76,7 +76,7 @@ def previous_run(cells: list[Cell], previous_dir: Path) -> list[Cell]:
             and c.doc.get("request") == now[c.name].doc.get("request")]
 
 
-def run_to_run(cells: list[Cell], earlier: list[Cell]) -> list[str]:
+def run_to_run(cells: list[CellResult], earlier: list[CellResult]) -> list[str]:
     """Agreement with the previous run, as summary lines (none without a previous run)."""
     if not earlier:
         return []

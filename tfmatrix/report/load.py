@@ -131,8 +131,6 @@ class CellResult:
 
 
 # The old name, kept while tfmatrix/compare.py and report/__init__.py (being changed
-# elsewhere) still import it; new code says CellResult.
-Cell = CellResult
 
 
 # -- reading -------------------------------------------------------------------

@@ -222,8 +222,3 @@ def pct_faster(ratio: float) -> float:
     if ratio < 1.0:
         return (1.0 / ratio - 1.0) * 100.0
     return -(ratio - 1.0) * 100.0
-
-
-def speedup(ratio: float) -> float:
-    """How many times faster the faster side is (>= 1)."""
-    return 1.0 / ratio if ratio < 1.0 else ratio
