@@ -113,9 +113,7 @@ def run_window(window: Sequence[Variant], tag: str, by_name: Dict[str, Any], env
             live.append((variant, prepared, sampler, out, timer() - t_start))
         except NotApplicable as e:
             out.update(status="n/a", reason=str(e))
-        except BaseException as e:  # noqa: B036 - MemoryError and friends become error records too
-            if isinstance(e, (KeyboardInterrupt, SystemExit)):
-                raise
+        except Exception as e:      # MemoryError included: an error record, the window goes on
             _failed(out, e, traceback.format_exc())
         out["peak_rss_mb"] = peak_rss_mb()
         if out["status"] != "ok":
@@ -140,10 +138,6 @@ def run_window(window: Sequence[Variant], tag: str, by_name: Dict[str, Any], env
         _cleanup(prepared)
         out["wall_s"] = setup_wall + sampler.wall
         send({"event": "record", "record": out})
-    live = []
-    samplers = []
-    env.compat.clear_session()
-    gc.collect()
 
 
 def _first_line(text: str) -> str:
@@ -197,6 +191,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     env = Env(tf, np, compat, args.mode, preset)
     for k, window in enumerate(windows([by_id[vid] for vid in wanted], by_name, preset.window)):
         run_window(window, "%d:%d" % (os.getpid(), k), by_name, env, send)
+        # the window's models are unreachable once run_window has returned: free them before the next one
+        env.compat.clear_session()
+        gc.collect()
     return 0
 
 

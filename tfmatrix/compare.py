@@ -28,18 +28,10 @@ from .errors import UserError
 from .report.findings import FINDINGS, FindingResult, compute_all
 from .report.frame import build_frame
 from .report.load import CellResult, load_dir, load_file
-from .report.stats import RatioCI, noise_of, ratio_ci
+from .report.stats import RatioCI, deviation, noise_of, ratio_ci
 
 # The agreement thresholds the project's reproducibility target is stated in.
 THRESHOLDS = (0.05, 0.10, 0.20)
-
-
-def deviation(x: float, y: float) -> float:
-    """How far apart two positive times are, symmetric in x and y: max/min - 1 (0.05 = 5%)."""
-    lo, hi = min(x, y), max(x, y)
-    if lo <= 0 or not math.isfinite(hi):
-        return math.inf
-    return hi / lo - 1.0
 
 
 @dataclass(frozen=True)

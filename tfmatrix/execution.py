@@ -139,13 +139,11 @@ def _one_cell(cell: Any, index: int, runner: Runner, request: RunRequest, report
     if earlier_round is not None and (earlier_round.kept or earlier_round.status == "skipped"):
         progress.finish_cell(earlier_round.status, earlier_round.reason or "kept", 0)
         return earlier_round
-    if not redo and earlier_round is None:
-        earlier = load_cell(json_path)
-        if earlier is not None and reusable(earlier, asked, runner.inputs(cell)):
-            progress.finish_cell("ok", "kept the results of %s (use --redo to run again)" % earlier["finished"], 0)
-            return CellOutcome(cell.name, "ok", None, earlier.get("runner") or {}, earlier.get("timings") or {},
-                               earlier.get("results"), earlier.get("log_tail", ""), kept=True)
     earlier = load_cell(json_path)
+    if not redo and earlier_round is None and earlier is not None and reusable(earlier, asked, runner.inputs(cell)):
+        progress.finish_cell("ok", "kept the results of %s (use --redo to run again)" % earlier["finished"], 0)
+        return CellOutcome(cell.name, "ok", None, earlier.get("runner") or {}, earlier.get("timings") or {},
+                           earlier.get("results"), earlier.get("log_tail", ""), kept=True)
     log = CellLog(log_path, progress)
     attempt_log = log_path.with_name(cell.name + ".attempt.log")
     kept_log = False
@@ -169,7 +167,7 @@ def _one_cell(cell: Any, index: int, runner: Runner, request: RunRequest, report
         if earlier_round is not None and earlier_round.status == "ok" and outcome.status == "ok":
             outcome = pooled(earlier_round, outcome)
         elif earlier_round is None and outcome.status == "ok":
-            keep_previous(json_path, reports_dir)
+            keep_previous(earlier, json_path.name, reports_dir)
         # a failed round (or re-run) keeps the complete results on file, the attempt recorded beside them
         kept_log = _record(json_path, cell.to_dict(), outcome, asked, earlier, attempt_log)
     finally:

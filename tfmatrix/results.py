@@ -178,15 +178,14 @@ def rounds_done(doc: dict[str, Any]) -> int:
     return rounds if isinstance(rounds, int) and not isinstance(rounds, bool) and rounds > 0 else 1
 
 
-def keep_previous(json_path: Path, reports_dir: Path) -> Path | None:
-    """Copy a complete earlier result to ``reports/previous/`` before a new run replaces it.
+def keep_previous(doc: dict[str, Any] | None, filename: str, reports_dir: Path) -> Path | None:
+    """Keep a complete earlier result (``doc``, as read) in ``reports/previous/`` before a new run replaces it.
 
     The report compares the two (run-to-run agreement); only ``ok`` results
     are kept, so ``previous/`` always holds the last complete run of a cell.
     """
-    doc = load_cell(json_path)
     if doc is None or doc.get("status") != "ok":
         return None
-    target = reports_dir / PREVIOUS_DIR / json_path.name
-    write_text_atomic(target, json_path.read_text())
+    target = reports_dir / PREVIOUS_DIR / filename
+    write_json_atomic(target, doc)
     return target

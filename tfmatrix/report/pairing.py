@@ -28,7 +28,7 @@ import pandas as pd
 
 from .frame import param_text
 from .load import CellResult
-from .stats import RatioCI, paired_ratio_ci, pct_faster, ratio_ci, same_windows
+from .stats import RatioCI, deviation, paired_ratio_ci, pct_faster, ratio_ci, same_windows
 
 ParamSpec = Mapping[str, "str | tuple[str, ...]"]
 
@@ -249,7 +249,7 @@ def comparison_ci(ra: Row, rb: Row, key: str) -> RatioCI | None:
     before = _ratio(prev_a, prev_b, _get(ra, "prev_windows") or [], _get(rb, "prev_windows") or [], key)
     if before is None:
         return ci
-    moved = max(ci.ratio, before.ratio) / min(ci.ratio, before.ratio) - 1.0
+    moved = deviation(ci.ratio, before.ratio)
     return dataclasses.replace(ci, noise=max(ci.noise, moved), rerun=before.ratio)
 
 

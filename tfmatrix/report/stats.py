@@ -99,13 +99,21 @@ class RatioCI:
         return "a" if self.high < 1.0 else "b"
 
 
+def deviation(x: float, y: float) -> float:
+    """How far apart two positive times (or ratios) are, symmetric in x and y: max/min - 1 (0.05 = 5%)."""
+    lo, hi = min(x, y), max(x, y)
+    if lo <= 0 or not math.isfinite(hi):
+        return math.inf
+    return hi / lo - 1.0
+
+
 def noise_of(*per_process_sets: Sequence[Sequence[float]]) -> float:
-    """The largest between-process spread, max/min - 1 of the process medians, over the sides (0: one process)."""
+    """The largest between-process spread (``deviation`` of the processes' times) over the sides; 0 with one."""
     worst = 0.0
     for per_process in per_process_sets:
-        medians = [estimate(p) for p in per_process if len(p)]
-        if len(medians) >= 2 and min(medians) > 0:
-            worst = max(worst, max(medians) / min(medians) - 1.0)
+        times = [estimate(p) for p in per_process if len(p)]
+        if len(times) >= 2 and min(times) > 0:
+            worst = max(worst, deviation(min(times), max(times)))
     return worst
 
 
