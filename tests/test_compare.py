@@ -200,3 +200,17 @@ def test_a_v1_cell_file_from_before_interleaving_still_loads_compares_and_report
     (cells / FIXTURE.name).write_text(FIXTURE.read_text())
     summary = build(cells, tmp_path, generated="2026-01-01T00:00:00+00:00")
     assert summary.cells == 1 and not summary.refused
+
+
+def test_the_summary_states_the_noise_the_verdicts_use(tmp_path):
+    """Two processes whose 10th percentiles are 20% apart: the Noise line says 20%, as the verdicts count it."""
+    from tfmatrix.report import build
+    from tfmatrix.report.stats import noise_of
+
+    per_process = [noisy(1e-3, spread=0.005, seed=1), noisy(1.2e-3, spread=0.005, seed=2)]
+    rec = record("inference.tiny", {**TINY, "path": "call", "stage": "compiled"}, per_process=per_process)
+    write(tmp_path / "cells", cell_doc("tf2.0-cpu", "2.0", results=results_doc([rec], tf="2.0.4", cell="tf2.0-cpu")))
+    build(tmp_path / "cells", tmp_path, generated="2026-01-01T00:00:00+00:00")
+    page = (tmp_path / "index.html").read_text()
+    assert f"their times (10th percentiles) were {noise_of(per_process):.1%} apart" in page
+    assert noise_of(per_process) == pytest.approx(0.2, rel=0.02)

@@ -27,7 +27,7 @@ from .claims_view import claim_view, line_label, ratio_words, varying_keys
 from .findings import CHARTS
 from .load import CellResult, Refused
 from .pairing import Comparison, FindingResult, GroupSummary
-from .stats import pct_faster
+from .stats import noise_of, pct_faster
 from .tables import Baselines, BenchTable, fmt_seconds, row_anchor
 
 HERE = Path(__file__).resolve().parent
@@ -368,17 +368,12 @@ def noise_line(df: pd.DataFrame) -> str:
     if not len(ok):
         return ("each variant ran in one process: its between-process noise is not measured, so a verdict rests "
                 "on the interval alone; run with rounds = 2 (or --rounds 2) to measure it")
-    spreads = sorted(_spread(p) for p in ok["per_process"])
+    spreads = sorted(noise_of(p) for p in ok["per_process"])
     mid = spreads[len(spreads) // 2]
     p90 = spreads[min(len(spreads) - 1, int(0.9 * len(spreads)))]
-    return (f"{len(ok)} variants ran in 2 or more processes or rounds; their medians were {mid:.1%} apart "
-            f"(median; 90th percentile {p90:.1%}). A comparison whose ratio lies within its sides' spread is "
-            "reported as no clear difference.")
-
-
-def _spread(per_process: list[list[float]]) -> float:
-    medians = [float(pd.Series(p).median()) for p in per_process if len(p)]
-    return max(medians) / min(medians) - 1.0 if len(medians) >= 2 and min(medians) > 0 else 0.0
+    return (f"{len(ok)} variants ran in 2 or more processes or rounds; their times (10th percentiles) were "
+            f"{mid:.1%} apart (median; 90th percentile {p90:.1%}). A comparison whose ratio lies within its sides' "
+            "spread is reported as no clear difference.")
 
 
 def render(cells: list[CellResult], df: pd.DataFrame, tables: list[BenchTable], findings: list[FindingResult],
