@@ -53,6 +53,16 @@ PRESETS: Dict[str, Preset] = {
         unstable_cv=0.10,
         description="CI: every code path, smallest shapes, few iterations, one process",
     ),
+    "seed": Preset(
+        "seed",
+        Budget(warmup=1, repeats=5, min_repeats=3, target_time=0.02, max_number=2000, max_time=1.0,
+               max_repeats=12, ci=0.02),
+        processes=1,
+        timeout=600.0,
+        unstable_cv=0.10,
+        description="the default: every seed claim at the seed's own size where a 2-core CPU bears it "
+                    "(else the largest that fits, both shown), quick's sampling budget, one process",
+    ),
     "standard": Preset(
         "standard",
         Budget(warmup=3, repeats=7, min_repeats=3, target_time=0.2, max_number=20000, max_time=12.0,

@@ -18,7 +18,7 @@ from typing import Any, Dict, List
 
 # The suite's presets (``suite.registry.PRESETS`` keys, in that order); the host
 # validates ``preset =`` in matrix files and ``--preset`` against these.
-PRESET_NAMES = ("quick", "standard", "full")
+PRESET_NAMES = ("quick", "seed", "standard", "full")
 
 # One line per finished variant run, written by ``suite.run.Progress`` and parsed
 # by ``tfmatrix.progress`` for 'benchmark i of n' and the ETA:

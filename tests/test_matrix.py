@@ -217,7 +217,7 @@ def test_empty_matrix(error_of: ErrorOf, body: str) -> None:
     ('target = "tpu"', "key 'target': 'tpu' is not a target; use \"cpu\" or \"gpu\""),
     ('timeout = "soon"', "key 'timeout': 'soon' is not a duration; write seconds (3600) or \"90m\" / \"2h\""),
     ('memory = "8 GB"', "key 'memory': '8 GB' is not a memory size; write a number and k/m/g, like \"8g\""),
-    ('preset = "huge"', "key 'preset': 'huge' is not a suite preset; use one of: quick, standard, full"),
+    ('preset = "huge"', "key 'preset': 'huge' is not a suite preset; use one of: quick, seed, standard, full"),
     ("repeats = 0", "key 'repeats': 0 is not a repeat count; use an integer from 1 to 1000"),
     ('allow_untested = "yes"', "key 'allow_untested': expected true or false, got a string; "
                                "write allow_untested = true"),

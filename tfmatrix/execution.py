@@ -39,7 +39,7 @@ RUNNERS = ("auto", "docker", "venv")
 # preparing a cell costs the first time (wheels and image build, or virtualenv
 # install). Quick, measured on the default matrix's nine CPU cells with Docker
 # (2026-11): runs 50-200 s (mean 87 s), wheels + build 35-75 s (mean 55 s).
-ESTIMATE_RUN_S = {"quick": 100.0, "standard": 3600.0, "full": 4 * 3600.0}
+ESTIMATE_RUN_S = {"quick": 100.0, "seed": 130.0, "standard": 3600.0, "full": 4 * 3600.0}
 ESTIMATE_SETUP_S = 60.0
 
 

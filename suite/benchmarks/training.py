@@ -18,7 +18,11 @@ int64 0/1 targets (the dtype conversion is part of what the seed measured).
 Presets scale work, not meaning: ``quick`` keeps every model and every code
 path but shrinks batch and width (filters/units x 1/8), uses each model's
 smallest legal data, and crosses all paths with the first model only (the
-others run ``train_on_batch`` in every mode and Keras); ``standard`` uses the seed's sizes for everything a
+others run ``train_on_batch`` in every mode and Keras); ``seed`` (the default
+matrix) runs what the seed's claims are about at the seed's sizes: the
+question's models with ``train_on_batch`` on (32, 400, 16) (the BiLSTM model at
+width x 1/8: ~20 s a step at full width on 2 cores), and the answer's small
+model on small data through every path; ``standard`` uses the seed's sizes for everything a
 2-core CPU can bear; ``full`` is the seed's full grid. The scale is part of
 every variant's parameters, so numbers from different presets never mix.
 """
@@ -36,13 +40,14 @@ PATHS = (("train_on_batch", "numpy"), ("fit", "numpy"), ("fit", "tf.data"))
 
 QUESTION_SHAPE = (32, 400, 16)
 ANSWER_DATA = {"small": (32, 140, 30), "medium": (32, 1400, 30), "large": (32, 14000, 30)}
-DATASET_BATCHES = {"quick": 4, "standard": 20, "full": 50}
+DATASET_BATCHES = {"quick": 4, "seed": 4, "standard": 20, "full": 50}
 
 # Which (model, data) the answer's grid runs per preset. quick: each model at
 # its smallest legal data. standard: drops what a 2-core CPU cannot bear
 # (the large model, and the medium model on 14000-step data).
 ANSWER_GRID = {
     "quick": (("small", "small"), ("medium", "small"), ("large", "medium")),
+    "seed": (("small", "small"),),
     "standard": (("small", "small"), ("small", "medium"), ("small", "large"),
                  ("medium", "small"), ("medium", "medium")),
     "full": (("small", "small"), ("small", "medium"), ("small", "large"),
@@ -50,8 +55,12 @@ ANSWER_GRID = {
              ("large", "medium"), ("large", "large")),
 }
 QUESTION_MODELS = ("small", "medium")
+# seed (the default): the question's BiLSTM model at full width takes ~20 s a
+# train_on_batch step on 2 cores, so it runs at width x 1/8 on the seed's shape.
+MODEL_WIDTH = {"seed": {"medium": 0.125}}
 SCALE = {  # preset -> (batch size, width multiplier)
     "quick": (8, 0.125),
+    "seed": (32, 1.0),
     "standard": (32, 1.0),
     "full": (32, 1.0),
 }
@@ -169,18 +178,21 @@ class Training(Benchmark):
 
     def variants(self, preset: Preset) -> List[Variant]:
         batch, width = SCALE[preset.name]
+        widths = MODEL_WIDTH.get(preset.name, {})
         out: List[Variant] = []
         for mode in MODES:
             for api in KERAS_APIS:
                 for i, (model, data, shape) in enumerate(self.grid(preset)):
                     shape = (batch,) + tuple(shape[1:])
-                    # quick: every path on the first config, train_on_batch on the others
-                    # (every model builder and every code path still runs).
-                    paths = PATHS if preset.name != "quick" or i == 0 else PATHS[:1]
-                    for loop, source in paths:
+                    for loop, source in self.paths(preset, i):
                         out.append(make_variant(self, mode, api, model=model, data=data, batch_shape=shape,
-                                                width=width, loop=loop, input=source))
+                                                width=widths.get(model, width), loop=loop, input=source))
         return out
+
+    def paths(self, preset: Preset, i: int) -> Tuple[Tuple[str, str], ...]:
+        """The (loop, input) paths of the grid's ``i``-th config: quick runs every path on the
+        first config and train_on_batch on the others (every builder and code path still runs)."""
+        return PATHS if preset.name != "quick" or i == 0 else PATHS[:1]
 
     def prepare(self, variant: Variant, env: Any) -> Prepared:
         tf, np, compat = env.tf, env.np, env.compat
@@ -231,6 +243,10 @@ class QuestionTraining(Training):
     def grid(self, preset: Preset) -> List[Tuple[str, str, Tuple[int, ...]]]:
         shape = QUESTION_SHAPE if preset.name != "quick" else (QUESTION_SHAPE[0], 40, QUESTION_SHAPE[2])
         return [(m, "question", shape) for m in QUESTION_MODELS]
+
+    def paths(self, preset: Preset, i: int) -> Tuple[Tuple[str, str], ...]:
+        # seed: the question's own loop (train_on_batch on numpy); fit and tf.data are the answer's
+        return PATHS[:1] if preset.name == "seed" else super().paths(preset, i)
 
 
 class AnswerTraining(Training):
