@@ -133,3 +133,20 @@ def test_python_m_tfmatrix_is_importable():
                            "tfmatrix.runners.docker, tfmatrix.bases"], capture_output=True, text=True,
                           cwd=Path(__file__).resolve().parent.parent)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_only_containers_of_dead_tfmatrix_processes_are_leftovers():
+    """A second tfmatrix (another checkout, a test) must not remove the containers of one running now."""
+    import os
+    import subprocess
+
+    from tfmatrix.runners import docker as docker_runner
+
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    key = docker_runner.OWNER_LABEL
+    assert not docker_runner.is_leftover({key: docker_runner.owner()})            # this process's own
+    assert not docker_runner.is_leftover({key: docker_runner.owner(os.getppid())})  # another live tfmatrix
+    assert docker_runner.is_leftover({key: docker_runner.owner(dead.pid)})         # killed hard: remove
+    assert docker_runner.is_leftover({})                                         # an older tfmatrix's
+    assert not docker_runner.is_leftover({key: "another-host:1"})                # not ours to judge

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import shutil
+import socket
 import tempfile
 import threading
 import time
@@ -28,6 +29,7 @@ SUITE_MOUNT = "/opt/tfmatrix/suite"
 OUT_MOUNT = "/out"
 BENCH_USER = "10001:10001"
 RUN_LABEL = "org.tfmatrix.run"
+OWNER_LABEL = "org.tfmatrix.owner"     # "<host>:<pid>" of the tfmatrix process that started the container
 NO_GPU_RUNTIME = ("the Docker engine has no NVIDIA runtime (install the NVIDIA Container Toolkit); "
                   "a GPU cell is never run on the CPU instead")
 
@@ -75,7 +77,7 @@ def run_request(cell: Any, image: str, out_dir: Path, suite_args: list[str]) -> 
                    Mount(target=OUT_MOUNT, source=str(out_dir), type="bind", read_only=False)],
         "mem_limit": cell.memory,
         "memswap_limit": cell.memory,
-        "labels": {RUN_LABEL: cell.name},
+        "labels": {RUN_LABEL: cell.name, OWNER_LABEL: owner()},
         "init": True,
     }
     if cell.target == "gpu":
@@ -83,8 +85,35 @@ def run_request(cell: Any, image: str, out_dir: Path, suite_args: list[str]) -> 
     return request
 
 
+def owner(pid: int | None = None) -> str:
+    return f"{socket.gethostname()}:{os.getpid() if pid is None else pid}"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def is_leftover(labels: dict[str, str]) -> bool:
+    """A tfmatrix container whose starting process is gone (killed hard): safe to remove.
+
+    Another tfmatrix running now (another checkout, a test) owns its containers:
+    removing every labelled container killed that run's cell (exit code 137).
+    """
+    host, _, pid = labels.get(OWNER_LABEL, "").rpartition(":")
+    if host != socket.gethostname() or not pid.isdigit():
+        return not host       # unowned (older tfmatrix): a leftover; another host's: not ours to judge
+    return int(pid) != os.getpid() and not _alive(int(pid))
+
+
 def leftover_containers(client: Any) -> list[Any]:
-    return client.containers.list(all=True, filters={"label": RUN_LABEL})
+    return [c for c in client.containers.list(all=True, filters={"label": RUN_LABEL})
+            if is_leftover(dict(c.labels or {}))]
 
 
 class DockerRunner:
