@@ -15,6 +15,7 @@ import pkgutil
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+from . import schema
 from .harness import Budget
 from .schema import param_text
 
@@ -189,7 +190,7 @@ class Benchmark:
         return self.name
 
 
-PLUGINS_ENV = "TFMATRIX_SUITE_PLUGINS"
+PLUGINS_ENV = schema.PLUGINS_ENV
 
 
 def load_benchmarks() -> List[Benchmark]:

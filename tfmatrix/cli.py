@@ -198,10 +198,12 @@ def _run_cells(args: argparse.Namespace, cells: Sequence[Cell], bench: Sequence[
     console = Console(stderr=True, highlight=False, soft_wrap=True)
     matrix = args.loaded_matrix
     reports = output_dir(args.reports, "--reports")
+    user_paths = bench_paths(args.bench_path, matrix)
     with run_lock(paths.BUILD_DIR / "run.lock", command_line()):
         runner = make_runner(args.runner, matrix.settings.base_registry, console)
         rounds = args.rounds if args.rounds is not None else matrix.settings.rounds
-        request = RunRequest(preset=args.preset, only=tuple(bench), repeats=args.repeats, rounds=rounds)
+        request = RunRequest(preset=args.preset, only=tuple(bench), repeats=args.repeats, rounds=rounds,
+                             bench_paths=user_paths)
         outcomes = execute(cells, runner, request, reports, redo=redo, console=console)
         refused = _refresh_report(reports, matrix, console)
     bad = [o for o in outcomes if o.status in ("failed", "timeout")]
@@ -216,6 +218,16 @@ def _run_cells(args: argparse.Namespace, cells: Sequence[Cell], bench: Sequence[
         print(f"tfmatrix: error: cell {requested} was skipped, nothing ran: {skipped[0].reason}", file=sys.stderr)
         code = 1
     return code
+
+
+def bench_paths(given: Sequence[str], matrix: Matrix) -> tuple[Path, ...]:
+    """The user's benchmark paths: ``--bench-path`` (relative to the current directory) replaces ``[suite] paths``."""
+    from .user_benchmarks import check_path
+
+    if not given:
+        return matrix.settings.bench_paths
+    return tuple(dict.fromkeys(check_path(p, Path.cwd(), f"--bench-path {p}", "the current directory")
+                               for p in given))
 
 
 def _usable_baseline(cells_dir: Path, matrix: Matrix) -> str | None:
@@ -279,6 +291,9 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
                    help="auto: Docker when an engine answers, else local virtualenvs (default)")
     p.add_argument("--reports", default=str(paths.REPORTS_DIR), metavar="DIR",
                    help="where cells/<cell>.json|.log and index.html go (default: reports)")
+    p.add_argument("--bench-path", action="append", default=[], metavar="PATH",
+                   help="a directory or .py file of your own benchmarks (suite.api), mounted read-only into every "
+                   "cell; repeatable; replaces matrix.toml's [suite] paths")
 
 
 def _configure_matrix(p: argparse.ArgumentParser) -> None:
