@@ -198,10 +198,12 @@ def _run_cells(args: argparse.Namespace, cells: Sequence[Cell], bench: Sequence[
     console = Console(stderr=True, highlight=False, soft_wrap=True)
     matrix = args.loaded_matrix
     reports = output_dir(args.reports, "--reports")
+    user_paths = bench_paths(args.bench_path, matrix)
     with run_lock(paths.BUILD_DIR / "run.lock", command_line()):
         runner = make_runner(args.runner, matrix.settings.base_registry, console)
         rounds = args.rounds if args.rounds is not None else matrix.settings.rounds
-        request = RunRequest(preset=args.preset, only=tuple(bench), repeats=args.repeats, rounds=rounds)
+        request = RunRequest(preset=args.preset, only=tuple(bench), repeats=args.repeats, rounds=rounds,
+                             bench_paths=user_paths)
         outcomes = execute(cells, runner, request, reports, redo=redo, console=console)
         refused = _refresh_report(reports, matrix, console)
     bad = [o for o in outcomes if o.status in ("failed", "timeout")]
@@ -218,15 +220,27 @@ def _run_cells(args: argparse.Namespace, cells: Sequence[Cell], bench: Sequence[
     return code
 
 
-def _usable_baseline(cells_dir: Path, matrix: Matrix) -> str | None:
-    """matrix.toml's baseline when it has results; else None (the report uses the oldest cell)."""
+def bench_paths(given: Sequence[str], matrix: Matrix) -> tuple[Path, ...]:
+    """The user's benchmark paths: ``--bench-path`` (relative to the current directory) replaces ``[suite] paths``."""
+    from .user_benchmarks import check_path
+
+    if not given:
+        return matrix.settings.bench_paths
+    return tuple(dict.fromkeys(check_path(p, Path.cwd(), f"--bench-path {p}", "the current directory")
+                               for p in given))
+
+
+def _has_results(cells_dir: Path, name: str) -> bool:
     from .results import load_cell
 
-    name = matrix.settings.baseline
-    if name is None:
-        return None
     doc = load_cell(cells_dir / f"{name}.json")
-    return name if doc is not None and doc.get("status") == "ok" else None
+    return doc is not None and doc.get("status") == "ok"
+
+
+def _usable_baseline(cells_dir: Path, matrix: Matrix) -> str | None:
+    """matrix.toml's baseline when it has results; else None (the report uses the oldest cell)."""
+    name = matrix.settings.baseline
+    return name if name is not None and _has_results(cells_dir, name) else None
 
 
 def _refresh_report(reports: Path, matrix: Matrix, console: Any) -> list[Refused]:
@@ -238,7 +252,12 @@ def _refresh_report(reports: Path, matrix: Matrix, console: Any) -> list[Refused
     if matrix.settings.baseline and baseline is None:
         console.print(f"\\[tfmatrix] baseline {matrix.settings.baseline} has no results yet: "
                       "the report compares with the oldest cell")
-    summary = build(cells, reports, baseline, baseline_source=f"{matrix.path.name}: baseline")
+    upgrade = matrix.settings.compare
+    if upgrade is not None and not all(_has_results(cells, name) for name in upgrade):
+        console.print("\\[tfmatrix] " + escape(f"[report] compare: {' or '.join(upgrade)} has no results yet: "
+                                                "no upgrade view"))
+        upgrade = None
+    summary = build(cells, reports, baseline, baseline_source=f"{matrix.path.name}: baseline", upgrade=upgrade)
     console.print("\\[tfmatrix] " + escape(summary.line()))
     return summary.refused
 
@@ -279,6 +298,9 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
                    help="auto: Docker when an engine answers, else local virtualenvs (default)")
     p.add_argument("--reports", default=str(paths.REPORTS_DIR), metavar="DIR",
                    help="where cells/<cell>.json|.log and index.html go (default: reports)")
+    p.add_argument("--bench-path", action="append", default=[], metavar="PATH",
+                   help="a directory or .py file of your own benchmarks (suite.api), mounted read-only into every "
+                   "cell; repeatable; replaces matrix.toml's [suite] paths")
 
 
 def _configure_matrix(p: argparse.ArgumentParser) -> None:
@@ -305,17 +327,31 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     out = output_dir(args.out, "--out", create=False)   # created when the report is written
     cells = Path(args.cells) if args.cells else out / "cells"
+    matrix = load_matrix(args) if Path(args.matrix).exists() else None
     if args.baseline is not None:
         baseline, source = args.baseline, "--baseline"
-    elif Path(args.matrix).exists():
-        matrix = load_matrix(args)
+    elif matrix is not None:
         baseline, source = _usable_baseline(cells, matrix), f"{matrix.path.name}: baseline"
     else:
         baseline, source = None, "baseline"
+    upgrade, upgrade_source = _upgrade_pair(args, matrix, baseline)
     previous = Path(args.previous) if args.previous else None
-    summary = build(cells, out, baseline, baseline_source=source, previous=previous)
+    summary = build(cells, out, baseline, baseline_source=source, previous=previous, upgrade=upgrade,
+                    upgrade_source=upgrade_source)
     print(summary.line())
     return report_refused(summary.refused, sys.stderr)
+
+
+def _upgrade_pair(args: argparse.Namespace, matrix: Matrix | None, baseline: str | None
+                  ) -> tuple[tuple[str, str] | None, str]:
+    """The upgrade view's (baseline, candidate): ``--candidate`` against the baseline, else ``[report] compare``."""
+    if args.candidate is not None:
+        if baseline is None:
+            raise UserError(f"--candidate {args.candidate}: no baseline to compare it with; add --baseline CELL")
+        return (baseline, args.candidate), "--baseline/--candidate"
+    if matrix is not None and matrix.settings.compare is not None:
+        return matrix.settings.compare, f"{matrix.path.name}: [report] compare"
+    return None, ""
 
 
 def report_refused(refused: Sequence[Refused], err: TextIO) -> int:
@@ -333,6 +369,8 @@ def _configure_report(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cells", metavar="DIR", help="cell results directory (default: <out>/cells)")
     p.add_argument("--out", default=str(paths.REPORTS_DIR), metavar="DIR", help="output directory (default: reports)")
     p.add_argument("--baseline", metavar="CELL", help="cell to compare against (default: matrix.toml's baseline)")
+    p.add_argument("--candidate", metavar="CELL", help="add the upgrade view: every variant's time in CELL against "
+                   "the baseline, ratio, interval and verdict, slowest first (default: [report] compare)")
     p.add_argument("--previous", metavar="DIR", help="an earlier run's cell files; the summary states how well the "
                    "two runs agree (default: <out>/previous, kept by matrix/cell when they replace a complete run)")
 

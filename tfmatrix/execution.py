@@ -8,6 +8,7 @@ unless asked to redo them.
 """
 from __future__ import annotations
 
+import dataclasses
 import signal
 import time
 from collections.abc import Sequence
@@ -33,6 +34,7 @@ from .results import (
 )
 from .runners.base import Runner
 from .runners.common import CellLog, RunRequest
+from .user_benchmarks import files_hash
 
 RUNNERS = ("auto", "docker", "venv")
 # Rough suite run time of one CPU cell per preset on a 2-core machine, and what
@@ -88,7 +90,7 @@ def execute(cells: Sequence[Any], runner: Runner, request: RunRequest, reports_d
             console: Console | None = None) -> list[CellOutcome]:
     """Run ``cells`` one after another; every cell ends with a results file."""
     console = console or Console(stderr=True, highlight=False, soft_wrap=True)
-    request = RunRequest(request.preset, request.only, request.repeats, suite_fingerprint(), request.rounds)
+    request = dataclasses.replace(request, suite=suite_fingerprint(), bench=files_hash(request.bench_paths))
     n_gpu = sum(1 for c in cells if c.target == "gpu")
     skips = {c.name: runner.skip_reason(c) for c in cells}
     runnable = [c for c in cells if not skips[c.name]]

@@ -132,6 +132,9 @@ def requirement_groups(cell: Cell, rel: Release) -> list[tuple[str, list[str]]]:
     if wheel_lines:
         groups.append((f"CUDA {cell.cuda} / cuDNN {cell.cudnn} as pip wheels (pinned as TF's and-cuda extra pins them)",
                        wheel_lines))
+    user = list(cell.user_requirements)
+    if user and rest[-len(user):] == user:
+        rest = rest[:-len(user)]
     for line in rest:
         if line in keras_lines:
             groups.append((f"Keras: {cell.keras.flavour}", [line]))
@@ -144,6 +147,8 @@ def requirement_groups(cell: Cell, rel: Release) -> list[tuple[str, list[str]]]:
             groups[-1][1].append(line)
         else:
             groups.append(("extra pins from matrix.toml", [line]))
+    if user:
+        groups.append(("[suite] requirements from matrix.toml: what your own benchmarks import", user))
     for comment, _ in groups:
         _gate("comment", comment, "comment")
     return groups

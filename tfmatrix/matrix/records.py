@@ -67,7 +67,9 @@ CELL_KEYS = (
 PRODUCT_KEYS = CELL_KEYS + ("include", "exclude")
 SETTINGS_KEYS = ("preset", "baseline", "timeout", "memory", "repeats", "max_cells", "rounds")
 IMAGES_KEYS = ("base_registry",)
-TOP_KEYS = ("matrix", "images", "cell", "product")
+SUITE_KEYS = ("paths", "requirements")       # the user's own benchmarks: suite_tables.py
+REPORT_KEYS = ("compare",)
+TOP_KEYS = ("matrix", "images", "suite", "report", "cell", "product")
 
 
 
@@ -135,6 +137,7 @@ class Cell:
     untested: tuple[str, ...]
     origin: str
     bootstrap: tuple[str, ...] = ()
+    user_requirements: tuple[str, ...] = ()     # [suite] requirements, also at the end of ``requirements``
 
     @property
     def python_from_base(self) -> bool:
@@ -188,6 +191,9 @@ class Settings:
     base_registry: str | None = None
     max_cells: int = DEFAULT_MAX_CELLS
     rounds: int = 1                 # every cell once, then every cell again: rounds.py
+    bench_paths: tuple[Path, ...] = ()          # [suite] paths, resolved: the user's benchmark files
+    requirements: tuple[str, ...] = ()          # [suite] requirements, installed into every cell
+    compare: tuple[str, str] | None = None      # [report] compare: the upgrade view's (baseline, candidate)
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,8 @@ from .frame import attach_previous, build_frame, to_csv
 from .html import render, warnings_for
 from .load import CellResult, Refused, load_dir
 from .tables import build_tables, resolve_baselines
+from .upgrade import check_pair, page_view, upgrade_view
+from .upgrade import to_csv as upgrade_csv
 
 __all__ = ["Refused", "Summary", "build"]
 
@@ -44,6 +46,7 @@ class Summary:
     claims_answered: int = 0                               # claims with a measured line in some cell
     claims_total: int = 0
     refused: list[Refused] = field(default_factory=list)  # files in the cells directory that could not be read
+    upgrade: str | None = None                             # the upgrade view's line, when a pair was chosen
 
     def line(self) -> str:
         counts = ", ".join(f"{n} {s}" for s, n in sorted(self.statuses.items()))
@@ -56,6 +59,8 @@ class Summary:
         if self.refused:
             n = len(self.refused)
             text += f"; {n} cell file{'s' * (n != 1)} refused (listed under Failures)"
+        if self.upgrade:
+            text += f"; {self.upgrade}"
         return text
 
 
@@ -91,7 +96,8 @@ def run_to_run(cells: list[CellResult], earlier: list[CellResult]) -> list[str]:
 
 
 def build(cells_dir: Path, out_dir: Path, baseline: str | None = None, *, baseline_source: str = "baseline",
-          generated: str | None = None, previous: Path | None = None) -> Summary:
+          generated: str | None = None, previous: Path | None = None, upgrade: tuple[str, str] | None = None,
+          upgrade_source: str = "[report] compare") -> Summary:
     """Read ``cells_dir/*.json`` and write ``out_dir/``: ``index.html``, ``results.csv``, ``claims.csv|json``.
 
     ``baseline`` names the cell every table colours against (default: the
@@ -103,12 +109,15 @@ def build(cells_dir: Path, out_dir: Path, baseline: str | None = None, *, baseli
     a cell with results. ``generated`` fixes the timestamp shown (tests);
     default now. ``previous`` (default ``<cells_dir>/../previous``) holds
     the last complete run before this one: the summary states how well the
-    two agree.
+    two agree. ``upgrade`` (baseline, candidate) adds the upgrade view for that pair of cells to the page
+    and writes ``upgrade.csv``; ``upgrade_source`` names where the pair came from in error messages.
     """
     cells_dir, out_dir = Path(cells_dir), Path(out_dir)
     loaded = load_dir(cells_dir)
     cells = loaded.cells
     baselines = resolve_baselines(cells, baseline, baseline_source)
+    if upgrade is not None:
+        check_pair(cells, *upgrade, upgrade_source)
     earlier = previous_run(cells, previous if previous is not None else cells_dir.parent / PREVIOUS_DIR)
     df = build_frame(cells)
     tables = build_tables(df, cells, baselines)
@@ -117,7 +126,9 @@ def build(cells_dir: Path, out_dir: Path, baseline: str | None = None, *, baseli
     results = compute_all(compared, cells, FINDINGS)
     agreement = run_to_run(cells, earlier)
     claims = compute_claims(compared, cells, CLAIMS)
-    page = render(cells, df, tables, results, baselines, generated, claims, agreement, refused=loaded.refused)
+    view = upgrade_view(df, *upgrade) if upgrade is not None else None
+    page = render(cells, df, tables, results, baselines, generated, claims, agreement, refused=loaded.refused,
+                  upgrade=page_view(view) if view is not None else None)
     html_path, csv_path = out_dir / "index.html", out_dir / "results.csv"
     claims_csv, claims_json = out_dir / "claims.csv", out_dir / "claims.json"
     claim_rows = claims_view.rows(claims)
@@ -125,6 +136,8 @@ def build(cells_dir: Path, out_dir: Path, baseline: str | None = None, *, baseli
     write_text_atomic(claims_csv, claims_view.to_csv(claim_rows))
     write_text_atomic(claims_json, claims_view.to_json(claim_rows))
     write_text_atomic(html_path, page)
+    if view is not None:
+        write_text_atomic(out_dir / "upgrade.csv", upgrade_csv(view))
     return Summary(
         html=html_path, csv=csv_path, cells=len(cells), statuses=dict(Counter(c.status for c in cells)),
         variants=len(df), findings_answered=sum(1 for r in results if r.comparisons), findings_total=len(results),
@@ -132,4 +145,5 @@ def build(cells_dir: Path, out_dir: Path, baseline: str | None = None, *, baseli
         warnings=[w.text for w in warnings_for(cells) if w.level == "loud"], refused=loaded.refused,
         claims_csv=claims_csv, claims_json=claims_json,
         claims_answered=sum(1 for r in claims if any(c.lines for c in r.cells)), claims_total=len(claims),
+        upgrade=view.line() if view is not None else None,
     )

@@ -378,7 +378,8 @@ def noise_line(df: pd.DataFrame) -> str:
 
 def render(cells: list[CellResult], df: pd.DataFrame, tables: list[BenchTable], findings: list[FindingResult],
            baselines: Baselines, generated: str | None = None, claims: list[ClaimResult] | None = None,
-           agreement: list[str] | None = None, refused: Sequence[Refused] = ()) -> str:
+           agreement: list[str] | None = None, refused: Sequence[Refused] = (),
+           upgrade: dict[str, Any] | None = None) -> str:
     generated = generated or datetime.datetime.now(datetime.UTC).replace(microsecond=0).isoformat()
     charts = []
     for chart in CHARTS:
@@ -407,4 +408,5 @@ def render(cells: list[CellResult], df: pd.DataFrame, tables: list[BenchTable], 
         skipped=[c for c in cells if c.status == "skipped"],
         variant_errors=variant_errors(cells),
         refused=list(refused),
+        upgrade=upgrade,
     )

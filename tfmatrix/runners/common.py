@@ -24,15 +24,20 @@ class RunRequest:
     repeats: int | None = None
     suite: str = ""                     # hash of the suite's source
     rounds: int = 1                     # the matrix runs every cell this many times, pooled (rounds.py)
+    bench_paths: tuple[Path, ...] = ()  # the user's benchmark files and directories (user_benchmarks.py)
+    bench: str = ""                     # hash of their content
 
     def for_cell(self, cell: Any) -> dict[str, Any]:
-        return {
+        asked = {
             "preset": self.preset or cell.preset,
             "only": list(self.only),
             "repeats": self.repeats if self.repeats is not None else cell.repeats,
             "suite": self.suite,
             "rounds": self.rounds,
         }
+        if self.bench_paths:            # absent without user benchmarks: earlier results stay comparable
+            asked["bench"] = self.bench
+        return asked
 
     def suite_args(self, cell: Any, out: str, image: str | None, runner: str) -> list[str]:
         req = self.for_cell(cell)

@@ -16,6 +16,7 @@ import socket
 import tempfile
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from .. import bases, render, wheelhouse
 from ..paths import BUILD_DIR, SUITE_DIR
 from ..progress import Progress
 from ..results import CellOutcome
+from ..user_benchmarks import PLUGINS_ENV, container_paths, requirements_failure
 from .common import CellLog, LineReader, RunRequest, outcome_from_suite, read_suite_results, timed_out
 
 SUITE_MOUNT = "/opt/tfmatrix/suite"
@@ -58,13 +60,21 @@ def gpu_support(client: Any) -> str | None:
     return NO_GPU_RUNTIME
 
 
-def run_request(cell: Any, image: str, out_dir: Path, suite_args: list[str]) -> dict[str, Any]:
-    """Everything ``containers.run`` is asked for one cell (pure: the tests inspect it)."""
+def run_request(cell: Any, image: str, out_dir: Path, suite_args: list[str],
+                bench_paths: Sequence[Path] = ()) -> dict[str, Any]:
+    """Everything ``containers.run`` is asked for one cell (pure: the tests inspect it).
+
+    ``bench_paths``: the user's benchmark files, each mounted read-only under
+    /opt/tfmatrix/bench and named in $TFMATRIX_SUITE_PLUGINS.
+    """
     from docker.types import DeviceRequest, Mount
 
     env = dict(cell.env)
     env.update({"TFMATRIX_CELL": cell.name, "TFMATRIX_TARGET": cell.target, "TFMATRIX_IMAGE": image,
                 "TFMATRIX_RUNNER": "docker", "HOME": "/tmp", "PYTHONUNBUFFERED": "1"})
+    bench = container_paths(bench_paths)
+    if bench:
+        env[PLUGINS_ENV] = ":".join(target for _, target in bench)
     request: dict[str, Any] = {
         "image": image,
         "command": ["python", "-m", "suite", *suite_args],
@@ -74,7 +84,8 @@ def run_request(cell: Any, image: str, out_dir: Path, suite_args: list[str]) -> 
         "working_dir": "/tmp",
         "environment": env,
         "mounts": [Mount(target=SUITE_MOUNT, source=str(SUITE_DIR), type="bind", read_only=True),
-                   Mount(target=OUT_MOUNT, source=str(out_dir), type="bind", read_only=False)],
+                   Mount(target=OUT_MOUNT, source=str(out_dir), type="bind", read_only=False),
+                   *(Mount(target=target, source=str(host), type="bind", read_only=True) for host, target in bench)],
         "mem_limit": cell.memory,
         "memswap_limit": cell.memory,
         "labels": {RUN_LABEL: cell.name, OWNER_LABEL: owner()},
@@ -222,7 +233,8 @@ class DockerRunner:
                 progress.phase("build")
             tag, timings["build_s"] = self.build(cell, wheels, log)
         except (CellFailure, bases.BaseImageError, wheelhouse.WheelhouseError) as e:
-            return CellOutcome(cell.name, "failed", str(e), runner, timings, None, log.tail())
+            return CellOutcome(cell.name, "failed", requirements_failure(cell, str(e)), runner, timings, None,
+                               log.tail())
         image = self.client.images.get(tag)
         runner.update({"image": tag, "image_id": image.id, "base": cell.base.ref, "inputs": tag,
                        "engine": (self.client.version() or {}).get("Version")})
@@ -240,7 +252,7 @@ class DockerRunner:
         container = None
         t0 = time.monotonic()
         try:
-            container = self.client.containers.run(**run_request(cell, tag, out_dir, args))
+            container = self.client.containers.run(**run_request(cell, tag, out_dir, args, request.bench_paths))
             reader = threading.Thread(target=_stream_logs, args=(container, log), daemon=True)
             reader.start()
             try:
