@@ -99,6 +99,9 @@ class Compat:
     def eager(self) -> bool:
         return bool(self.tf.executing_eagerly())
 
+    def require_tf(self, what: str) -> None:
+        """Nothing here: every Compat has TensorFlow (``backend.BackendCompat`` has not)."""
+
     def require_eager(self, what: str) -> None:
         if not self.eager():
             raise NotApplicable("%s needs eager execution; in graph mode it only builds symbolic ops" % what)

@@ -25,6 +25,10 @@ GPU_MISSING = (
     "GPU requested but TensorFlow sees no GPU: this cell would silently run on the CPU. "
     "Check the NVIDIA driver, the container runtime (--gpus all) and that the cell installs a GPU build of TensorFlow."
 )
+GPU_MISSING_BACKEND = (
+    "GPU requested but %s sees no GPU: this cell would silently run on the CPU. "
+    "Check the NVIDIA driver, the container runtime (--gpus all) and that the cell installs %s's CUDA wheels."
+)
 
 
 def now_iso() -> str:
@@ -62,6 +66,9 @@ def plan_groups(variants: Sequence[Variant]) -> "OrderedDict[str, List[Variant]]
 
 def unavailable(facts: Dict[str, Any], variant: Variant) -> Optional[str]:
     """Why a variant is n/a, when the fingerprint alone tells (its Keras is absent or cannot run in its mode)."""
+    backend = str((facts.get("backend") or {}).get("name") or "tensorflow")
+    if backend != "tensorflow" and variant.api in ("tf", "numpy"):
+        return "TensorFlow-only benchmark; this cell runs Keras 3 on %s and installs no TensorFlow" % backend
     keras = (facts.get("keras") or {}).get(variant.api)
     if not isinstance(keras, dict):
         return None
@@ -204,7 +211,9 @@ def run(
         "records": [],
     }
 
-    log.write("[suite] fingerprint (importing TensorFlow)\n")
+    log.write("[suite] fingerprint (importing %s)\n" % ("Keras 3 on " + os.environ["KERAS_BACKEND"]
+                                                     if os.environ.get("KERAS_BACKEND") in ("jax", "torch")
+                                                     else "TensorFlow"))
     fp = run_worker("eager", preset, [], {}, log, fingerprint=True)
     facts = next((e["facts"] for e in fp.events if e.get("event") == "fingerprint"), None)
     if facts is None:
@@ -216,11 +225,18 @@ def run(
     doc["environment"]["tf"] = facts
     gpus = list(facts.get("gpus_visible") or [])
     doc["gpu"]["visible"] = gpus
+    backend = facts.get("backend") or {}
+    if backend and facts.get("tensorflow_imported"):
+        doc["status"] = "error"
+        doc["error"] = "TensorFlow was imported in a Keras 3 on %s cell: its variants must not use it" % (
+            backend.get("requested"))
+        return _finish(doc, out_path, t0, log, code=3)
     if doc["gpu"]["requested"] and not gpus:
+        missing = GPU_MISSING if not backend else GPU_MISSING_BACKEND % ((backend.get("name"),) * 2)
         doc["gpu"]["ok"] = False
         doc["status"] = "error"
-        doc["error"] = GPU_MISSING
-        doc["warnings"].append(GPU_MISSING)
+        doc["error"] = missing
+        doc["warnings"].append(missing)
         return _finish(doc, out_path, t0, log, code=3)
     if not doc["gpu"]["requested"] and gpus:
         doc["warnings"].append("CPU cell, but TensorFlow sees GPUs %s: results may have used them" % ", ".join(gpus))

@@ -140,6 +140,20 @@ def run_window(window: Sequence[Variant], tag: str, by_name: Dict[str, Any], env
         send({"event": "record", "record": out})
 
 
+def _no_tf_guard(send: Callable[[Dict[str, Any]], None], kind: str) -> Callable[[Dict[str, Any]], None]:
+    """``send`` that turns an ok record into an error once TensorFlow is in this jax/torch process."""
+    from .backend import tf_imported
+
+    def guarded(obj: Dict[str, Any]) -> None:
+        rec = obj.get("record")
+        if obj.get("event") == "record" and rec and rec.get("status") == "ok" and tf_imported():
+            rec.update(status="error", reason="TensorFlow was imported in a Keras 3 on %s variant: the cell "
+                                              "must not use it" % kind)
+        send(obj)
+
+    return guarded
+
+
 def _first_line(text: str) -> str:
     lines = [ln for ln in text.strip().splitlines() if ln.strip()]
     return lines[0][:300] if lines else ""
@@ -164,11 +178,21 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     t0 = timer()
     import numpy as np
-    import tensorflow as tf
 
-    from .compat import Compat
+    from . import backend as keras_backend
 
-    compat = Compat(tf)
+    kind = keras_backend.cell_backend()
+    tf: Any = None
+    if kind in keras_backend.BACKENDS:      # Keras 3 on JAX/PyTorch: TensorFlow is never imported
+        import keras  # noqa: F401  (imports the backend: part of the import time, like TF's)
+
+        compat: Any = keras_backend.BackendCompat(kind)
+    else:
+        import tensorflow as tf
+
+        from .compat import Compat
+
+        compat = Compat(tf)
     compat.enter_mode(args.mode)
     # Move everything imported so far (TensorFlow, Keras, numpy: hundreds of
     # thousands of objects) out of the collector's reach. The harness collects
@@ -179,8 +203,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     send({"event": "ready", "import_s": timer() - t0, "pid": os.getpid(), "mode": args.mode})
 
     if args.fingerprint:
-        send({"event": "fingerprint", "facts": fingerprint.tf_facts(tf, compat)})
+        facts = fingerprint.tf_facts(tf, compat) if tf is not None else keras_backend.facts(compat)
+        send({"event": "fingerprint", "facts": facts})
         return 0
+    if tf is None:
+        send = _no_tf_guard(send, kind)
 
     preset = preset_from_json(args.preset)
     with open(args.plan) as f:

@@ -33,6 +33,10 @@ tf = "2.16"
 keras = "tf_keras"
 target = "gpu"
 env = { TF_CPP_MIN_LOG_LEVEL = "1" }
+
+[[product]]
+backend = ["jax", "torch"]
+target = "gpu"
 """
 
 

@@ -101,6 +101,48 @@ class TfKerasRule:
 
 
 @dataclass(frozen=True)
+class KerasLine:
+    """A range of Keras 3 minor releases: the Python floor and the oldest backends known to work."""
+
+    releases: tuple[str, str]
+    python_min: str
+    backend_min: Mapping[str, str]        # "jax" -> "0.4.20", "torch" -> "2.1.0"
+    source: str
+
+    def covers(self, keras_version: str) -> bool:
+        lo, hi = self.releases
+        return version_key(lo) <= version_key(minor_series(keras_version)) <= version_key(hi)
+
+
+@dataclass(frozen=True)
+class Backend:
+    """One Keras 3 backend other than TensorFlow, pinned: what a jax/torch cell installs."""
+
+    name: str
+    version: str
+    python_min: str
+    cpu: tuple[str, ...]
+    gpu: tuple[str, ...]
+    cuda: str
+    cudnn: str
+    source: str
+
+
+@dataclass(frozen=True)
+class Keras3Table:
+    """``[keras3]`` and ``[backend.*]``: Keras 3 releases and the backends they run on."""
+
+    newest: str
+    default_python: str
+    backends: tuple[str, ...]             # "tensorflow" first: the default
+    lines: tuple[KerasLine, ...]
+    pinned: Mapping[str, Backend]         # every backend but tensorflow
+
+    def line(self, keras_version: str) -> KerasLine | None:
+        return next((ln for ln in self.lines if ln.covers(keras_version)), None)
+
+
+@dataclass(frozen=True)
 class Table:
     """The whole compatibility table."""
 
@@ -112,6 +154,7 @@ class Table:
     os_python_pip: str
     tf_keras: TfKerasRule
     tested_build_configurations: str
+    keras3: Keras3Table | None = None
 
     def release(self, tf_version: str) -> Release:
         """The row for "1.15" or an exact "1.15.5"; KeyError when unknown."""
@@ -198,7 +241,19 @@ def parse_table(doc: Mapping[str, Any]) -> Table:
         os_python_pip=doc["tooling"]["os_python_pip"],
         tf_keras=TfKerasRule(tuple(tk["env"].items()), tk["cpu_package"], bool(tk["pin_keras3"])),
         tested_build_configurations=doc["meta"]["tested_build_configurations"],
+        keras3=_keras3(doc) if "keras3" in doc else None,
     )
+
+
+def _keras3(doc: Mapping[str, Any]) -> Keras3Table:
+    k3 = doc["keras3"]
+    lines = tuple(KerasLine((r["releases"][0], r["releases"][1]), r["python_min"],
+                            {b: r[f"{b}_min"] for b in k3["backends"] if f"{b}_min" in r}, r.get("source", ""))
+                  for r in k3.get("release", []))
+    pinned = {name: Backend(name, b["version"], b["python_min"], tuple(b["cpu"]), tuple(b["gpu"]), b["cuda"],
+                            b["cudnn"], b.get("source", ""))
+              for name, b in doc.get("backend", {}).items()}
+    return Keras3Table(k3["newest"], k3["default_python"], tuple(k3["backends"]), lines, pinned)
 
 
 @functools.lru_cache(maxsize=4)

@@ -77,7 +77,10 @@ def _gate(kind: str, value: str, what: str) -> str:
 def check_cell(cell: Cell) -> None:
     """Re-validate every value of ``cell`` that reaches a template (defence in depth)."""
     _gate("name", cell.name, "cell name")
-    _gate("tf", cell.tf, "TF version")
+    if cell.has_tf:
+        _gate("tf", cell.tf, "TF version")
+    elif cell.backend not in ("jax", "torch"):
+        raise RenderError(f"refusing to render backend {cell.backend!r}")
     _gate("python", cell.python, "Python version")
     if cell.target not in ("cpu", "gpu"):
         raise RenderError(f"refusing to render target {cell.target!r}")
@@ -113,6 +116,30 @@ def base_why(cell: Cell, rel: Release) -> str:
     if up in (rel.tf_image.cpu, rel.tf_image.gpu):
         return 'the release\'s official TensorFlow image (base = "tensorflow"); TF is reinstalled in a venv'
     return "named in matrix.toml (base = ...); its Python is installed from the OS archive if missing"
+
+
+def backend_groups(cell: Cell, table: Table) -> list[tuple[str, list[str]]]:
+    """requirements.txt groups of a jax/torch cell: Keras, the backend's pinned lines, the cell's pins."""
+    assert table.keras3 is not None
+    pinned = table.keras3.pinned[cell.backend]
+    lines = list(cell.requirements)
+    user = list(cell.user_requirements)
+    if user and lines[-len(user):] == user:
+        lines = lines[:-len(user)]
+    own = list(pinned.gpu if cell.target == "gpu" else pinned.cpu)
+    how = (f"with its CUDA {pinned.cuda} / cuDNN {pinned.cudnn} pip wheels" if cell.target == "gpu" else
+           "for CPU" + (": PyPI's Linux torch is the CUDA build and cannot import without its nvidia-* wheels"
+                        if cell.backend == "torch" else ""))
+    groups = [(f"Keras {cell.keras.version}: no TensorFlow in this cell (KERAS_BACKEND={cell.backend})", lines[:1]),
+              (f"{cell.backend} {pinned.version} {how} (releases.toml [backend.{cell.backend}])", own)]
+    rest = lines[1 + len(own):]
+    if rest:
+        groups.append(("extra pins from matrix.toml", rest))
+    if user:
+        groups.append(("[suite] requirements from matrix.toml: what your own benchmarks import", user))
+    for comment, _ in groups:
+        _gate("comment", comment, "comment")
+    return groups
 
 
 def requirement_groups(cell: Cell, rel: Release) -> list[tuple[str, list[str]]]:
@@ -156,6 +183,8 @@ def requirement_groups(cell: Cell, rel: Release) -> list[tuple[str, list[str]]]:
 
 def template_context(cell: Cell, table: Table, inputs_hash: str) -> dict[str, Any]:
     """Everything the templates see; all strings already validated."""
+    if not cell.has_tf:
+        return _backend_context(cell, table, inputs_hash)
     rel = table.release(cell.tf)
     why = _gate("comment", base_why(cell, rel), "base reason")
     labels = [
@@ -180,6 +209,30 @@ def template_context(cell: Cell, table: Table, inputs_hash: str) -> dict[str, An
         "venv": VENV,
         "uid": BENCH_UID,
         "requirement_groups": requirement_groups(cell, rel),
+        "cuda_note": f", CUDA {cell.cuda} / cuDNN {cell.cudnn}" if cell.target == "gpu" else "",
+    }
+
+
+def _backend_context(cell: Cell, table: Table, inputs_hash: str) -> dict[str, Any]:
+    """A jax/torch cell's template values: the same image layout, no TensorFlow."""
+    assert cell.python_from_base, "jax/torch cells build on the official Python image"
+    gpu = "; CUDA comes from the backend's nvidia-* pip wheels" if cell.target == "gpu" else ""
+    labels = [
+        ("org.tfmatrix.cell", cell.name),
+        ("org.tfmatrix.keras", cell.keras.label),
+        ("org.tfmatrix.backend", cell.backend),
+        ("org.tfmatrix.python", cell.python),
+        ("org.tfmatrix.target", cell.target),
+        ("org.tfmatrix.base", cell.base.upstream),
+        ("org.tfmatrix.inputs-hash", inputs_hash),
+    ]
+    return {
+        "cell": cell, "base_ref": cell.base.ref,
+        "base_why": _gate("comment", "official slim Python image; bookworm for every Python so cells share layers"
+                          + gpu, "base reason"),
+        "python_exe": f"python{cell.python}", "install_python": False, "apt_packages": "", "bootstrap": [],
+        "env": list(cell.env), "labels": labels, "venv": VENV, "uid": BENCH_UID,
+        "requirement_groups": backend_groups(cell, table),
         "cuda_note": f", CUDA {cell.cuda} / cuDNN {cell.cudnn}" if cell.target == "gpu" else "",
     }
 

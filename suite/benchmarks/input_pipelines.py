@@ -90,6 +90,8 @@ class FitInput(Benchmark):
         batch = shape[0]
         if source.startswith("tf.data") and k.api == "keras" and k.major < 3:
             raise NotApplicable("standalone keras %s cannot consume a tf.data.Dataset" % k.version)
+        if source.startswith("tf.data"):
+            compat.require_tf("tf.data input")
         info: Dict[str, Any] = {"keras": k.describe()}
         if source == "sequence":
             base = compat.sequence_base(k)

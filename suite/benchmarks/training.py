@@ -226,6 +226,7 @@ class Training(Benchmark):
                     return compat.fit_numpy(model, x, y)
             return Prepared(step=step, build_s=build_s, info=info)
 
+        compat.require_tf("tf.data input")
         n = DATASET_BATCHES[env.scale]
         ds = make_dataset(tf, rng, shape, n)
 

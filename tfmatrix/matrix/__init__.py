@@ -208,7 +208,8 @@ def parse_matrix(text: str, file: str, path: Path, environ: Mapping[str, str], t
         seen[cell.name] = cell
     baseline = settings.baseline
     if baseline is None:
-        baseline = min(cells, key=lambda c: version_key(c.tf)).name  # oldest; first in file order on ties
+        with_tf = [c for c in cells if c.has_tf] or cells                # jax/torch cells have no TF release
+        baseline = min(with_tf, key=lambda c: version_key(c.tf)).name  # oldest; first in file order on ties
     elif baseline not in seen:
         close = difflib.get_close_matches(baseline, list(seen), n=1, cutoff=0.6)
         fix = f"did you mean '{close[0]}'?" if close else "cells are: " + ", ".join(seen)

@@ -62,7 +62,7 @@ RESERVED_ENV_PREFIX = "TFMATRIX_"
 
 CELL_KEYS = (
     "tf", "keras", "python", "target", "cuda", "cudnn", "base", "base_digest", "pins", "env",
-    "preset", "repeats", "timeout", "memory", "allow_untested", "name",
+    "preset", "repeats", "timeout", "memory", "allow_untested", "name", "backend",
 )  # fmt: skip
 PRODUCT_KEYS = CELL_KEYS + ("include", "exclude")
 SETTINGS_KEYS = ("preset", "baseline", "timeout", "memory", "repeats", "max_cells", "rounds")
@@ -138,6 +138,12 @@ class Cell:
     origin: str
     bootstrap: tuple[str, ...] = ()
     user_requirements: tuple[str, ...] = ()     # [suite] requirements, also at the end of ``requirements``
+    backend: str = "tensorflow"                 # Keras 3's backend; jax/torch cells have no TF (``tf`` is "")
+
+    @property
+    def has_tf(self) -> bool:
+        """False for a jax/torch cell: it installs Keras 3 and its backend only."""
+        return self.backend == "tensorflow"
 
     @property
     def python_from_base(self) -> bool:
@@ -172,6 +178,8 @@ class Cell:
             "allow_untested": self.allow_untested,
             "untested": list(self.untested),
             "origin": self.origin,
+            **({"backend": self.backend} if self.backend != "tensorflow" or ("KERAS_BACKEND", self.backend)
+               in self.env else {}),
         }  # fmt: skip
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from ..releases import Release, Table
 from ..versions import minor_series, version_key
+from . import backends
 from .checks import _check_keys, _checked, _get_str, _memory, _preset, _repeats, _timeout, _type_name, _Where
 from .records import (
     CELL_KEYS,
@@ -326,7 +327,7 @@ def _resolve_env(where: _Where, values: Mapping[str, Any], keras: KerasSpec,
     return tuple(out)
 
 
-_NAME_FIELDS = ("tf", "release", "keras", "python", "target", "cuda", "cudnn", "default")
+_NAME_FIELDS = ("tf", "release", "keras", "python", "target", "cuda", "cudnn", "backend", "default")
 
 
 def _resolve_name(where: _Where, values: Mapping[str, Any], fields: Mapping[str, str]) -> str:
@@ -355,11 +356,16 @@ def resolve_cell(file: str, origin: str, values: Mapping[str, Any], settings: Se
         raise where.error("allow_untested", f"expected true or false, got {_type_name(allow)}",
                           "write allow_untested = true")
     where.allow_untested = allow
-    rel, exact, tf_written = _resolve_tf(where, values, table)
     target = _get_str(where, values, "target", "cpu") or "cpu"
     if target not in TARGETS:
         raise where.error("target", f"{target!r} is not a target", 'use "cpu" or "gpu"')
+    backend, backend_given = backends.backend_of(where, values, table)
+    if backend != backends.DEFAULT_BACKEND:
+        return _resolve_backend_cell(where, file, origin, values, settings, table, backend, target)
+    rel, exact, tf_written = _resolve_tf(where, values, table)
     keras, keras_part = _resolve_keras(where, values, rel)
+    if backend_given:
+        backends.check_tensorflow_keras(where, keras, rel.tf)
     choice = _resolve_base(where, values, rel, target, table, settings.base_registry)
     cuda, cudnn = _resolve_cuda(where, values, rel, target, choice, table)
     requirements = _requirements(where, values, rel, exact, target, keras, cudnn, choice, table)
@@ -367,8 +373,10 @@ def resolve_cell(file: str, origin: str, values: Mapping[str, Any], settings: Se
     default = "-".join(p for p in (f"tf{tf_written}", keras_part, target) if p)
     name = _resolve_name(where, values, {
         "tf": tf_written, "release": rel.tf, "keras": keras_part or keras.flavour, "python": choice.python,
-        "target": target, "cuda": cuda or "", "cudnn": cudnn or "", "default": default,
+        "target": target, "cuda": cuda or "", "cudnn": cudnn or "", "backend": backend, "default": default,
     })  # fmt: skip
+    if backend_given:
+        env = _with_backend_env(where, env, backend, name)
     preset = _preset(where, "preset", values["preset"]) if "preset" in values else settings.preset
     repeats = _repeats(where, "repeats", values["repeats"]) if "repeats" in values else settings.repeats
     timeout_s = _timeout(where, "timeout", values["timeout"]) if "timeout" in values else settings.timeout_s
@@ -377,6 +385,44 @@ def resolve_cell(file: str, origin: str, values: Mapping[str, Any], settings: Se
         name=name, tf=exact, tf_release=rel.tf, keras=keras, python=choice.python, target=target,
         cuda=cuda, cudnn=cudnn, base=choice.base, requirements=requirements, env=env, preset=preset,
         repeats=repeats, timeout_s=timeout_s, memory=memory, allow_untested=allow,
-        untested=tuple(where.untested), origin=f"{file}: {origin}", bootstrap=choice.bootstrap,
+        untested=tuple(where.untested), origin=f"{file}: {origin}", bootstrap=choice.bootstrap, backend=backend,
+    )  # fmt: skip
+
+
+def _with_backend_env(where: _Where, env: tuple[tuple[str, str], ...], backend: str,
+                      name: str) -> tuple[tuple[str, str], ...]:
+    derived = backends.backend_env(backend, name)
+    for key, _ in derived:
+        if key in dict(env):
+            raise where.error("env", f"{key} is set by tfmatrix itself for a cell with a backend",
+                              f"remove {key} from env")
+    return derived + env
+
+
+def _resolve_backend_cell(where: _Where, file: str, origin: str, values: Mapping[str, Any], settings: Settings,
+                          table: Table, backend: str, target: str) -> Cell:
+    """A jax/torch cell: Keras 3 and the backend's pinned wheels on the slim Python image, no TensorFlow."""
+    k3 = backends.keras3_table(where, table)
+    keras, keras_part = backends.resolve_keras(where, values, backend, k3)
+    python = backends.resolve_python(where, values, backend, keras, k3, table)
+    base = backends.resolve_base(where, values, backend, python, settings.base_registry, redirect)
+    requirements = backends.requirements(where, values, backend, target, keras, k3)
+    pinned = k3.pinned[backend]
+    cuda, cudnn = (pinned.cuda, pinned.cudnn) if target == "gpu" else (None, None)
+    default = f"{keras_part}-{backend}-{target}"
+    name = _resolve_name(where, values, {
+        "tf": "", "release": "", "keras": keras_part, "python": python, "target": target, "cuda": cuda or "",
+        "cudnn": cudnn or "", "backend": backend, "default": default,
+    })  # fmt: skip
+    env = _with_backend_env(where, _resolve_env(where, values, keras, table), backend, name)
+    preset = _preset(where, "preset", values["preset"]) if "preset" in values else settings.preset
+    repeats = _repeats(where, "repeats", values["repeats"]) if "repeats" in values else settings.repeats
+    timeout_s = _timeout(where, "timeout", values["timeout"]) if "timeout" in values else settings.timeout_s
+    memory = _memory(where, "memory", values["memory"]) if "memory" in values else settings.memory
+    return Cell(
+        name=name, tf="", tf_release="", keras=keras, python=python, target=target, cuda=cuda, cudnn=cudnn,
+        base=base, requirements=requirements, env=env, preset=preset, repeats=repeats, timeout_s=timeout_s,
+        memory=memory, allow_untested=bool(values.get("allow_untested", False)), untested=tuple(where.untested),
+        origin=f"{file}: {origin}", bootstrap=(), backend=backend,
     )  # fmt: skip
 

@@ -1,0 +1,140 @@
+"""Keras 3 backends: the ``backend`` key, its impossible pairs, what a jax/torch cell installs, the suite's n/a."""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from suite.backend import BackendCompat, cell_backend
+from suite.registry import NotApplicable, Variant
+from suite.run import unavailable
+from tfmatrix.matrix import Cell, Matrix
+from tfmatrix.releases import load_table
+from tfmatrix.render import render_cell
+
+Snippet = Callable[..., Matrix]
+ErrorOf = Callable[..., str]
+M = "matrix.toml"
+
+
+def one(load_snippet: Snippet, body: str) -> Cell:
+    cells = load_snippet(body).cells
+    assert len(cells) == 1
+    return cells[0]
+
+
+# --------------------------------------------------------------------------- validation
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    ('[[cell]]\nbackend = "mxnet"\n',
+     f"{M}: cell[0]: key 'backend': 'mxnet' is not a Keras 3 backend; use one of: tensorflow, jax, torch"),
+    ('[[cell]]\ntf = "2.9"\nbackend = "tensorflow"\n',
+     f"{M}: cell[0]: key 'backend': backends are a Keras 3 feature; this cell runs tf.keras on TF 2.9; "
+     'remove backend, or use keras = "keras3" with TF >= 2.16'),
+    ('[[cell]]\ntf = "2.16"\nkeras = "tf_keras"\nbackend = "tensorflow"\n',
+     f"{M}: cell[0]: key 'backend': backends are a Keras 3 feature; this cell runs tf_keras on TF 2.16; "
+     'remove backend, or use keras = "keras3" with TF >= 2.16'),
+    ('[[cell]]\nkeras = "2.3.1"\nbackend = "jax"\n',
+     f"{M}: cell[0]: key 'backend': backend jax needs Keras 3, not keras = '2.3.1'; "
+     'use keras = "keras3" or a 3.x version like "3.15.1", or remove backend'),
+    ('[[cell]]\ntf = "2.21"\nbackend = "torch"\n',
+     f"{M}: cell[0]: key 'tf': a torch cell installs no TensorFlow (Keras 3 runs on torch); "
+     'remove tf, or set backend = "tensorflow"'),
+    ('[[cell]]\nkeras = "3.12.0"\nbackend = "torch"\npython = "3.9"\n',
+     f"{M}: cell[0]: key 'python': Keras 3.12.0 needs Python >= 3.10, not 3.9; use python = \"3.10\" or newer"),
+    ('[[cell]]\nkeras = "3.15.1"\nbackend = "torch"\npython = "3.10"\n',
+     f"{M}: cell[0]: key 'python': Keras 3.15.1 needs Python >= 3.11, not 3.10; use python = \"3.11\" or newer"),
+    ('[[cell]]\nkeras = "3.10.0"\nbackend = "jax"\npython = "3.10"\n',
+     f"{M}: cell[0]: key 'python': jax 0.10.2 needs Python >= 3.11, not 3.10; use python = \"3.11\" or newer"),
+    ('[[cell]]\nkeras = "3.99.0"\nbackend = "jax"\n',
+     f"{M}: cell[0]: key 'keras': Keras 3.99.0 is not in the compatibility table (known: 3.0-3.10, 3.11-3.12, "
+     "3.13-3.15); pick a known release or add a [[keras3.release]] row to tfmatrix/data/releases.toml"),
+    ('[[cell]]\nbackend = "jax"\ntarget = "gpu"\ncuda = "12.2"\n',
+     f"{M}: cell[0]: key 'cuda': a jax cell builds on the slim Python image and takes CUDA/cuDNN from the jax "
+     "wheels the table pins; remove cuda"),
+    ('[[cell]]\nbackend = "jax"\nenv = { KERAS_BACKEND = "torch" }\n',
+     f"{M}: cell[0]: key 'env': KERAS_BACKEND is set by tfmatrix itself for a cell with a backend; "
+     "remove KERAS_BACKEND from env"),
+    ('[[cell]]\nbackend = 3\n',
+     f"{M}: cell[0]: key 'backend': expected a string, got an integer (3); quote it: backend = \"jax\" "
+     "(unquoted, TOML reads a version as a number: 3.10 is 3.1)"),
+])  # fmt: skip
+def test_impossible_backend_pairs_are_one_line_errors(error_of: ErrorOf, body: str, message: str) -> None:
+    assert error_of(body) == message
+
+
+def test_a_jax_cell_installs_keras_and_jax_and_no_tensorflow(load_snippet: Snippet) -> None:
+    cell = one(load_snippet, '[[cell]]\nbackend = "jax"\n')
+    table = load_table()
+    assert table.keras3 is not None
+    assert cell.name == "keras3-jax-cpu" and cell.backend == "jax" and not cell.has_tf and cell.tf == ""
+    assert cell.keras.version == table.keras3.newest and cell.python == table.keras3.default_python
+    assert cell.requirements == (f"keras=={table.keras3.newest}", f"jax[cpu]=={table.keras3.pinned['jax'].version}")
+    assert not any(r.startswith("tensorflow") for r in cell.requirements)
+    assert dict(cell.env) == {"KERAS_BACKEND": "jax", "KERAS_HOME": "/home/bench/.keras-cells/keras3-jax-cpu"}
+    assert cell.base.upstream == "python:3.11-slim-bookworm" and cell.cuda is None
+    files = render_cell(cell).files
+    assert 'KERAS_BACKEND="jax"' in files["Dockerfile"] and "tensorflow" not in files["requirements.txt"]
+    assert cell.to_dict()["backend"] == "jax"
+
+
+def test_backend_is_a_product_axis_and_names_follow_it(load_snippet: Snippet) -> None:
+    m = load_snippet('[[product]]\nbackend = ["jax", "torch"]\ntarget = ["cpu", "gpu"]\n'
+                     '[[cell]]\ntf = "2.21"\nkeras = "3.15.1"\nbackend = "tensorflow"\nname = "keras3-{backend}-cpu"\n')
+    names = [c.name for c in m.cells]
+    assert names == ["keras3-tensorflow-cpu", "keras3-jax-cpu", "keras3-jax-gpu", "keras3-torch-cpu",
+                     "keras3-torch-gpu"]
+    assert m.settings.baseline == "keras3-tensorflow-cpu"      # the only cell with a TF release
+    tf_cell = m.cells[0]
+    assert tf_cell.has_tf and tf_cell.requirements[:2] == ("tensorflow-cpu==2.21.0", "keras==3.15.1")
+    assert dict(tf_cell.env)["KERAS_BACKEND"] == "tensorflow"
+    torch_gpu = m.cell("keras3-torch-gpu")
+    assert (torch_gpu.cuda, torch_gpu.cudnn) == ("13.0", "9.24") and torch_gpu.requirements[-1] == "torch==2.14.1"
+
+
+def test_cells_without_a_backend_key_are_unchanged(load_snippet: Snippet) -> None:
+    cell = one(load_snippet, '[[cell]]\ntf = "2.21"\n')
+    assert cell.backend == "tensorflow" and "backend" not in cell.to_dict()
+    assert "KERAS_BACKEND" not in dict(cell.env)
+
+
+def test_the_table_knows_the_keras_python_floors() -> None:
+    k3 = load_table().keras3
+    assert k3 is not None
+    floors = {v: k3.line(v).python_min for v in ("3.0.0", "3.10.0", "3.11.3", "3.12.0", "3.13.0", "3.15.1")}  # type: ignore[union-attr]
+    assert floors == {"3.0.0": "3.9", "3.10.0": "3.9", "3.11.3": "3.10", "3.12.0": "3.10", "3.13.0": "3.11",
+                      "3.15.1": "3.11"}
+
+
+# --------------------------------------------------------------------------- the suite in a jax/torch cell
+
+
+def _variant(api: str, mode: str = "eager") -> Variant:
+    return Variant("x", "000", (("api", api), ("mode", mode)), mode=mode, api=api)
+
+
+def test_tf_only_and_graph_variants_are_na_from_the_fingerprint() -> None:
+    facts = {"tensorflow": None, "backend": {"name": "jax", "version": "0.10.2", "devices": ["cpu:0 cpu"]},
+             "keras": {"tf.keras": {"api": "tf.keras", "unavailable": "tf.keras needs TensorFlow"},
+                       "keras": {"api": "keras", "flavour": "keras 3 (jax)", "version": "3.15.1"}}}
+    assert "TensorFlow-only benchmark" in str(unavailable(facts, _variant("tf")))
+    assert "TensorFlow-only benchmark" in str(unavailable(facts, _variant("numpy")))
+    assert unavailable(facts, _variant("tf.keras")) == "tf.keras needs TensorFlow"
+    assert "graph mode" in str(unavailable(facts, _variant("keras", "graph")))
+    assert unavailable(facts, _variant("keras")) is None
+
+
+def test_backend_compat_answers_tf_questions_with_not_applicable(monkeypatch: pytest.MonkeyPatch) -> None:
+    compat = BackendCompat("torch")
+    compat.enter_mode("eager")
+    with pytest.raises(RuntimeError):
+        compat.enter_mode("graph")
+    for call in (lambda: compat.keras("tf.keras"), lambda: compat.tf_function(len),
+                 lambda: compat.require_tf("tf.data input"), compat.autotune, lambda: compat.session(None)):
+        with pytest.raises(NotApplicable, match="installs no TensorFlow"):
+            call()
+    monkeypatch.setattr("shutil.which", lambda name: None)
+    assert "no C++ compiler" in str(compat.compile_unavailable())
+    assert BackendCompat("jax").compile_unavailable() is None
+    assert cell_backend({}) == "tensorflow" and cell_backend({"KERAS_BACKEND": "JAX"}) == "jax"
