@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -138,3 +139,48 @@ def test_backend_compat_answers_tf_questions_with_not_applicable(monkeypatch: py
     assert "no C++ compiler" in str(compat.compile_unavailable())
     assert BackendCompat("jax").compile_unavailable() is None
     assert cell_backend({}) == "tensorflow" and cell_backend({"KERAS_BACKEND": "JAX"}) == "jax"
+
+
+# --------------------------------------------------------------------------- the report's backend finding
+
+
+def _backend_cell(tmp: Path, name: str, backend: str, keras: str, center: float, seed: int) -> None:
+    from report_docs import cell_doc, noisy, record, results_doc, training_params, write
+
+    api = "tf.keras" if backend == "tensorflow" else "keras"
+    recs = [record("training.question", training_params(api=api), noisy(center, seed=seed)),
+            record("training.question", training_params(api=api, loop="fit"), noisy(center * 2, seed=seed + 1))]
+    results = results_doc(recs, tf="2.21.0", cell=name)
+    if backend != "tensorflow":
+        results["environment"]["tf"].update(tensorflow=None, backend={"name": backend, "version": "1.0",
+                                                                        "devices": ["cpu"]})
+    doc = cell_doc(name, "2.21" if backend == "tensorflow" else "", results=results, python="3.11")
+    doc["cell"].update(keras={"flavour": "keras3", "version": keras}, backend=backend)
+    write(tmp / "cells", doc)
+
+
+def test_the_backend_finding_pairs_same_keras_cells_across_backends(tmp_path: Path) -> None:
+    from tfmatrix.report.findings import FINDINGS, compute
+    from tfmatrix.report.frame import build_frame
+    from tfmatrix.report.load import load_dir
+
+    _backend_cell(tmp_path, "keras3-tensorflow-cpu", "tensorflow", "3.15.1", 4e-3, 1)
+    _backend_cell(tmp_path, "keras3-jax-cpu", "jax", "3.15.1", 2e-3, 3)
+    _backend_cell(tmp_path, "keras3-torch-cpu", "torch", "3.15.1", 8e-3, 5)
+    _backend_cell(tmp_path, "tf2.21-keras3-cpu", "tensorflow", "3.12.0", 4e-3, 7)   # another Keras: not paired
+    cells = load_dir(tmp_path / "cells").cells
+    assert {c.name: c.backend for c in cells}["keras3-jax-cpu"] == "jax"
+    assert "no TF, Keras 3 on torch" in {c.name: c.label for c in cells}["keras3-torch-cpu"]
+    finding = next(f for f in FINDINGS if f.key == "keras3_backends")
+    result = compute(finding, build_frame(cells), cells)
+    ratios = {(c.cell_a.name, c.cell_b.name, c.config.split("loop=")[1].split(",")[0]): c.ci
+              for c in result.comparisons}
+    assert set(ratios) == {(a, b, loop) for a, b in (("keras3-jax-cpu", "keras3-tensorflow-cpu"),
+                                                     ("keras3-torch-cpu", "keras3-tensorflow-cpu"),
+                                                     ("keras3-torch-cpu", "keras3-jax-cpu"))
+                           for loop in ("train_on_batch", "fit")}
+    jax_tf = ratios[("keras3-jax-cpu", "keras3-tensorflow-cpu", "fit")]
+    assert jax_tf.ratio == pytest.approx(0.5, rel=0.05) and jax_tf.high < 1 and jax_tf.verdict == "a"
+    torch_jax = ratios[("keras3-torch-cpu", "keras3-jax-cpu", "train_on_batch")]
+    assert torch_jax.ratio == pytest.approx(4.0, rel=0.05) and torch_jax.low > 1 and torch_jax.verdict == "b"
+    assert any("Keras 3.12.0: only tensorflow ran it" in n for n in result.notes)

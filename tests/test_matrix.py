@@ -572,11 +572,13 @@ def test_default_matrix_tells_the_whole_story() -> None:
     for stem in ("tf1.14-keras2.2.5", "tf1.15", "tf2.0-keras2.3.1", "tf2.1", "tf2.9", "tf2.15", "tf2.16-keras3",
                  "tf2.16-tf_keras", "tf2.21-keras3"):
         assert f"{stem}-cpu" in names and f"{stem}-gpu" in names, stem
+    for backend in ("tensorflow", "jax", "torch"):        # the same newest Keras 3 on every backend
+        assert {matrix.cell(f"keras3-{backend}-{t}").keras.version for t in ("cpu", "gpu")} == {"3.15.1"}
     assert matrix.settings.baseline == "tf1.14-keras2.2.5-cpu"
     assert matrix.warnings == ()
     from tfmatrix.releases import load_table
 
     assert any(c.tf == load_table().newest().newest for c in matrix.cells)
-    cpu_python = {c.tf_release: c.python for c in matrix.cells if c.target == "cpu"}
+    cpu_python = {c.tf_release: c.python for c in matrix.cells if c.target == "cpu" and c.has_tf}
     assert cpu_python == {"1.14": "3.7", "1.15": "3.7", "2.0": "3.7", "2.1": "3.7", "2.9": "3.8", "2.15": "3.11",
                           "2.16": "3.11", "2.21": "3.11"}

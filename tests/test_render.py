@@ -173,7 +173,8 @@ def test_dockerfile_structure(cell: Cell) -> None:
     for key, value in cell.env:
         assert f'{key}="{value}"' in text
     labels = dict(re.findall(r'^\s+(org\.tfmatrix\.[a-z-]+)="([^"]*)"', text, re.M))
-    assert labels == {"org.tfmatrix.cell": cell.name, "org.tfmatrix.tf": cell.tf,
+    which = {"org.tfmatrix.tf": cell.tf} if cell.has_tf else {"org.tfmatrix.backend": cell.backend}
+    assert labels == {"org.tfmatrix.cell": cell.name, **which,
                       "org.tfmatrix.keras": cell.keras.label, "org.tfmatrix.python": cell.python,
                       "org.tfmatrix.target": cell.target, "org.tfmatrix.base": cell.base.upstream,
                       "org.tfmatrix.inputs-hash": rendered.inputs_hash}

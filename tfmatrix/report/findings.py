@@ -123,6 +123,16 @@ FINDINGS: tuple[Finding, ...] = (
         note="input_pipelines.fit also feeds a Python generator and a keras Sequence; each line names its input.",
     ),
     Finding(
+        "keras3_backends", "000/001/003", "Same Keras 3 model, which backend is fastest: TensorFlow, JAX or PyTorch?",
+        a="later backend", b="earlier backend", scope="backends",
+        compare=(Compare(TRAINING + INFERENCE + ("compiled.application",), _p(mode="eager"), _p(mode="eager")),),
+        note="Cells with the same Keras 3 version and target that differ only in backend (order: tensorflow, jax, "
+             "torch), every pair; each line is time(a)/time(b) of one configuration, so below 1 means the later "
+             "backend of the pair is faster. TF runs the model as tf.keras, JAX and PyTorch as keras (they have no "
+             "TensorFlow); the same seed-000/001 models, and seed 003's MobileNetV2 with jit_compile=False/True "
+             "(XLA on TF and JAX, torch.compile on PyTorch).",
+    ),
+    Finding(
         "tf_matmul_vs_numpy", "002", "tf.matmul vs np.dot on the same matrices",
         a="tf.matmul", b="np.dot",
         compare=(Compare(("tensor_ops.matmul",), _p(impl="tf.matmul", api="tf", mode="eager"),

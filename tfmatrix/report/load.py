@@ -86,9 +86,18 @@ class CellResult:
         return major(self.tf)
 
     @property
+    def backend(self) -> str | None:
+        """Keras 3's backend ("tensorflow", "jax", "torch"); None for a cell without Keras 3."""
+        named = self.cell_spec.get("backend") or (self.tf_facts.get("backend") or {}).get("name")
+        if named:
+            return str(named)
+        return "tensorflow" if self.keras_flavour == "keras3" or self.keras_version.startswith("3.") else None
+
+    @property
     def label(self) -> str:
         """"TF 2.0 · keras 2.3.1 · py3.7 · cpu": what the cell is, in a column header."""
-        parts = [f"TF {self.tf_installed or self.tf}"]
+        parts = [f"TF {self.tf_installed or self.tf}" if self.backend in (None, "tensorflow")
+                 else f"no TF, Keras 3 on {self.backend}"]
         if self.keras_version:
             parts.append(f"keras {self.keras_version}")
         if self.python:

@@ -54,7 +54,8 @@ class Finding:
     a: str                              # side labels; the ratio is time(a) / time(b)
     b: str
     compare: tuple[Compare, ...]
-    scope: str = "cell"                 # "cell": a and b in one cell; "cells": a and b in different cells
+    scope: str = "cell"                 # "cell": a and b in one cell; "cells": a and b in different cells;
+    #                                     "backends": Keras 3 cells that differ only in backend
     a_tf: int | None = None             # scope "cells": TF major version of each side's cells
     b_tf: int | None = None
     note: str = ""
@@ -195,7 +196,9 @@ def compute(finding: Finding, df: pd.DataFrame, cells: list[CellResult]) -> Find
         rows = relevant[[in_benchmarks(b, cmp.benchmarks) for b in relevant["benchmark"]]]
         if not len(rows):
             continue
-        if finding.scope == "cells":
+        if finding.scope == "backends":
+            _compare_backends(finding, cmp, rows, cells, result)
+        elif finding.scope == "cells":
             _compare_cells(finding, cmp, rows, cells, result)
         else:
             _compare_within(finding, cmp, rows, cells, result)
@@ -340,3 +343,45 @@ def _compare_cells(finding: Finding, cmp: Compare, rows: pd.DataFrame, cells: li
             result.notes.append(f"{target.upper()} cells: {finding.a} is compared with {ref.name}, the newest "
                                 f"{finding.b} cell; {older} appear{'s' * (len(b_cells) == 2)} in the tables.")
 
+
+
+BACKEND_ORDER = ("tensorflow", "jax", "torch")
+
+
+def _compare_backends(finding: Finding, cmp: Compare, rows: pd.DataFrame, cells: list[CellResult],
+                      result: FindingResult) -> None:
+    """Same Keras 3 version and target, different backend: every pair, later backend (a) over earlier (b).
+
+    A TF cell runs the Keras 3 model as ``api=tf.keras``, a JAX/PyTorch cell as ``api=keras``
+    (there is no tf.keras without TF): the api is left out of the pairing key.
+    """
+    with_rows = [c for c in cells if c.name in set(rows["cell"]) and c.backend in BACKEND_ORDER]
+    groups: dict[tuple[str, str], list[CellResult]] = {}
+    for c in with_rows:
+        groups.setdefault((c.target, c.keras_version), []).append(c)
+    for (target, keras), group in sorted(groups.items(), key=lambda kv: (kv[0][0] != "cpu", kv[0])):
+        by_backend = {str(c.backend): c for c in sorted(group, key=lambda c: c.name)}
+        if len(by_backend) < 2:
+            others = sorted({c.keras_version for c in with_rows if c.target == target} - {keras})
+            result.notes.append(f"{target.upper()}, Keras {keras}: only {', '.join(sorted(by_backend))} ran it"
+                                + (f" (other Keras 3 versions: {', '.join(others)})" if others else "")
+                                + "; nothing to compare.")
+            continue
+        ordered = [by_backend[b] for b in BACKEND_ORDER if b in by_backend]
+        for i, cell_b in enumerate(ordered):
+            for cell_a in ordered[i + 1:]:
+                api_a, api_b = (("tf.keras" if c.backend == "tensorflow" else "keras") for c in (cell_a, cell_b))
+                pair = Compare(cmp.benchmarks, _p(api=api_a), _p(api=api_b))
+                a_rows = rows[(rows["cell"] == cell_a.name) & pd.Series(
+                    [matches(p, pair.a) and matches(p, cmp.a) for p in rows["params"]], index=rows.index)]
+                b_rows = rows[(rows["cell"] == cell_b.name) & pd.Series(
+                    [matches(p, pair.b) and matches(p, cmp.b) for p in rows["params"]], index=rows.index)]
+                text = f"{cell_a.name} ({cell_a.backend}) vs {cell_b.name} ({cell_b.backend})"
+                why = [w for w in (_side_missing(cell_a.backend or "?", pair.a, a_rows, cmp.benchmarks),
+                                   _side_missing(cell_b.backend or "?", pair.b, b_rows, cmp.benchmarks)) if w]
+                if why:
+                    result.notes.append(f"{text}: nothing to compare: {'; '.join(why)}.")
+                    continue
+                before = len(result.comparisons)
+                missing = _pair(finding, pair, a_rows, b_rows, cell_a, cell_b, result)
+                _note_missing(text, missing, len(result.comparisons) - before, result)

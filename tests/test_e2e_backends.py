@@ -1,0 +1,72 @@
+"""Keras 3 on JAX and PyTorch through Docker: real images without TensorFlow, real Keras 3 on each backend.
+
+One run of tests/matrices/backends.toml (keras3-jax-cpu, keras3-torch-cpu; quick preset), with a
+``--only``/``--bench`` subset: the seed-000 question models (train_on_batch, fit, tf.data), the seed-001
+tiny model's inference paths, seed 003 on any backend (``compiled.application``) and one TF-only
+benchmark (``tensor_ops.matmul``), which must come out n/a with the reason.
+"""
+from __future__ import annotations
+
+import time
+from types import SimpleNamespace
+
+import pytest
+from e2e import MATRICES, cell_docs, records, require, tfmatrix
+
+from suite.schema import validate
+from tfmatrix.report.findings import FINDINGS, compute
+from tfmatrix.report.frame import build_frame
+from tfmatrix.report.load import load_dir
+from tfmatrix.runners import docker as docker_runner
+
+pytestmark = pytest.mark.docker
+BACKENDS = ("jax", "torch")
+BENCH = ("training.question*model=small*", "inference.tiny*stage=compiled*", "compiled.*", "tensor_ops.matmul*")
+
+
+@pytest.fixture(scope="module")
+def backend_run(tmp_path_factory):
+    require(docker_runner.engine() is not None, "no Docker engine answers (scripts/host-setup installs one)")
+    reports = tmp_path_factory.mktemp("backend-reports")
+    bench = [a for pattern in BENCH for a in ("--bench", pattern)]
+    t0 = time.monotonic()
+    proc = tfmatrix("matrix", "--matrix", str(MATRICES / "backends.toml"), "--runner", "docker", "--reports",
+                    str(reports), "--only", "keras3-*", "--redo", *bench)
+    return SimpleNamespace(proc=proc, reports=reports, docs=cell_docs(reports), seconds=time.monotonic() - t0)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_keras3_runs_on_the_backend_without_tensorflow(backend_run, backend):
+    doc = backend_run.docs[f"keras3-{backend}-cpu"]
+    assert doc["status"] == "ok", doc["reason"]
+    results = doc["results"]
+    assert validate(results) == []
+    facts = results["environment"]["tf"]
+    assert facts["tensorflow"] is None and facts["tensorflow_imported"] is False
+    assert facts["backend"]["name"] == backend and facts["backend"]["version"]
+    assert facts["backend"]["devices"] and facts["gpus_visible"] == []
+    assert "tensorflow" not in facts["packages"] and "tensorflow-cpu" not in facts["packages"]
+    assert facts["keras"]["keras"]["version"] == doc["cell"]["keras"]["version"]
+    recs = records(doc)
+    assert {r["status"] for r in recs.values()} <= {"ok", "n/a"}
+    ok = {i for i, r in recs.items() if r["status"] == "ok"}
+    assert all("api=keras," in i and "mode=eager" in i for i in ok)
+    for path in ("loop=train_on_batch,input=numpy", "loop=fit,input=numpy"):
+        assert any(i.startswith("training.question") and path in i for i in ok), path
+    assert any(i.startswith("inference.tiny") and "path=predict_on_batch" in i for i in ok)
+    assert any(i.startswith("compiled.application") and "jit_compile=false" in i for i in ok)
+    reasons = {i: r["reason"] for i, r in recs.items() if r["status"] == "n/a"}
+    assert all("installs no TensorFlow" in reasons[i] for i in reasons if i.startswith("tensor_ops.matmul"))
+    assert all("installs no TensorFlow" in why for i, why in reasons.items() if "input=tf.data" in i and
+               "api=keras," in i and "mode=eager" in i)
+
+
+def test_the_report_compares_the_backends(backend_run):
+    cells = load_dir(backend_run.reports / "cells").cells
+    finding = next(f for f in FINDINGS if f.key == "keras3_backends")
+    result = compute(finding, build_frame(cells), cells)
+    pairs = {(c.cell_a.name, c.cell_b.name) for c in result.comparisons}
+    assert pairs == {("keras3-torch-cpu", "keras3-jax-cpu")}
+    assert len(result.comparisons) >= 4 and all(c.ci.low <= c.ci.ratio <= c.ci.high for c in result.comparisons)
+    sys_time = backend_run.seconds
+    assert sys_time < 3600
