@@ -143,8 +143,8 @@ def cmd_list(args: argparse.Namespace) -> int:
         table.add_column(column, no_wrap=column in ("name", "tag"))
     for cell, row in zip(cells, rows, strict=True):
         cuda = f"{cell.cuda}/{cell.cudnn}" if cell.cuda else "-"
-        table.add_row(cell.name, cell.tf, cell.keras.label, cell.python, cell.target, cuda, cell.base.ref,
-                      str(row["tag"]).rsplit(":", 1)[1])
+        table.add_row(cell.name, cell.tf or "- (no TF)", cell.keras.label, cell.python, cell.target, cuda,
+                      cell.base.ref, str(row["tag"]).rsplit(":", 1)[1])
     console = Console(width=None if sys.stdout.isatty() else 200)
     console.print(table)
     return 0

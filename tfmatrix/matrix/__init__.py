@@ -70,6 +70,10 @@ Cell keys (in ``[[cell]]``, ``[[product]]`` and ``include`` entries):
                     "2.2.5" (TF 1.14-2.1), "keras3" or a Keras 3 version like "3.3.3"
                     (TF 2.16+), "tf_keras" or "tf_keras==2.16.0" (TF 2.16+, sets
                     TF_USE_LEGACY_KERAS=1)
+``backend``         Keras 3 only: "tensorflow" (default), "jax" or "torch"; a jax/torch
+                    cell has no ``tf`` (no TensorFlow is installed) and takes Keras,
+                    Python and packages from releases.toml [keras3] / [backend.*];
+                    written out, it sets KERAS_BACKEND and a per-cell KERAS_HOME
 ``python``          "3.7" ...; default: the table's choice for the release and base
 ``target``          "cpu" | "gpu"
 ``cuda``, ``cudnn`` GPU only; default: what the release was tested with. A cuDNN that
@@ -86,12 +90,13 @@ Cell keys (in ``[[cell]]``, ``[[product]]`` and ``include`` entries):
 ``allow_untested``  true: a Python/CUDA/cuDNN/Keras pairing the table does not list is a
                     warning instead of an error
 ``name``            explicit cell name; may use {tf} {release} {keras} {python} {target}
-                    {cuda} {cudnn} {default}
+                    {cuda} {cudnn} {backend} {default}
 ==================  ==================================================================
 
 Cell names default to ``tf{tf}[-{keras}]-{target}`` (``tf1.15-cpu``,
 ``tf1.14-keras2.2.5-cpu``, ``tf2.16-keras3-gpu``, ``tf2.16-tf_keras-cpu``) with
-``tf`` as written; they must be valid Docker repository names (``tfmatrix/<name>``).
+``tf`` as written (``{keras}-{backend}-{target}`` for jax/torch cells:
+``keras3-jax-cpu``); they must be valid Docker repository names (``tfmatrix/<name>``).
 Cells are listed ``[[cell]]`` tables first, then each product's combinations.
 
 Every error is one line naming file, cell and key, and says the fix; every
