@@ -8,7 +8,7 @@ import pytest
 
 from suite.backend import BackendCompat, cell_backend
 from suite.registry import NotApplicable, Variant
-from suite.run import unavailable
+from suite.run import GPU_MISSING_BACKEND, unavailable
 from tfmatrix.matrix import Cell, Matrix
 from tfmatrix.releases import load_table
 from tfmatrix.render import render_cell
@@ -184,3 +184,8 @@ def test_the_backend_finding_pairs_same_keras_cells_across_backends(tmp_path: Pa
     torch_jax = ratios[("keras3-torch-cpu", "keras3-jax-cpu", "train_on_batch")]
     assert torch_jax.ratio == pytest.approx(4.0, rel=0.05) and torch_jax.low > 1 and torch_jax.verdict == "b"
     assert any("Keras 3.12.0: only tensorflow ran it" in n for n in result.notes)
+
+
+def test_a_gpu_cell_whose_backend_sees_no_gpu_is_told_so_in_the_backend_s_words() -> None:
+    text = GPU_MISSING_BACKEND % ("jax", "jax")
+    assert text.startswith("GPU requested but jax sees no GPU") and "jax's CUDA wheels" in text

@@ -68,5 +68,4 @@ def test_the_report_compares_the_backends(backend_run):
     pairs = {(c.cell_a.name, c.cell_b.name) for c in result.comparisons}
     assert pairs == {("keras3-torch-cpu", "keras3-jax-cpu")}
     assert len(result.comparisons) >= 4 and all(c.ci.low <= c.ci.ratio <= c.ci.high for c in result.comparisons)
-    sys_time = backend_run.seconds
-    assert sys_time < 3600
+    assert backend_run.proc.returncode == 0 and backend_run.seconds < 3600   # 146 s on the 2-core VM, images built
