@@ -17,7 +17,8 @@ from typing import Any, Dict, List, Optional
 
 CPU_FLAGS = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512_vnni", "avx512_bf16", "amx_tile")
 THREAD_ENV = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS",
-              "TF_ENABLE_ONEDNN_OPTS", "TF_USE_LEGACY_KERAS", "CUDA_VISIBLE_DEVICES", "TF_XLA_FLAGS")
+              "TF_ENABLE_ONEDNN_OPTS", "TF_USE_LEGACY_KERAS", "CUDA_VISIBLE_DEVICES", "TF_XLA_FLAGS",
+              "KERAS_BACKEND", "KERAS_HOME")
 
 
 def cpu_info(path: str = "/proc/cpuinfo") -> Dict[str, Any]:
