@@ -218,27 +218,14 @@ def _run_cells(args: argparse.Namespace, cells: Sequence[Cell], bench: Sequence[
     return code
 
 
-def _usable_baseline(cells_dir: Path, matrix: Matrix) -> str | None:
-    """matrix.toml's baseline when it has results; else None (the report uses the oldest cell)."""
-    from .results import load_cell
-
-    name = matrix.settings.baseline
-    if name is None:
-        return None
-    doc = load_cell(cells_dir / f"{name}.json")
-    return name if doc is not None and doc.get("status") == "ok" else None
-
-
 def _refresh_report(reports: Path, matrix: Matrix, console: Any) -> list[Refused]:
     """Rebuild the report after a run; the cell files it had to leave out."""
     from .report import build
 
-    cells = reports / "cells"
-    baseline = _usable_baseline(cells, matrix)
-    if matrix.settings.baseline and baseline is None:
-        console.print(f"\\[tfmatrix] baseline {matrix.settings.baseline} has no results yet: "
-                      "the report compares with the oldest cell")
-    summary = build(cells, reports, baseline, baseline_source=f"{matrix.path.name}: baseline")
+    summary = build(reports / "cells", reports, matrix.settings.baseline,
+                    baseline_source=f"{matrix.path.name}: baseline", baseline_fallback=True)
+    if summary.baseline_note:
+        console.print("\\[tfmatrix] " + escape(summary.baseline_note))
     console.print("\\[tfmatrix] " + escape(summary.line()))
     return summary.refused
 
@@ -305,15 +292,12 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     out = output_dir(args.out, "--out", create=False)   # created when the report is written
     cells = Path(args.cells) if args.cells else out / "cells"
-    if args.baseline is not None:
-        baseline, source = args.baseline, "--baseline"
-    elif Path(args.matrix).exists():
+    baseline, source, fallback = args.baseline, "--baseline", False
+    if baseline is None and Path(args.matrix).exists():
         matrix = load_matrix(args)
-        baseline, source = _usable_baseline(cells, matrix), f"{matrix.path.name}: baseline"
-    else:
-        baseline, source = None, "baseline"
+        baseline, source, fallback = matrix.settings.baseline, f"{matrix.path.name}: baseline", True
     previous = Path(args.previous) if args.previous else None
-    summary = build(cells, out, baseline, baseline_source=source, previous=previous)
+    summary = build(cells, out, baseline, baseline_source=source, baseline_fallback=fallback, previous=previous)
     print(summary.line())
     return report_refused(summary.refused, sys.stderr)
 
