@@ -174,7 +174,7 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 def _configure_render(p: argparse.ArgumentParser) -> None:
     _add_only(p)
-    p.add_argument("--out", default=str(paths.BUILD_DIR / "images"), metavar="DIR",
+    p.add_argument("--out", default=str(paths.RENDER_DIR), metavar="DIR",
                    help="output directory (default: build/images)")
 
 

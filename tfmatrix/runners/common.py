@@ -37,6 +37,7 @@ class RunRequest:
         }
 
     def suite_args(self, cell: Any, out: str, image: str | None, runner: str) -> list[str]:
+        """``python -m suite`` arguments: the one way the cell's facts (name, target, image, runner) reach the suite."""
         req = self.for_cell(cell)
         args = ["run", "--preset", req["preset"], "--out", out, "--cell", cell.name, "--target", cell.target,
                 "--runner", runner]

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import bases, render, wheelhouse
-from ..paths import BUILD_DIR, SUITE_DIR
+from ..paths import SUITE_DIR
 from ..progress import Progress
 from ..results import CellOutcome
 from .common import CellLog, LineReader, RunRequest, outcome_from_suite, read_suite_results, timed_out
@@ -60,9 +60,7 @@ def run_request(cell: Any, image: str, out_dir: Path, suite_args: list[str]) -> 
     """Everything ``containers.run`` is asked for one cell (pure: the tests inspect it)."""
     from docker.types import DeviceRequest, Mount
 
-    env = dict(cell.env)
-    env.update({"TFMATRIX_CELL": cell.name, "TFMATRIX_TARGET": cell.target, "TFMATRIX_IMAGE": image,
-                "TFMATRIX_RUNNER": "docker", "HOME": "/tmp", "PYTHONUNBUFFERED": "1"})
+    env = {**dict(cell.env), "HOME": "/tmp", "PYTHONUNBUFFERED": "1"}   # cell facts travel as flags (suite_args)
     request: dict[str, Any] = {
         "image": image,
         "command": ["python", "-m", "suite", *suite_args],
@@ -140,8 +138,7 @@ class DockerRunner:
 
     def build(self, cell: Any, wheels: wheelhouse.WheelSet, log: CellLog) -> tuple[str, float]:
         """Build the cell's image unless its content-hashed tag exists; (tag, seconds)."""
-        rendered = render.render_cell(cell)
-        render.write_rendered(rendered, BUILD_DIR / "images")
+        rendered = render.prepare(cell)
         if self._image_exists(rendered.tag):
             log("image %s exists: not rebuilding" % rendered.tag)
             return rendered.tag, 0.0
