@@ -14,7 +14,8 @@ traceback.
 
 Dumping a loaded document gives the JSON it came from: the same keys in the
 same order, keys this version does not declare carried in ``extra``; a null
-where a record keeps an empty object or list is the one thing normalised.
+in a field with an empty default (object, list, string) is the one thing
+normalised.
 """
 from __future__ import annotations
 
@@ -229,11 +230,22 @@ class CellDoc:
             raise UserError(f"{path}: not a tfmatrix cell file (a JSON {type(doc).__name__}, not an object)")
         schema = doc.get("schema")
         if schema == RESULTS_FORMAT.schema and bare_results:
-            return cls.wrapping(SuiteResults.from_json(doc, path), path)
-        if schema != CELL_FORMAT.schema:
+            out = cls.wrapping(SuiteResults.from_json(doc, path), path)
+        elif schema != CELL_FORMAT.schema:
             raise UserError(f"{path}: not a tfmatrix cell file (schema {schema!r}, expected {CELL_FORMAT.schema!r}); "
                             f"move it out of {path.parent}")
-        doc = upgrade(doc, CELL_FORMAT, path)
+        else:
+            out = cls._from_cell_json(upgrade(doc, CELL_FORMAT, path), path)
+        if out.results is not None and out.status == "ok":
+            problems = out.results.strict_problems()
+            if problems:
+                more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+                raise UserError(f"{path}: suite results do not match schema {RESULTS_FORMAT.schema} "
+                                f"v{RESULTS_FORMAT.version}: {problems[0]}{more}; re-run the cell")
+        return out
+
+    @classmethod
+    def _from_cell_json(cls, doc: dict[str, Any], path: Path) -> CellDoc:
         results = None if doc.get("results") is None else SuiteResults.from_json(doc["results"], path, "results")
         _check(doc, shape_of(cls, results=None), path)
         values = _values(cls, doc)
@@ -241,14 +253,7 @@ class CellDoc:
         attempt = doc.get("last_attempt") or {}
         values["last_attempt"] = Attempt(*(attempt.get(k) for k in ("status", "reason", "finished", "log"))) \
             if attempt else None
-        out = cls(**values)
-        if results is not None and out.status == "ok":
-            problems = results.strict_problems()
-            if problems:
-                more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-                raise UserError(f"{path}: suite results do not match schema {RESULTS_FORMAT.schema} "
-                                f"v{RESULTS_FORMAT.version}: {problems[0]}{more}; re-run the cell")
-        return out
+        return cls(**values)
 
     @classmethod
     def wrapping(cls, results: SuiteResults, path: Path) -> CellDoc:
