@@ -174,7 +174,7 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 def _configure_render(p: argparse.ArgumentParser) -> None:
     _add_only(p)
-    p.add_argument("--out", default=str(paths.BUILD_DIR / "images"), metavar="DIR",
+    p.add_argument("--out", default=str(paths.RENDER_DIR), metavar="DIR",
                    help="output directory (default: build/images)")
 
 
@@ -234,13 +234,7 @@ def _has_results(cells_dir: Path, name: str) -> bool:
     from .results import load_cell
 
     doc = load_cell(cells_dir / f"{name}.json")
-    return doc is not None and doc.get("status") == "ok"
-
-
-def _usable_baseline(cells_dir: Path, matrix: Matrix) -> str | None:
-    """matrix.toml's baseline when it has results; else None (the report uses the oldest cell)."""
-    name = matrix.settings.baseline
-    return name if name is not None and _has_results(cells_dir, name) else None
+    return doc is not None and doc.status == "ok"
 
 
 def _refresh_report(reports: Path, matrix: Matrix, console: Any) -> list[Refused]:
@@ -248,16 +242,15 @@ def _refresh_report(reports: Path, matrix: Matrix, console: Any) -> list[Refused
     from .report import build
 
     cells = reports / "cells"
-    baseline = _usable_baseline(cells, matrix)
-    if matrix.settings.baseline and baseline is None:
-        console.print(f"\\[tfmatrix] baseline {matrix.settings.baseline} has no results yet: "
-                      "the report compares with the oldest cell")
     upgrade = matrix.settings.compare
     if upgrade is not None and not all(_has_results(cells, name) for name in upgrade):
         console.print("\\[tfmatrix] " + escape(f"[report] compare: {' or '.join(upgrade)} has no results yet: "
                                                 "no upgrade view"))
         upgrade = None
-    summary = build(cells, reports, baseline, baseline_source=f"{matrix.path.name}: baseline", upgrade=upgrade)
+    summary = build(cells, reports, matrix.settings.baseline, baseline_source=f"{matrix.path.name}: baseline",
+                    baseline_fallback=True, upgrade=upgrade)
+    if summary.baseline_note:
+        console.print("\\[tfmatrix] " + escape(summary.baseline_note))
     console.print("\\[tfmatrix] " + escape(summary.line()))
     return summary.refused
 
@@ -328,16 +321,13 @@ def cmd_report(args: argparse.Namespace) -> int:
     out = output_dir(args.out, "--out", create=False)   # created when the report is written
     cells = Path(args.cells) if args.cells else out / "cells"
     matrix = load_matrix(args) if Path(args.matrix).exists() else None
-    if args.baseline is not None:
-        baseline, source = args.baseline, "--baseline"
-    elif matrix is not None:
-        baseline, source = _usable_baseline(cells, matrix), f"{matrix.path.name}: baseline"
-    else:
-        baseline, source = None, "baseline"
+    baseline, source, fallback = args.baseline, "--baseline", False
+    if baseline is None and matrix is not None:
+        baseline, source, fallback = matrix.settings.baseline, f"{matrix.path.name}: baseline", True
     upgrade, upgrade_source = _upgrade_pair(args, matrix, baseline)
     previous = Path(args.previous) if args.previous else None
-    summary = build(cells, out, baseline, baseline_source=source, previous=previous, upgrade=upgrade,
-                    upgrade_source=upgrade_source)
+    summary = build(cells, out, baseline, baseline_source=source, baseline_fallback=fallback, previous=previous,
+                    upgrade=upgrade, upgrade_source=upgrade_source)
     print(summary.line())
     return report_refused(summary.refused, sys.stderr)
 

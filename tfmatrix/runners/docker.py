@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import bases, render, wheelhouse
-from ..paths import BUILD_DIR, SUITE_DIR
+from ..paths import SUITE_DIR
 from ..progress import Progress
 from ..results import CellOutcome
 from ..user_benchmarks import PLUGINS_ENV, container_paths, requirements_failure
@@ -69,9 +69,7 @@ def run_request(cell: Any, image: str, out_dir: Path, suite_args: list[str],
     """
     from docker.types import DeviceRequest, Mount
 
-    env = dict(cell.env)
-    env.update({"TFMATRIX_CELL": cell.name, "TFMATRIX_TARGET": cell.target, "TFMATRIX_IMAGE": image,
-                "TFMATRIX_RUNNER": "docker", "HOME": "/tmp", "PYTHONUNBUFFERED": "1"})
+    env = {**dict(cell.env), "HOME": "/tmp", "PYTHONUNBUFFERED": "1"}   # cell facts travel as flags (suite_args)
     bench = container_paths(bench_paths)
     if bench:
         env[PLUGINS_ENV] = ":".join(target for _, target in bench)
@@ -180,8 +178,7 @@ class DockerRunner:
 
     def build(self, cell: Any, wheels: wheelhouse.WheelSet, log: CellLog) -> tuple[str, float]:
         """Build the cell's image unless its content-hashed tag exists; (tag, seconds)."""
-        rendered = render.render_cell(cell)
-        render.write_rendered(rendered, BUILD_DIR / "images")
+        rendered = render.prepare(cell)
         if self._image_exists(rendered.tag):
             log("image %s exists: not rebuilding" % rendered.tag)
             return rendered.tag, 0.0
