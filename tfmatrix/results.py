@@ -39,6 +39,7 @@ class CellOutcome:
     results: dict[str, Any] | None = None    # the suite's results document
     log_tail: str = ""
     kept: bool = False                # an earlier run's results were kept, nothing ran
+    host: dict[str, Any] | None = None   # the host that ran it when not this one (a cluster node)
 
 
 PREVIOUS_DIR = "previous"      # reports/previous/<cell>.json: the last complete run before the current one
@@ -126,7 +127,7 @@ def cell_document(cell: dict[str, Any], outcome: CellOutcome, request: dict[str,
         "request": request,              # preset, only, suite hash: what was asked for
         "runner": outcome.runner,
         "timings": outcome.timings,
-        "host": host_summary(),
+        "host": outcome.host or host_summary(),
         "finished": now_iso(),
         "log_tail": outcome.log_tail,
         "results": outcome.results,

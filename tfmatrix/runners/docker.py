@@ -16,6 +16,7 @@ import socket
 import tempfile
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -58,8 +59,12 @@ def gpu_support(client: Any) -> str | None:
     return NO_GPU_RUNTIME
 
 
-def run_request(cell: Any, image: str, out_dir: Path, suite_args: list[str]) -> dict[str, Any]:
-    """Everything ``containers.run`` is asked for one cell (pure: the tests inspect it)."""
+def run_request(cell: Any, image: str, out_dir: Path, suite_args: list[str],
+                gpu_ids: Sequence[str] | None = None) -> dict[str, Any]:
+    """Everything ``containers.run`` is asked for one cell (pure: the tests inspect it).
+
+    ``gpu_ids``: the devices a scheduler gave the cell (``--gpus device=0,1``); None: every GPU.
+    """
     from docker.types import DeviceRequest, Mount
 
     env = dict(cell.env)
@@ -81,7 +86,9 @@ def run_request(cell: Any, image: str, out_dir: Path, suite_args: list[str]) -> 
         "init": True,
     }
     if cell.target == "gpu":
-        request["device_requests"] = [DeviceRequest(count=-1, capabilities=[["gpu"]])]
+        request["device_requests"] = [
+            DeviceRequest(count=-1, capabilities=[["gpu"]]) if gpu_ids is None
+            else DeviceRequest(device_ids=[str(i) for i in gpu_ids], capabilities=[["gpu"]])]
     return request
 
 
@@ -121,11 +128,15 @@ class DockerRunner:
 
     name = "docker"
 
-    def __init__(self, client: Any, registry: str | None = None) -> None:
+    def __init__(self, client: Any, registry: str | None = None, gpu_ids: Sequence[str] | None = None) -> None:
         self.client = client
         self.registry = registry     # explicit base registry (matrix/env); None: automatic
+        self.gpu_ids = gpu_ids       # GPU cells get these devices (a Ray task's); None: all of them
         for c in leftover_containers(client):   # from a run that was killed hard
-            c.remove(force=True)
+            try:
+                c.remove(force=True)
+            except Exception:   # another runner on this host (a cluster node's other cell) removes it now
+                pass
 
     # -- preparation ---------------------------------------------------------
 
@@ -240,7 +251,7 @@ class DockerRunner:
         container = None
         t0 = time.monotonic()
         try:
-            container = self.client.containers.run(**run_request(cell, tag, out_dir, args))
+            container = self.client.containers.run(**run_request(cell, tag, out_dir, args, self.gpu_ids))
             reader = threading.Thread(target=_stream_logs, args=(container, log), daemon=True)
             reader.start()
             try:
