@@ -45,4 +45,7 @@ def run_round(cells: Sequence[Any], runner: Runner, request: RunRequest, reports
         pool.shutdown(wait=True, cancel_futures=True)
         raise
     pool.shutdown(wait=True)
+    sweep = getattr(runner, "sweep", None)     # containers left by workers that died with their node
+    if sweep is not None:
+        sweep()
     return out

@@ -86,11 +86,11 @@ def read_tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
         return ""
 
 
-def suite_fingerprint() -> str:
+def suite_fingerprint(root: Path = SUITE_DIR) -> str:
     """Hash of the suite's source: results from a different suite are never reused."""
     h = hashlib.sha256()
-    for path in sorted(SUITE_DIR.rglob("*.py")):
-        h.update(str(path.relative_to(SUITE_DIR)).encode())
+    for path in sorted(root.rglob("*.py")):
+        h.update(str(path.relative_to(root)).encode())
         h.update(path.read_bytes())
     return h.hexdigest()[:16]
 

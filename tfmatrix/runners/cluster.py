@@ -275,7 +275,13 @@ class RayRunner:
         refs = [task.options(num_cpus=0, max_retries=0, scheduling_strategy=NodeAffinitySchedulingStrategy(
             n["NodeID"], soft=False)).remote() for n in self.nodes() if n.get("Alive")]
         ready, _ = ray.wait(refs, num_returns=len(refs), timeout=timeout_s)
-        return sum(int(ray.get(r)) for r in ready)
+        removed = 0
+        for ref in ready:
+            try:
+                removed += int(ray.get(ref))
+            except ray.exceptions.RayError:    # that node died meanwhile: nothing of it to sweep from here
+                pass
+        return removed
 
 
 def _gets(stream: Any) -> Iterator[Event]:

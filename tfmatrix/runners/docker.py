@@ -60,7 +60,7 @@ def gpu_support(client: Any) -> str | None:
 
 
 def run_request(cell: Any, image: str, out_dir: Path, suite_args: list[str],
-                gpu_ids: Sequence[str] | None = None) -> dict[str, Any]:
+                gpu_ids: Sequence[str] | None = None, suite_dir: Path = SUITE_DIR) -> dict[str, Any]:
     """Everything ``containers.run`` is asked for one cell (pure: the tests inspect it).
 
     ``gpu_ids``: the devices a scheduler gave the cell (``--gpus device=0,1``); None: every GPU.
@@ -78,7 +78,7 @@ def run_request(cell: Any, image: str, out_dir: Path, suite_args: list[str],
         "user": BENCH_USER,
         "working_dir": "/tmp",
         "environment": env,
-        "mounts": [Mount(target=SUITE_MOUNT, source=str(SUITE_DIR), type="bind", read_only=True),
+        "mounts": [Mount(target=SUITE_MOUNT, source=str(suite_dir), type="bind", read_only=True),
                    Mount(target=OUT_MOUNT, source=str(out_dir), type="bind", read_only=False)],
         "mem_limit": cell.memory,
         "memswap_limit": cell.memory,
@@ -128,10 +128,12 @@ class DockerRunner:
 
     name = "docker"
 
-    def __init__(self, client: Any, registry: str | None = None, gpu_ids: Sequence[str] | None = None) -> None:
+    def __init__(self, client: Any, registry: str | None = None, gpu_ids: Sequence[str] | None = None,
+                 suite_dir: Path = SUITE_DIR) -> None:
         self.client = client
         self.registry = registry     # explicit base registry (matrix/env); None: automatic
         self.gpu_ids = gpu_ids       # GPU cells get these devices (a Ray task's); None: all of them
+        self.suite_dir = suite_dir   # mounted read-only in every container (a cluster node's hash-keyed copy)
         for c in leftover_containers(client):   # from a run that was killed hard
             try:
                 c.remove(force=True)
@@ -251,7 +253,8 @@ class DockerRunner:
         container = None
         t0 = time.monotonic()
         try:
-            container = self.client.containers.run(**run_request(cell, tag, out_dir, args, self.gpu_ids))
+            container = self.client.containers.run(**run_request(cell, tag, out_dir, args, self.gpu_ids,
+                                                                 self.suite_dir))
             reader = threading.Thread(target=_stream_logs, args=(container, log), daemon=True)
             reader.start()
             try:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import queue
+import shutil
 import socket
 import tempfile
 import threading
@@ -26,8 +27,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
 
+from ..paths import SUITE_DIR, cache_dir
 from ..results import CellOutcome, host_summary, suite_fingerprint
+from . import docker
 from .common import CellLog, RunRequest
+from .venv import VenvRunner
 
 Event = tuple[str, Any]
 """("start", node facts) | ("lines", [log lines]) | ("phase", phase) | ("outcome", CellOutcome)."""
@@ -57,24 +61,51 @@ def node_facts(gpu_ids: list[str]) -> dict[str, Any]:
             "gpu_ids": gpu_ids, "pid": os.getpid(), "started": time.time()}
 
 
-def node_runner(registry: str | None, gpu_ids: list[str]) -> Any:
+def node_runner(registry: str | None, gpu_ids: list[str], suite_dir: Path) -> Any:
     """The runner this node can offer: Docker when its engine answers, else the venv runner."""
-    from . import docker
-    from .venv import VenvRunner
-
     client = docker.engine()
     if client is None:
         return VenvRunner()
-    return docker.DockerRunner(client, registry, gpu_ids or None)
+    return docker.DockerRunner(client, registry, gpu_ids or None, suite_dir)
+
+
+def cached_suite(expected: str) -> Path | None:
+    """The suite in this node's cache, keyed by its content hash; None when the job's copy is not that suite.
+
+    Copied once from the job's ``working_dir`` (which Ray may clean up while
+    another task still runs) and checked against the head's hash, so what a
+    container mounts never changes under it and a second run copies nothing.
+    """
+    root = cache_dir() / "suites" / expected
+    if (root / ".complete").exists():
+        return root
+    if suite_fingerprint() != expected:
+        return None
+    tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=ensure_dir(root.parent)))
+    shutil.copytree(SUITE_DIR, tmp / "suite", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    if suite_fingerprint(tmp / "suite") != expected:
+        shutil.rmtree(tmp, ignore_errors=True)
+        return None
+    (tmp / "suite" / ".complete").touch()
+    os.chmod(tmp / "suite", 0o755)
+    try:
+        os.replace(tmp / "suite", root)
+    except OSError:                 # another task on this node put it there first
+        pass
+    shutil.rmtree(tmp, ignore_errors=True)
+    return root
+
+
+def ensure_dir(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    return path
 
 
 def device_request(cell: Any, gpu_ids: list[str]) -> dict[str, Any] | None:
     """The ``--gpus`` request a GPU cell's container is given here (recorded whether or not it can run)."""
     if cell.target != "gpu":
         return None
-    from .docker import run_request
-
-    (request,) = run_request(cell, "image", Path("/out"), [], gpu_ids or None)["device_requests"]
+    (request,) = docker.run_request(cell, "image", Path("/out"), [], gpu_ids or None)["device_requests"]
     return dict(request)
 
 
@@ -86,10 +117,11 @@ def cell_task(cell: Any, request: RunRequest, registry: str | None) -> Iterator[
     facts = node_facts(gpu_ids)
     yield ("start", facts)
     placement = {**facts, "device_request": device_request(cell, gpu_ids)}
-    here = suite_fingerprint()
-    if request.suite and here != request.suite:
-        yield ("outcome", CellOutcome(cell.name, "failed", "the suite on node %s (hash %s) is not the head's (%s)"
-                                      % (facts["host"], here, request.suite), {"name": "ray", "node": placement}))
+    suite_dir = cached_suite(request.suite or suite_fingerprint())
+    if suite_dir is None:
+        yield ("outcome", CellOutcome(cell.name, "failed", "the suite that reached node %s (hash %s) is not the "
+                                      "head's (%s)" % (facts["host"], suite_fingerprint(), request.suite),
+                                      {"name": "ray", "node": placement}))
         return
     events: queue.Queue[Event] = queue.Queue()
     result: list[CellOutcome] = []
@@ -98,7 +130,7 @@ def cell_task(cell: Any, request: RunRequest, registry: str | None) -> Iterator[
 
         def work() -> None:
             try:
-                runner = node_runner(registry, gpu_ids)
+                runner = node_runner(registry, gpu_ids, suite_dir)
                 result.append(runner.run_cell(cell, request, log, cast(Any, _Forward(events))))
             except Exception as e:  # a bug or an engine failure: the cell fails, the node goes on
                 result.append(CellOutcome(cell.name, "failed", "%s: %s" % (type(e).__name__, e), {}, {}))
@@ -116,7 +148,7 @@ def cell_task(cell: Any, request: RunRequest, registry: str | None) -> Iterator[
         log.close()
     outcome = result[0]
     outcome.runner = {**outcome.runner, "name": "ray", "node_runner": outcome.runner.get("name"),
-                      "node": placement}
+                      "node": {**placement, "ended": time.time()}}
     outcome.host = host_summary()
     yield ("outcome", outcome)
 
@@ -144,8 +176,6 @@ def _drain(events: queue.Queue[Event]) -> list[Event]:
 
 def remove_own_containers() -> int:
     """Remove the containers this worker process started (the Docker runner labels them with host:pid)."""
-    from . import docker
-
     client = docker.engine()
     if client is None:
         return 0
@@ -160,8 +190,6 @@ def remove_own_containers() -> int:
 
 def sweep_leftovers() -> int:
     """Remove this node's tfmatrix containers whose worker is gone (a force-cancelled or crashed task)."""
-    from . import docker
-
     client = docker.engine()
     if client is None:
         return 0
