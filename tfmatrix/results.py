@@ -86,8 +86,9 @@ def read_tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
         return ""
 
 
-def suite_fingerprint(root: Path = SUITE_DIR) -> str:
-    """Hash of the suite's source: results from a different suite are never reused."""
+def suite_fingerprint(root: Path | None = None) -> str:
+    """Hash of the suite's source (``root``: a copy of it): results from a different suite are never reused."""
+    root = SUITE_DIR if root is None else root
     h = hashlib.sha256()
     for path in sorted(root.rglob("*.py")):
         h.update(str(path.relative_to(root)).encode())
