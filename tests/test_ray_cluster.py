@@ -131,29 +131,38 @@ def _wait_for(predicate, timeout: float = 300, step: float = 0.3):
 
 def test_a_node_killed_mid_cell_costs_one_retry_then_the_cell_fails_and_nothing_else_is_lost(
         cluster, client, tmp_path):
+    """Two nodes in pool "victim": whichever runs the cell is removed mid-cell, then the other (the retry)."""
+    import threading
+
     matrix = tmp_path / "kill.toml"
     matrix.write_text('[matrix]\npreset = "quick"\n'
                       '[[cell]]\nname = "victim"\ntf = "1.15"\npool = "victim"\n'
                       '[[cell]]\nname = "survivor"\ntf = "1.15"\npool = "cpupool"\n')
-    first = cluster.add_node(num_cpus=2, resources={"victim": 1})
+    pool = [cluster.add_node(num_cpus=2, resources={"victim": 1}) for _ in range(2)]
     cluster.wait_for_nodes()
     proc = subprocess.Popen([sys.executable, "-m", "tfmatrix", "matrix", "--matrix", str(matrix), "--reports",
                              str(tmp_path / "r"), "--bench", BENCH, *_ray(cluster)], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(iter(proc.stderr.readline, "")), daemon=True)
+    reader.start()
+
+    def placed(n: int):
+        """The node running the victim's n-th attempt, once its container runs."""
+        on = [line for line in list(lines) if line.startswith("[tfmatrix] victim: on ")]
+        if len(on) < n or not _running(client, "victim"):
+            return None
+        return next((node for node in pool if node.node_id[:8] in on[n - 1]), None)
+
     try:
-        seen = _wait_for(lambda: _running(client, "victim"))
-        second = cluster.add_node(num_cpus=2, resources={"victim": 1})
-        cluster.wait_for_nodes()
-        cluster.remove_node(first, allow_graceful=False)          # the retry goes to the second node
-        _wait_for(lambda: [c for c in _running(client, "victim") if c.id != seen[0].id])
-        third = cluster.add_node(num_cpus=2, resources={"victim": 1})
-        cluster.wait_for_nodes()
-        cluster.remove_node(second, allow_graceful=False)         # lost again: no third attempt
-        _out, err = proc.communicate(timeout=300)
+        for attempt in (1, 2):
+            cluster.remove_node(_wait_for(lambda a=attempt: placed(a)), allow_graceful=False)
+        proc.wait(timeout=300)
+        reader.join(timeout=10)
     finally:
         if proc.poll() is None:
             proc.kill()
-    cluster.remove_node(third)
+    err = "".join(lines)
     docs = cell_docs(tmp_path / "r")
     victim = docs["victim"]
     assert victim["status"] == "failed" and victim["runner"]["attempts"] == 2, err[-3000:]
