@@ -10,13 +10,12 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 import importlib
-import importlib.util
 import json
-import os
 import pkgutil
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+from . import schema
 from .harness import Budget
 from .schema import param_text
 
@@ -43,11 +42,14 @@ class Preset:
     window: int = 24        # variants built together and sampled round robin (1: one after the other)
 
 
+# 5 samples, then up to 12 or 1 s a variant until the median's interval is within 2%
+QUICK_BUDGET = Budget(warmup=1, repeats=5, min_repeats=3, target_time=0.02, max_number=2000, max_time=1.0,
+                      max_repeats=12, ci=0.02)
+
 PRESETS: Dict[str, Preset] = {
     "quick": Preset(
         "quick",
-        Budget(warmup=1, repeats=5, min_repeats=3, target_time=0.02, max_number=2000, max_time=1.0,
-               max_repeats=12, ci=0.02),
+        QUICK_BUDGET,
         processes=1,
         timeout=180.0,
         unstable_cv=0.10,
@@ -55,8 +57,7 @@ PRESETS: Dict[str, Preset] = {
     ),
     "seed": Preset(
         "seed",
-        Budget(warmup=1, repeats=5, min_repeats=3, target_time=0.02, max_number=2000, max_time=1.0,
-               max_repeats=12, ci=0.02),
+        QUICK_BUDGET,                  # the seed sizes cost time; the sampling stays quick's
         processes=1,
         timeout=600.0,
         unstable_cv=0.10,
@@ -201,17 +202,20 @@ class Benchmark:
         return self.name
 
 
-PLUGINS_ENV = "TFMATRIX_SUITE_PLUGINS"
+PLUGINS_ENV = schema.PLUGINS_ENV
 
 
 def load_benchmarks() -> List[Benchmark]:
     """Every ``Benchmark`` in ``suite.benchmarks.*.BENCHMARKS``, then in plugin files.
 
-    Plugin files (``$TFMATRIX_SUITE_PLUGINS``, paths separated by ``os.pathsep``)
-    let a user add benchmarks without editing the suite; the tests use them for
-    benchmarks that crash or hang on purpose.
+    Plugin files and directories (``$TFMATRIX_SUITE_PLUGINS``, separated by
+    ``os.pathsep``) add benchmarks without editing the suite: a user's own
+    (``suite.api``, ``[suite] paths`` in matrix.toml) and the tests' faults.
+    ``suite.plugins`` loads them; a file that fails to import becomes one
+    variant that records the error.
     """
     from . import benchmarks as pkg
+    from .plugins import from_environment
 
     found: List[Benchmark] = []
     for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda m: m.name):
@@ -219,14 +223,7 @@ def load_benchmarks() -> List[Benchmark]:
             continue
         module = importlib.import_module("%s.%s" % (pkg.__name__, info.name))
         found.extend(getattr(module, "BENCHMARKS", []))
-    for path in filter(None, os.environ.get(PLUGINS_ENV, "").split(os.pathsep)):
-        name = "suite_plugin_%s" % os.path.splitext(os.path.basename(path))[0]
-        spec = importlib.util.spec_from_file_location(name, path)
-        if spec is None or spec.loader is None:
-            raise RuntimeError("cannot load benchmark plugin %s" % path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)  # type: ignore[union-attr]
-        found.extend(getattr(module, "BENCHMARKS", []))
+    found.extend(from_environment())
     names = [b.name for b in found]
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:

@@ -20,6 +20,10 @@ from typing import Any, Dict, List
 # validates ``preset =`` in matrix files and ``--preset`` against these.
 PRESET_NAMES = ("quick", "seed", "standard", "full")
 
+# Benchmark files from outside the suite (a user's own, ``suite.plugins``): files or
+# directories, ``os.pathsep`` between them; the host's runners set it for ``[suite] paths``.
+PLUGINS_ENV = "TFMATRIX_SUITE_PLUGINS"
+
 # One line per finished variant run, written by ``suite.run.Progress`` and parsed
 # by ``tfmatrix.progress`` for 'benchmark i of n' and the ETA:
 # ``[suite 12/140] ok      training.fit[model=small,...]  median 1.2 ms``.

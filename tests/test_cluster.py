@@ -132,7 +132,7 @@ def test_a_cell_no_live_node_can_serve_is_skipped_with_the_reason():
 def test_gpu_cells_get_exactly_the_assigned_devices(tmp_path):
     m = load(MATRICES / "docker.toml")
     gpu = m.cell("tf1.15-gpu")
-    (request,) = docker_runner.run_request(gpu, "img", tmp_path, ["run"], ["1", "3"])["device_requests"]
+    (request,) = docker_runner.run_request(gpu, "img", tmp_path, ["run"], gpu_ids=["1", "3"])["device_requests"]
     assert request.device_ids == ["1", "3"] and request.count == 0 and request.capabilities == [["gpu"]]
     (every,) = docker_runner.run_request(gpu, "img", tmp_path, ["run"])["device_requests"]
     assert every.count == -1 and not every.device_ids

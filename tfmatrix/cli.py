@@ -174,7 +174,7 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 def _configure_render(p: argparse.ArgumentParser) -> None:
     _add_only(p)
-    p.add_argument("--out", default=str(paths.BUILD_DIR / "images"), metavar="DIR",
+    p.add_argument("--out", default=str(paths.RENDER_DIR), metavar="DIR",
                    help="output directory (default: build/images)")
 
 
@@ -198,6 +198,7 @@ def _run_cells(args: argparse.Namespace, cells: Sequence[Cell], bench: Sequence[
     console = Console(stderr=True, highlight=False, soft_wrap=True)
     matrix = args.loaded_matrix
     reports = output_dir(args.reports, "--reports")
+    user_paths = bench_paths(args.bench_path, matrix)
     with run_lock(paths.BUILD_DIR / "run.lock", command_line()):
         if args.runner == "ray":
             runner = make_runner("ray", matrix.settings.base_registry, console,
@@ -205,7 +206,8 @@ def _run_cells(args: argparse.Namespace, cells: Sequence[Cell], bench: Sequence[
         else:
             runner = make_runner(args.runner, matrix.settings.base_registry, console)
         rounds = args.rounds if args.rounds is not None else matrix.settings.rounds
-        request = RunRequest(preset=args.preset, only=tuple(bench), repeats=args.repeats, rounds=rounds)
+        request = RunRequest(preset=args.preset, only=tuple(bench), repeats=args.repeats, rounds=rounds,
+                             bench_paths=user_paths)
         outcomes = execute(cells, runner, request, reports, redo=redo, console=console)
         refused = _refresh_report(reports, matrix, console)
     bad = [o for o in outcomes if o.status in ("failed", "timeout")]
@@ -222,15 +224,21 @@ def _run_cells(args: argparse.Namespace, cells: Sequence[Cell], bench: Sequence[
     return code
 
 
-def _usable_baseline(cells_dir: Path, matrix: Matrix) -> str | None:
-    """matrix.toml's baseline when it has results; else None (the report uses the oldest cell)."""
+def bench_paths(given: Sequence[str], matrix: Matrix) -> tuple[Path, ...]:
+    """The user's benchmark paths: ``--bench-path`` (relative to the current directory) replaces ``[suite] paths``."""
+    from .user_benchmarks import check_path
+
+    if not given:
+        return matrix.settings.bench_paths
+    return tuple(dict.fromkeys(check_path(p, Path.cwd(), f"--bench-path {p}", "the current directory")
+                               for p in given))
+
+
+def _has_results(cells_dir: Path, name: str) -> bool:
     from .results import load_cell
 
-    name = matrix.settings.baseline
-    if name is None:
-        return None
     doc = load_cell(cells_dir / f"{name}.json")
-    return name if doc is not None and doc.get("status") == "ok" else None
+    return doc is not None and doc.status == "ok"
 
 
 def _refresh_report(reports: Path, matrix: Matrix, console: Any) -> list[Refused]:
@@ -238,11 +246,15 @@ def _refresh_report(reports: Path, matrix: Matrix, console: Any) -> list[Refused
     from .report import build
 
     cells = reports / "cells"
-    baseline = _usable_baseline(cells, matrix)
-    if matrix.settings.baseline and baseline is None:
-        console.print(f"\\[tfmatrix] baseline {matrix.settings.baseline} has no results yet: "
-                      "the report compares with the oldest cell")
-    summary = build(cells, reports, baseline, baseline_source=f"{matrix.path.name}: baseline")
+    upgrade = matrix.settings.compare
+    if upgrade is not None and not all(_has_results(cells, name) for name in upgrade):
+        console.print("\\[tfmatrix] " + escape(f"[report] compare: {' or '.join(upgrade)} has no results yet: "
+                                                "no upgrade view"))
+        upgrade = None
+    summary = build(cells, reports, matrix.settings.baseline, baseline_source=f"{matrix.path.name}: baseline",
+                    baseline_fallback=True, upgrade=upgrade)
+    if summary.baseline_note:
+        console.print("\\[tfmatrix] " + escape(summary.baseline_note))
     console.print("\\[tfmatrix] " + escape(summary.line()))
     return summary.refused
 
@@ -287,6 +299,9 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
                         "[cluster] address)")
     p.add_argument("--reports", default=str(paths.REPORTS_DIR), metavar="DIR",
                    help="where cells/<cell>.json|.log and index.html go (default: reports)")
+    p.add_argument("--bench-path", action="append", default=[], metavar="PATH",
+                   help="a directory or .py file of your own benchmarks (suite.api), mounted read-only into every "
+                   "cell; repeatable; replaces matrix.toml's [suite] paths")
 
 
 def _configure_matrix(p: argparse.ArgumentParser) -> None:
@@ -313,17 +328,28 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     out = output_dir(args.out, "--out", create=False)   # created when the report is written
     cells = Path(args.cells) if args.cells else out / "cells"
-    if args.baseline is not None:
-        baseline, source = args.baseline, "--baseline"
-    elif Path(args.matrix).exists():
-        matrix = load_matrix(args)
-        baseline, source = _usable_baseline(cells, matrix), f"{matrix.path.name}: baseline"
-    else:
-        baseline, source = None, "baseline"
+    matrix = load_matrix(args) if Path(args.matrix).exists() else None
+    baseline, source, fallback = args.baseline, "--baseline", False
+    if baseline is None and matrix is not None:
+        baseline, source, fallback = matrix.settings.baseline, f"{matrix.path.name}: baseline", True
+    upgrade, upgrade_source = _upgrade_pair(args, matrix, baseline)
     previous = Path(args.previous) if args.previous else None
-    summary = build(cells, out, baseline, baseline_source=source, previous=previous)
+    summary = build(cells, out, baseline, baseline_source=source, baseline_fallback=fallback, previous=previous,
+                    upgrade=upgrade, upgrade_source=upgrade_source)
     print(summary.line())
     return report_refused(summary.refused, sys.stderr)
+
+
+def _upgrade_pair(args: argparse.Namespace, matrix: Matrix | None, baseline: str | None
+                  ) -> tuple[tuple[str, str] | None, str]:
+    """The upgrade view's (baseline, candidate): ``--candidate`` against the baseline, else ``[report] compare``."""
+    if args.candidate is not None:
+        if baseline is None:
+            raise UserError(f"--candidate {args.candidate}: no baseline to compare it with; add --baseline CELL")
+        return (baseline, args.candidate), "--baseline/--candidate"
+    if matrix is not None and matrix.settings.compare is not None:
+        return matrix.settings.compare, f"{matrix.path.name}: [report] compare"
+    return None, ""
 
 
 def report_refused(refused: Sequence[Refused], err: TextIO) -> int:
@@ -341,6 +367,8 @@ def _configure_report(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cells", metavar="DIR", help="cell results directory (default: <out>/cells)")
     p.add_argument("--out", default=str(paths.REPORTS_DIR), metavar="DIR", help="output directory (default: reports)")
     p.add_argument("--baseline", metavar="CELL", help="cell to compare against (default: matrix.toml's baseline)")
+    p.add_argument("--candidate", metavar="CELL", help="add the upgrade view: every variant's time in CELL against "
+                   "the baseline, ratio, interval and verdict, slowest first (default: [report] compare)")
     p.add_argument("--previous", metavar="DIR", help="an earlier run's cell files; the summary states how well the "
                    "two runs agree (default: <out>/previous, kept by matrix/cell when they replace a complete run)")
 

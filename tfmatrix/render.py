@@ -12,6 +12,10 @@ the label's value blank.
 Every value is re-checked against ``tfmatrix.matrix.PATTERNS`` right here, so
 even a ``Cell`` built by hand (not by ``matrix.load``) cannot put a newline or
 shell metacharacter into a Dockerfile.
+
+This module owns ``build/images/`` (``paths.RENDER_DIR``): the ``render`` command
+writes there, and the Docker runner asks ``prepare`` for the cell it builds,
+which writes the same files, so what was built can always be read back there.
 """
 from __future__ import annotations
 
@@ -132,6 +136,9 @@ def requirement_groups(cell: Cell, rel: Release) -> list[tuple[str, list[str]]]:
     if wheel_lines:
         groups.append((f"CUDA {cell.cuda} / cuDNN {cell.cudnn} as pip wheels (pinned as TF's and-cuda extra pins them)",
                        wheel_lines))
+    user = list(cell.user_requirements)
+    if user and rest[-len(user):] == user:
+        rest = rest[:-len(user)]
     for line in rest:
         if line in keras_lines:
             groups.append((f"Keras: {cell.keras.flavour}", [line]))
@@ -144,6 +151,8 @@ def requirement_groups(cell: Cell, rel: Release) -> list[tuple[str, list[str]]]:
             groups[-1][1].append(line)
         else:
             groups.append(("extra pins from matrix.toml", [line]))
+    if user:
+        groups.append(("[suite] requirements from matrix.toml: what your own benchmarks import", user))
     for comment, _ in groups:
         _gate("comment", comment, "comment")
     return groups
@@ -233,3 +242,10 @@ def write_rendered(rendered: RenderedCell, out_dir: Path) -> Path:
         tmp.write_bytes(data)
         tmp.replace(path)
     return target
+
+
+def prepare(cell: Cell) -> RenderedCell:
+    """``cell`` rendered and written to ``paths.RENDER_DIR``: what the Docker runner builds its image from."""
+    rendered = render_cell(cell)
+    write_rendered(rendered, paths.RENDER_DIR)
+    return rendered

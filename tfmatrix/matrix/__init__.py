@@ -3,7 +3,7 @@
 Schema
 ======
 
-A matrix file has five top-level tables; everything else is an error.
+A matrix file has seven top-level tables; everything else is an error.
 
 ``[matrix]`` - settings and defaults for every cell::
 
@@ -31,6 +31,16 @@ A matrix file has five top-level tables; everything else is an error.
     address = "ray://head:10001"   # or "head:6379", or "auto"; --address wins
     pool = "h100"                  # every cell's hardware pool (a Ray custom resource) unless it names one
     cpus = 2                       # CPUs a CPU cell asks of a node
+
+``[suite]`` and ``[report]`` - your own benchmarks and the report's upgrade view
+(``suite_tables.py``)::
+
+    [suite]
+    paths = ["benchmarks/"]                 # directories or .py files, relative to this file
+    requirements = ["keras-hub==0.17.0"]    # installed into every cell
+
+    [report]
+    compare = ["tf2.15-cpu", "tf2.21-keras3-cpu"]   # baseline, candidate
 
 ``[[cell]]`` - one explicit cell per table::
 
@@ -138,6 +148,7 @@ from .records import (
     Settings,
 )
 from .resolve import redirect, resolve_cell
+from .suite_tables import check_compare, suite_settings, with_requirements
 
 __all__ = [
     "BASE_KEYWORDS", "CELL_KEYS", "DEFAULT_MEMORY", "DEFAULT_PRESET", "DEFAULT_TIMEOUT_S", "IMAGES_KEYS",
@@ -181,7 +192,7 @@ def parse_matrix(text: str, file: str, path: Path, environ: Mapping[str, str], t
     for key in doc:
         if key not in TOP_KEYS:
             raise top.error(key, "unknown table", _suggest(key, TOP_KEYS))
-    settings = parse_settings(file, doc, environ)
+    settings = suite_settings(file, doc, path.parent, parse_settings(file, doc, environ))
     raw: list[tuple[dict[str, Any], str]] = []
     for i, cell_table in enumerate(_tables(file, doc, "cell")):
         raw.append((cell_table, f"cell[{i}]"))
@@ -195,7 +206,8 @@ def parse_matrix(text: str, file: str, path: Path, environ: Mapping[str, str], t
     empty = empty_products(file, sizes)
     if not raw:
         raise UserError(empty[0] if empty else f"{file}: the matrix has no cells; add a [[cell]] or [[product]] table")
-    cells = [resolve_cell(file, origin, values, settings, table) for values, origin in raw]
+    cells = [with_requirements(resolve_cell(file, origin, values, settings, table), settings.requirements)
+             for values, origin in raw]
     seen: dict[str, Cell] = {}
     for cell in cells:
         if cell.name in seen:
@@ -210,8 +222,9 @@ def parse_matrix(text: str, file: str, path: Path, environ: Mapping[str, str], t
         close = difflib.get_close_matches(baseline, list(seen), n=1, cutoff=0.6)
         fix = f"did you mean '{close[0]}'?" if close else "cells are: " + ", ".join(seen)
         raise UserError(f"{file}: [matrix]: key 'baseline': no cell is named {baseline!r}; {fix}")
-    return Matrix(path=path, cells=tuple(cells), settings=dataclasses.replace(settings, baseline=baseline),
-                  notes=tuple(empty))
+    compare = check_compare(file, settings.compare, list(seen))
+    settings = dataclasses.replace(settings, baseline=baseline, compare=compare)
+    return Matrix(path=path, cells=tuple(cells), settings=settings, notes=tuple(empty))
 
 
 def display_path(path: Path) -> str:

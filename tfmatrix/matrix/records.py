@@ -72,8 +72,10 @@ PRODUCT_KEYS = CELL_KEYS + ("include", "exclude")
 SETTINGS_KEYS = ("preset", "baseline", "timeout", "memory", "repeats", "max_cells", "rounds")
 IMAGES_KEYS = ("base_registry",)
 CLUSTER_KEYS = ("address", "pool", "cpus")
-TOP_KEYS = ("matrix", "images", "cluster", "cell", "product")
 DEFAULT_CLUSTER_CPUS = 2         # the CPUs a cell's preset is sized for (a 2-core host): what a CPU cell asks Ray
+SUITE_KEYS = ("paths", "requirements")       # the user's own benchmarks: suite_tables.py
+REPORT_KEYS = ("compare",)
+TOP_KEYS = ("matrix", "images", "cluster", "suite", "report", "cell", "product")
 
 
 
@@ -142,6 +144,7 @@ class Cell:
     origin: str
     bootstrap: tuple[str, ...] = ()
     pool: str | None = None         # the Ray cluster's hardware pool (a custom resource) the cell must run in
+    user_requirements: tuple[str, ...] = ()     # [suite] requirements, also at the end of ``requirements``
 
     @property
     def python_from_base(self) -> bool:
@@ -199,6 +202,9 @@ class Settings:
     cluster_address: str | None = None   # [cluster] address: the Ray cluster the ray runner joins
     cluster_pool: str | None = None      # [cluster] pool: every cell's hardware pool unless the cell names one
     cluster_cpus: int = DEFAULT_CLUSTER_CPUS   # [cluster] cpus: the CPUs each CPU cell asks of a node
+    bench_paths: tuple[Path, ...] = ()          # [suite] paths, resolved: the user's benchmark files
+    requirements: tuple[str, ...] = ()          # [suite] requirements, installed into every cell
+    compare: tuple[str, str] | None = None      # [report] compare: the upgrade view's (baseline, candidate)
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,8 @@ from .frame import attach_previous, build_frame, to_csv
 from .html import render, warnings_for
 from .load import CellResult, Refused, load_dir
 from .tables import build_tables, resolve_baselines
+from .upgrade import check_pair, page_view, upgrade_view
+from .upgrade import to_csv as upgrade_csv
 
 __all__ = ["Refused", "Summary", "build"]
 
@@ -38,12 +40,14 @@ class Summary:
     findings_answered: int
     findings_total: int
     baseline: str
+    baseline_note: str | None = None                       # matrix.toml's baseline had no results: the default stood in
     warnings: list[str] = field(default_factory=list)     # the loud ones
     claims_csv: Path | None = None
     claims_json: Path | None = None
     claims_answered: int = 0                               # claims with a measured line in some cell
     claims_total: int = 0
     refused: list[Refused] = field(default_factory=list)  # files in the cells directory that could not be read
+    upgrade: str | None = None                             # the upgrade view's line, when a pair was chosen
 
     def line(self) -> str:
         counts = ", ".join(f"{n} {s}" for s, n in sorted(self.statuses.items()))
@@ -56,6 +60,8 @@ class Summary:
         if self.refused:
             n = len(self.refused)
             text += f"; {n} cell file{'s' * (n != 1)} refused (listed under Failures)"
+        if self.upgrade:
+            text += f"; {self.upgrade}"
         return text
 
 
@@ -73,7 +79,7 @@ def previous_run(cells: list[CellResult], previous_dir: Path) -> list[CellResult
         return []
     now = {c.name: c for c in cells if c.has_records}
     return [c for c in earlier if c.name in now and c.has_records
-            and c.doc.get("request") == now[c.name].doc.get("request")]
+            and c.doc.request == now[c.name].doc.request]
 
 
 def run_to_run(cells: list[CellResult], earlier: list[CellResult]) -> list[str]:
@@ -91,24 +97,30 @@ def run_to_run(cells: list[CellResult], earlier: list[CellResult]) -> list[str]:
 
 
 def build(cells_dir: Path, out_dir: Path, baseline: str | None = None, *, baseline_source: str = "baseline",
-          generated: str | None = None, previous: Path | None = None) -> Summary:
+          baseline_fallback: bool = False, generated: str | None = None, previous: Path | None = None,
+          upgrade: tuple[str, str] | None = None, upgrade_source: str = "[report] compare") -> Summary:
     """Read ``cells_dir/*.json`` and write ``out_dir/``: ``index.html``, ``results.csv``, ``claims.csv|json``.
 
     ``baseline`` names the cell every table colours against (default: the
     oldest cell of each target); ``baseline_source`` says where that name
-    came from in error messages (e.g. "matrix.toml: baseline"). A cell file
+    came from in error messages (e.g. "matrix.toml: baseline");
+    ``baseline_fallback``: a baseline without results gives way to the
+    default instead of an error (``tables.resolve_baselines``). A cell file
     that cannot be read is left out and listed (``Summary.refused``, and the
     page's Failures section): one bad file never blocks the others' report.
     Raises ``UserError`` when no cell file can be read or the baseline is not
     a cell with results. ``generated`` fixes the timestamp shown (tests);
     default now. ``previous`` (default ``<cells_dir>/../previous``) holds
     the last complete run before this one: the summary states how well the
-    two agree.
+    two agree. ``upgrade`` (baseline, candidate) adds the upgrade view for that pair of cells to the page
+    and writes ``upgrade.csv``; ``upgrade_source`` names where the pair came from in error messages.
     """
     cells_dir, out_dir = Path(cells_dir), Path(out_dir)
     loaded = load_dir(cells_dir)
     cells = loaded.cells
-    baselines = resolve_baselines(cells, baseline, baseline_source)
+    baselines = resolve_baselines(cells, baseline, baseline_source, baseline_fallback)
+    if upgrade is not None:
+        check_pair(cells, *upgrade, upgrade_source)
     earlier = previous_run(cells, previous if previous is not None else cells_dir.parent / PREVIOUS_DIR)
     df = build_frame(cells)
     tables = build_tables(df, cells, baselines)
@@ -117,7 +129,9 @@ def build(cells_dir: Path, out_dir: Path, baseline: str | None = None, *, baseli
     results = compute_all(compared, cells, FINDINGS)
     agreement = run_to_run(cells, earlier)
     claims = compute_claims(compared, cells, CLAIMS)
-    page = render(cells, df, tables, results, baselines, generated, claims, agreement, refused=loaded.refused)
+    view = upgrade_view(df, *upgrade) if upgrade is not None else None
+    page = render(cells, df, tables, results, baselines, generated, claims, agreement, refused=loaded.refused,
+                  upgrade=page_view(view) if view is not None else None)
     html_path, csv_path = out_dir / "index.html", out_dir / "results.csv"
     claims_csv, claims_json = out_dir / "claims.csv", out_dir / "claims.json"
     claim_rows = claims_view.rows(claims)
@@ -125,11 +139,14 @@ def build(cells_dir: Path, out_dir: Path, baseline: str | None = None, *, baseli
     write_text_atomic(claims_csv, claims_view.to_csv(claim_rows))
     write_text_atomic(claims_json, claims_view.to_json(claim_rows))
     write_text_atomic(html_path, page)
+    if view is not None:
+        write_text_atomic(out_dir / "upgrade.csv", upgrade_csv(view))
     return Summary(
         html=html_path, csv=csv_path, cells=len(cells), statuses=dict(Counter(c.status for c in cells)),
         variants=len(df), findings_answered=sum(1 for r in results if r.comparisons), findings_total=len(results),
-        baseline=baselines.describe(),
+        baseline=baselines.describe(), baseline_note=baselines.note,
         warnings=[w.text for w in warnings_for(cells) if w.level == "loud"], refused=loaded.refused,
         claims_csv=claims_csv, claims_json=claims_json,
         claims_answered=sum(1 for r in claims if any(c.lines for c in r.cells)), claims_total=len(claims),
+        upgrade=view.line() if view is not None else None,
     )

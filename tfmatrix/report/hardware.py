@@ -14,7 +14,9 @@ from typing import Any
 
 def cpu_model(c: Any) -> str:
     """The CPU model the cell ran on, as the suite (or else the host) saw it."""
-    return str((c.host_facts.get("cpu") or {}).get("model") or (c.doc.get("host") or {}).get("cpu") or "?")
+    cpu = c.host_facts.get("cpu")
+    model = cpu.get("model") if isinstance(cpu, dict) else None
+    return str(model or (c.doc.host or {}).get("cpu") or "?")
 
 
 def gpu_model(c: Any) -> str | None:

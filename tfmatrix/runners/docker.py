@@ -21,9 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from .. import bases, render, wheelhouse
-from ..paths import BUILD_DIR, SUITE_DIR
+from ..paths import SUITE_DIR
 from ..progress import Progress
 from ..results import CellOutcome
+from ..user_benchmarks import PLUGINS_ENV, container_paths, requirements_failure
 from .common import CellLog, LineReader, RunRequest, outcome_from_suite, read_suite_results, timed_out
 
 SUITE_MOUNT = "/opt/tfmatrix/suite"
@@ -60,16 +61,20 @@ def gpu_support(client: Any) -> str | None:
 
 
 def run_request(cell: Any, image: str, out_dir: Path, suite_args: list[str],
-                gpu_ids: Sequence[str] | None = None, suite_dir: Path = SUITE_DIR) -> dict[str, Any]:
+                bench_paths: Sequence[Path] = (), gpu_ids: Sequence[str] | None = None,
+                suite_dir: Path = SUITE_DIR) -> dict[str, Any]:
     """Everything ``containers.run`` is asked for one cell (pure: the tests inspect it).
 
+    ``bench_paths``: the user's benchmark files, each mounted read-only under
+    /opt/tfmatrix/bench and named in $TFMATRIX_SUITE_PLUGINS.
     ``gpu_ids``: the devices a scheduler gave the cell (``--gpus device=0,1``); None: every GPU.
     """
     from docker.types import DeviceRequest, Mount
 
-    env = dict(cell.env)
-    env.update({"TFMATRIX_CELL": cell.name, "TFMATRIX_TARGET": cell.target, "TFMATRIX_IMAGE": image,
-                "TFMATRIX_RUNNER": "docker", "HOME": "/tmp", "PYTHONUNBUFFERED": "1"})
+    env = {**dict(cell.env), "HOME": "/tmp", "PYTHONUNBUFFERED": "1"}   # cell facts travel as flags (suite_args)
+    bench = container_paths(bench_paths)
+    if bench:
+        env[PLUGINS_ENV] = ":".join(target for _, target in bench)
     request: dict[str, Any] = {
         "image": image,
         "command": ["python", "-m", "suite", *suite_args],
@@ -79,7 +84,8 @@ def run_request(cell: Any, image: str, out_dir: Path, suite_args: list[str],
         "working_dir": "/tmp",
         "environment": env,
         "mounts": [Mount(target=SUITE_MOUNT, source=str(suite_dir), type="bind", read_only=True),
-                   Mount(target=OUT_MOUNT, source=str(out_dir), type="bind", read_only=False)],
+                   Mount(target=OUT_MOUNT, source=str(out_dir), type="bind", read_only=False),
+                   *(Mount(target=target, source=str(host), type="bind", read_only=True) for host, target in bench)],
         "mem_limit": cell.memory,
         "memswap_limit": cell.memory,
         "labels": {RUN_LABEL: cell.name, OWNER_LABEL: owner()},
@@ -182,8 +188,7 @@ class DockerRunner:
 
     def build(self, cell: Any, wheels: wheelhouse.WheelSet, log: CellLog) -> tuple[str, float]:
         """Build the cell's image unless its content-hashed tag exists; (tag, seconds)."""
-        rendered = render.render_cell(cell)
-        render.write_rendered(rendered, BUILD_DIR / "images")
+        rendered = render.prepare(cell)
         if self._image_exists(rendered.tag):
             log("image %s exists: not rebuilding" % rendered.tag)
             return rendered.tag, 0.0
@@ -235,7 +240,8 @@ class DockerRunner:
                 progress.phase("build")
             tag, timings["build_s"] = self.build(cell, wheels, log)
         except (CellFailure, bases.BaseImageError, wheelhouse.WheelhouseError) as e:
-            return CellOutcome(cell.name, "failed", str(e), runner, timings, None, log.tail())
+            return CellOutcome(cell.name, "failed", requirements_failure(cell, str(e)), runner, timings, None,
+                               log.tail())
         image = self.client.images.get(tag)
         runner.update({"image": tag, "image_id": image.id, "base": cell.base.ref, "inputs": tag,
                        "engine": (self.client.version() or {}).get("Version")})
@@ -253,8 +259,8 @@ class DockerRunner:
         container = None
         t0 = time.monotonic()
         try:
-            container = self.client.containers.run(**run_request(cell, tag, out_dir, args, self.gpu_ids,
-                                                                 self.suite_dir))
+            container = self.client.containers.run(**run_request(cell, tag, out_dir, args, request.bench_paths,
+                                                                 self.gpu_ids, self.suite_dir))
             reader = threading.Thread(target=_stream_logs, args=(container, log), daemon=True)
             reader.start()
             try:

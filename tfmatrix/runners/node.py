@@ -105,7 +105,7 @@ def device_request(cell: Any, gpu_ids: list[str]) -> dict[str, Any] | None:
     """The ``--gpus`` request a GPU cell's container is given here (recorded whether or not it can run)."""
     if cell.target != "gpu":
         return None
-    (request,) = docker.run_request(cell, "image", Path("/out"), [], gpu_ids or None)["device_requests"]
+    (request,) = docker.run_request(cell, "image", Path("/out"), [], gpu_ids=gpu_ids or None)["device_requests"]
     return dict(request)
 
 

@@ -24,6 +24,7 @@ from .. import interpreters, wheelhouse
 from ..paths import REPO_ROOT
 from ..progress import Progress
 from ..results import CellOutcome
+from ..user_benchmarks import PLUGINS_ENV, requirements_failure
 from .common import CellLog, LineReader, RunRequest, outcome_from_suite, read_suite_results, timed_out
 
 VENV_ROOT_ENV = "TFMATRIX_VENV_ROOT"
@@ -77,7 +78,8 @@ class VenvRunner:
             python = self.ensure_venv(cell, interp, wheels, runner["inputs"], log)
             timings["build_s"] = time.monotonic() - t0
         except (wheelhouse.WheelhouseError, VenvError) as e:
-            return CellOutcome(cell.name, "failed", str(e), runner, timings, None, log.tail())
+            return CellOutcome(cell.name, "failed", requirements_failure(cell, str(e)), runner, timings, None,
+                               log.tail())
         runner["venv"] = str(python.parent.parent)
         if progress:
             progress.phase("run")
@@ -134,8 +136,9 @@ class VenvRunner:
             out = Path(tmp) / "results.json"
             env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV", "TFMATRIX_"))}
             env.update(dict(cell.env))
-            env.update({"PYTHONPATH": str(REPO_ROOT), "PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1",
-                        "TFMATRIX_CELL": cell.name, "TFMATRIX_TARGET": cell.target, "TFMATRIX_RUNNER": self.name})
+            env.update({"PYTHONPATH": str(REPO_ROOT), "PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1"})
+            if request.bench_paths:       # the user's benchmark files, loaded by suite.plugins
+                env[PLUGINS_ENV] = os.pathsep.join(str(p) for p in request.bench_paths)
             cmd = [str(python), "-m", "suite", *request.suite_args(cell, str(out), None, self.name)]
             log("$ " + " ".join(cmd))
             t0 = time.monotonic()

@@ -1,0 +1,123 @@
+"""Benchmark files from outside the suite: ``$TFMATRIX_SUITE_PLUGINS``, a user's own benchmarks.
+
+The variable lists files or directories (``os.pathsep`` between them); a
+directory contributes every ``*.py`` in it whose name does not start with
+``_``, in name order, and goes on ``sys.path`` so its files can import
+helper modules beside them. Each file's ``BENCHMARKS`` list is added to the
+catalogue.
+
+A file that cannot be imported (a syntax error, a missing package, an
+exception at import time) or whose benchmarks cannot list their variants
+never costs the cell its other results: it becomes one variant,
+``<file>.import[file=<name>]``, whose build raises ``PluginError`` with the
+original traceback, so the run records an ``error`` with that traceback's
+tail and goes on. The parent process and every worker load the files the
+same way, so the placeholder has the same id in both.
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+import traceback
+from typing import Any, List
+
+from .registry import PLUGINS_ENV, Benchmark, Preset, Variant
+
+TRACEBACK_LINES = 20
+
+
+class PluginError(Exception):
+    """A user benchmark file failed to import, or its benchmarks to list their variants."""
+
+
+def plugin_paths(value: str) -> List[str]:
+    """The ``.py`` files named by ``value`` (files and directories, ``os.pathsep`` between them)."""
+    files: List[str] = []
+    for entry in filter(None, value.split(os.pathsep)):
+        if os.path.isdir(entry):
+            files.extend(os.path.join(entry, n) for n in sorted(os.listdir(entry))
+                         if n.endswith(".py") and not n.startswith("_"))
+        else:
+            files.append(entry)
+    return files
+
+
+def _directories(value: str) -> List[str]:
+    return [os.path.abspath(e) for e in filter(None, value.split(os.pathsep)) if os.path.isdir(e)]
+
+
+def _tail(text: str) -> str:
+    return "\n".join(text.rstrip().splitlines()[-TRACEBACK_LINES:])
+
+
+class BrokenFile(Benchmark):
+    """Stands in for a benchmark file that failed: one variant, whose build raises the original error."""
+
+    seed = "user"
+
+    def __init__(self, path: str, what: str, error_text: str) -> None:
+        stem = os.path.splitext(os.path.basename(path))[0]
+        self.name = "%s.import" % stem
+        self.title = "user benchmark file %s" % os.path.basename(path)
+        self.path = path
+        last = [ln for ln in error_text.strip().splitlines() if ln.strip()][-1:] or ["unknown error"]
+        self.message = "%s %s: %s\n%s" % (os.path.basename(path), what, last[0].strip(), _tail(error_text))
+
+    def variants(self, preset: Preset) -> List[Variant]:
+        return [Variant(self.name, self.seed, (("file", os.path.basename(self.path)),), mode="eager", api="tf")]
+
+    def prepare(self, variant: Variant, env: Any) -> Any:
+        raise PluginError(self.message)
+
+
+def _import(path: str) -> Any:
+    stem = os.path.splitext(os.path.basename(path))[0]
+    name = "suite_plugin_%s" % stem
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise PluginError("cannot load benchmark file %s (not a Python file?)" % path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module          # dataclasses and pickling look a module up by name
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    return module
+
+
+def _listable(bench: Any, path: str) -> Any:
+    """``bench`` when it is a Benchmark whose variants can be listed; else a BrokenFile saying why."""
+    from .registry import PRESETS
+
+    if not isinstance(bench, Benchmark) or not getattr(bench, "name", ""):
+        return BrokenFile(path, "declares a benchmark that is not a named Benchmark instance",
+                          "TypeError: %r in BENCHMARKS (give it a name and list instances)" % (bench,))
+    try:
+        for preset in PRESETS.values():
+            bench.variants(preset)
+    except Exception:
+        return BrokenFile(path, "cannot list the variants of %s" % bench.name, traceback.format_exc())
+    return bench
+
+
+def load_plugins(value: str) -> List[Benchmark]:
+    """The benchmarks of every file ``value`` names; a file that fails is one ``BrokenFile``."""
+    for directory in _directories(value):
+        if directory not in sys.path:
+            sys.path.insert(0, directory)
+    found: List[Benchmark] = []
+    for path in plugin_paths(value):
+        try:
+            module = _import(path)
+        except Exception:
+            found.append(BrokenFile(path, "failed to import", traceback.format_exc()))
+            continue
+        found.extend(_listable(b, path) for b in getattr(module, "BENCHMARKS", []))
+    return found
+
+
+def from_environment() -> List[Benchmark]:
+    """The plugin benchmarks ``$TFMATRIX_SUITE_PLUGINS`` names (none when unset)."""
+    return load_plugins(os.environ.get(PLUGINS_ENV, ""))
