@@ -200,7 +200,11 @@ def _run_cells(args: argparse.Namespace, cells: Sequence[Cell], bench: Sequence[
     reports = output_dir(args.reports, "--reports")
     user_paths = bench_paths(args.bench_path, matrix)
     with run_lock(paths.BUILD_DIR / "run.lock", command_line()):
-        runner = make_runner(args.runner, matrix.settings.base_registry, console)
+        if args.runner == "ray":
+            runner = make_runner("ray", matrix.settings.base_registry, console,
+                                 args.address or matrix.settings.cluster_address, matrix.settings.cluster_cpus)
+        else:
+            runner = make_runner(args.runner, matrix.settings.base_registry, console)
         rounds = args.rounds if args.rounds is not None else matrix.settings.rounds
         request = RunRequest(preset=args.preset, only=tuple(bench), repeats=args.repeats, rounds=rounds,
                              bench_paths=user_paths)
@@ -288,7 +292,11 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rounds", type=int, choices=range(1, 21), metavar="N",
                    help="run every cell N times, interleaved across cells, pooled (default: matrix.toml's rounds)")
     p.add_argument("--runner", default="auto", choices=RUNNERS,
-                   help="auto: Docker when an engine answers, else local virtualenvs (default)")
+                   help="auto: Docker when an engine answers, else local virtualenvs (default); ray: the cells as "
+                        "tasks on a Ray cluster (--address)")
+    p.add_argument("--address", metavar="ADDRESS",
+                   help="--runner ray: the Ray cluster (ray://HEAD:10001, HOST:6379 or auto; default: matrix.toml's "
+                        "[cluster] address)")
     p.add_argument("--reports", default=str(paths.REPORTS_DIR), metavar="DIR",
                    help="where cells/<cell>.json|.log and index.html go (default: reports)")
     p.add_argument("--bench-path", action="append", default=[], metavar="PATH",

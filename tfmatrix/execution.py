@@ -35,7 +35,7 @@ from .runners.base import Runner
 from .runners.common import CellLog, RunRequest
 from .user_benchmarks import files_hash
 
-RUNNERS = ("auto", "docker", "venv")
+RUNNERS = ("auto", "docker", "venv", "ray")
 # Rough suite run time of one CPU cell per preset on a 2-core machine, and what
 # preparing a cell costs the first time (wheels and image build, or virtualenv
 # install). Quick, measured on the default matrix's nine CPU cells with Docker
@@ -44,13 +44,18 @@ ESTIMATE_RUN_S = {"quick": 100.0, "seed": 130.0, "standard": 3600.0, "full": 4 *
 ESTIMATE_SETUP_S = 60.0
 
 
-def make_runner(kind: str, registry: str | None, console: Console) -> Runner:
-    """The runner to use: Docker when an engine answers (auto), else the venv runner."""
+def make_runner(kind: str, registry: str | None, console: Console, address: str | None = None,
+                cluster_cpus: int = 2) -> Runner:
+    """The runner to use: Docker when an engine answers (auto), else the venv runner; ray: a Ray cluster's."""
     from .runners import docker as docker_runner
     from .runners.venv import VenvRunner
 
     if kind not in RUNNERS:
         raise UserError("--runner %r: choose one of %s" % (kind, ", ".join(RUNNERS)))
+    if kind == "ray":
+        from .runners.cluster import connect_runner
+
+        return connect_runner(address, registry, cluster_cpus)
     if kind in ("auto", "docker"):
         client = docker_runner.engine()
         if client is not None:
@@ -99,13 +104,22 @@ def execute(cells: Sequence[Any], runner: Runner, request: RunRequest, reports_d
         text += ", %d rounds (every cell once, then again)" % request.rounds
     console.print("\\[tfmatrix] %s; %d to run, roughly %s" % (
         text, len(runnable), fmt_duration(estimate(runnable, request, reports_dir))))
-    progress = Progress(len(cells), console)
+    slots = int(getattr(runner, "slots", 1))      # a cluster's runner: cells side by side (parallel.py)
+    if slots > 1:
+        from .cluster_progress import ClusterProgress
+        from .parallel import run_round
+
+        board = ClusterProgress(len(cells), console, estimate(runnable, request, reports_dir))
+    progress = Progress(len(cells), console, live=False if slots > 1 else None)
     latest: dict[str, CellOutcome] = {}
     previous = signal.signal(signal.SIGTERM, _terminate)
     try:
         for round_no in range(1, request.rounds + 1):
             if request.rounds > 1:
                 console.print("\\[tfmatrix] round %d of %d" % (round_no, request.rounds))
+            if slots > 1:
+                latest.update(run_round(cells, runner, request, reports_dir, redo, board, latest, slots))
+                continue
             for index, cell in enumerate(cells, start=1):
                 latest[cell.name] = _one_cell(cell, index, runner, request, reports_dir, redo, progress,
                                               latest.get(cell.name))

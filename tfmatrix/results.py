@@ -41,6 +41,7 @@ class CellOutcome:
     results: SuiteResults | None = None      # the suite's results document
     log_tail: str = ""
     kept: bool = False                # an earlier run's results were kept, nothing ran
+    host: dict[str, Any] | None = None   # the host that ran it when not this one (a cluster node)
 
 
 PREVIOUS_DIR = "previous"      # reports/previous/<cell>.json: the last complete run before the current one
@@ -87,11 +88,12 @@ def read_tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
         return ""
 
 
-def suite_fingerprint() -> str:
-    """Hash of the suite's source: results from a different suite are never reused."""
+def suite_fingerprint(root: Path | None = None) -> str:
+    """Hash of the suite's source (``root``: a copy of it): results from a different suite are never reused."""
+    root = SUITE_DIR if root is None else root
     h = hashlib.sha256()
-    for path in sorted(SUITE_DIR.rglob("*.py")):
-        h.update(str(path.relative_to(SUITE_DIR)).encode())
+    for path in sorted(root.rglob("*.py")):
+        h.update(str(path.relative_to(root)).encode())
         h.update(path.read_bytes())
     return h.hexdigest()[:16]
 
@@ -120,8 +122,9 @@ def cell_document(cell: dict[str, Any], outcome: CellOutcome, request: dict[str,
     """The file written for one cell, from what happened to it."""
     return CellDoc(name=outcome.name, status=outcome.status, reason=outcome.reason, cell=cell,
                    request=request,          # preset, only, suite hash: what was asked for
-                   runner=outcome.runner, timings=outcome.timings, host=host_summary(), finished=now_iso(),
-                   log_tail=outcome.log_tail, results=outcome.results)
+                   runner=outcome.runner, timings=outcome.timings,
+                   host=outcome.host or host_summary(),     # a cluster node's, when it ran there
+                   finished=now_iso(), log_tail=outcome.log_tail, results=outcome.results)
 
 
 def write_cell(path: Path, doc: CellDoc) -> None:

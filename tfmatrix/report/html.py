@@ -25,6 +25,7 @@ from .charts import chart_html
 from .claims import ClaimResult
 from .claims_view import claim_view, line_label, ratio_words, varying_keys
 from .findings import CHARTS
+from .hardware import mixed_hardware
 from .load import CellResult, Refused
 from .pairing import Comparison, FindingResult, GroupSummary
 from .stats import noise_of, pct_faster
@@ -240,6 +241,7 @@ def warnings_for(cells: list[CellResult]) -> list[Warning_]:
     suites = sorted({c.suite_version for c in ran})
     if len(suites) > 1:
         out.append(Warning_("warn", f"Cells ran different suite versions ({', '.join(suites)})."))
+    out += [Warning_("loud", line) for line in mixed_hardware(ran)]
     hosts = sorted({_host_line(c) for c in ran})
     if len(hosts) > 1:
         out.append(Warning_("warn", "Cells ran on different hosts; timings are comparable only within a host: "
