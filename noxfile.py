@@ -73,7 +73,8 @@ def base_images(session: nox.Session) -> None:
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """Unit and end-to-end tests (real Docker, real TensorFlow, headless Chromium); installs what they need."""
+    """Unit and end-to-end tests (real Docker, real TensorFlow, headless Chromium, a local Ray cluster); installs
+    what they need (Ray from PyPI through the test extra)."""
     session.run("bash", "scripts/host-setup", external=True)
     session.install("-e", ".[test]")
     session.run("pytest", *session.posargs)

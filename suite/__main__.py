@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from typing import List, Optional
 
@@ -11,13 +10,12 @@ from .registry import PRESETS, all_variants, load_benchmarks, select
 
 
 def _cell_from(args: argparse.Namespace) -> dict:
-    """What the runner told us about the cell (flags win over TFMATRIX_* variables)."""
-    env = os.environ
+    """What the runner told us about the cell: its flags (``RunRequest.suite_args``), the one way they arrive."""
     return {
-        "name": args.cell or env.get("TFMATRIX_CELL") or "local",
-        "target": args.target or env.get("TFMATRIX_TARGET") or "cpu",
-        "image": args.image or env.get("TFMATRIX_IMAGE"),
-        "runner": args.runner or env.get("TFMATRIX_RUNNER") or "direct",
+        "name": args.cell or "local",
+        "target": args.target or "cpu",
+        "image": args.image,
+        "runner": args.runner or "direct",
     }
 
 

@@ -2,7 +2,7 @@
 
 Synthetic documents go through the same code the real ones do
 (``suite.stats`` for record statistics, ``tfmatrix.results.cell_document``
-for the cell wrapper) and are checked against ``suite.schema``.
+for the cell wrapper, dumped as ``CellDoc.to_json``) and are checked against ``suite.schema``.
 """
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from typing import Any
 from suite import stats
 from suite.run import GPU_MISSING
 from suite.schema import validate
+from tfmatrix.documents import SuiteResults
 from tfmatrix.results import CellOutcome, cell_document
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -99,8 +100,10 @@ def cell_doc(name: str, tf: str, status: str = "ok", results: dict[str, Any] | N
              runner: dict[str, Any] | None = None) -> dict[str, Any]:
     cell = {"name": name, "tf": tf, "tf_release": tf, "python": python, "target": target, "preset": "quick",
             "keras": {"flavour": "keras", "version": "2.3.1"}}
-    outcome = CellOutcome(name, status, reason, runner or {"name": "venv"}, {"run_s": 1.0}, results, log_tail)
-    return cell_document(cell, outcome, {"preset": "quick", "only": [], "repeats": None, "suite": "0123abcd"})
+    typed = None if results is None else SuiteResults.from_json(results, Path(f"{name}.json"))
+    outcome = CellOutcome(name, status, reason, runner or {"name": "venv"}, {"run_s": 1.0}, typed, log_tail)
+    return cell_document(cell, outcome, {"preset": "quick", "only": [], "repeats": None,
+                                         "suite": "0123abcd"}).to_json()
 
 
 def write(cells_dir: Path, doc: dict[str, Any], filename: str | None = None) -> Path:

@@ -1,6 +1,7 @@
 """Host-side building blocks: interpreters, wheelhouse, results files, progress lines."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -11,7 +12,15 @@ import pytest
 
 from tfmatrix import interpreters, wheelhouse
 from tfmatrix.progress import Progress, fmt_duration, parse_suite_line
-from tfmatrix.results import CellOutcome, cell_document, load_cell, reusable, suite_fingerprint, write_json_atomic
+from tfmatrix.results import (
+    CellOutcome,
+    cell_document,
+    load_cell,
+    reusable,
+    suite_fingerprint,
+    write_cell,
+    write_json_atomic,
+)
 from tfmatrix.runners.common import LineReader
 
 
@@ -92,14 +101,14 @@ def test_results_are_written_atomically_and_reused_only_when_identical(tmp_path)
     path = tmp_path / "cells" / "c.json"
     request = {"preset": "quick", "only": [], "repeats": None, "suite": suite_fingerprint()}
     doc = cell_document({"name": "c"}, CellOutcome("c", "ok", runner={"name": "venv", "inputs": "abc"}), request)
-    write_json_atomic(path, doc)
+    write_cell(path, doc)
     assert [p.name for p in path.parent.iterdir()] == ["c.json"]   # no temp file left behind
     loaded = load_cell(path)
-    assert loaded is not None and loaded["status"] == "ok"
+    assert loaded is not None and loaded.status == "ok"
     assert reusable(loaded, request, "abc")
     assert not reusable(loaded, dict(request, preset="standard"), "abc")
     assert not reusable(loaded, request, "other-inputs")
-    failed = dict(loaded, status="failed")
+    failed = dataclasses.replace(loaded, status="failed")
     assert not reusable(failed, request, "abc")
 
 

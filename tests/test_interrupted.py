@@ -18,6 +18,7 @@ from report_docs import noisy, record, results_doc, training_params
 from rich.console import Console
 
 from tfmatrix import execution
+from tfmatrix.documents import SuiteResults
 from tfmatrix.matrix import load
 from tfmatrix.paths import DEFAULT_MATRIX
 from tfmatrix.report import build
@@ -50,7 +51,8 @@ class FakeRunner:
         runner = {"name": self.name, "inputs": "inputs-1"}
         if self.how in ("failed", "timeout"):
             return CellOutcome(cell.name, self.how, "the suite exited with code 1", runner, {}, None, log.tail())
-        results = results_doc([record("training.question", training_params(), noisy(0.002))], tf="2.1.4")
+        results = SuiteResults.from_json(results_doc([record("training.question", training_params(), noisy(0.002))],
+                                                     tf="2.1.4"), Path("tf2.1-cpu.json"))
         return CellOutcome(cell.name, "ok", None, runner, {"run_s": 1.0}, results, log.tail())
 
 

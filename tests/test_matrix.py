@@ -44,7 +44,7 @@ def test_toml_syntax_errors_give_line_and_column(error_of: ErrorOf, body: str, m
      f"{M}: cell[0]: key 'pyton': unknown cell key; did you mean 'python'?"),
     ('[[cell]]\ntf = "1.15"\ncolour = "red"\n',
      f"{M}: cell[0]: key 'colour': unknown cell key; known keys: tf, keras, python, target, cuda, cudnn, base, "
-     "base_digest, pins, env, preset, repeats, timeout, memory, allow_untested, name, backend"),
+     "base_digest, pins, env, preset, repeats, timeout, memory, allow_untested, name, backend, pool"),
     ("[matirx]\n", f"{M}: top level: key 'matirx': unknown table; did you mean 'matrix'?"),
     ('[matrix]\npresets = "quick"\n', f"{M}: [matrix]: key 'presets': unknown [matrix] key; did you mean 'preset'?"),
     ('[images]\nregistry = "x"\n',

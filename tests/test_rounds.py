@@ -9,6 +9,7 @@ from report_docs import noisy, record, results_doc
 
 from suite.schema import validate
 from tfmatrix import execution
+from tfmatrix.documents import SuiteResults
 from tfmatrix.results import PREVIOUS_DIR, CellOutcome, load_cell
 from tfmatrix.rounds import merge_results
 from tfmatrix.runners.common import RunRequest
@@ -16,31 +17,31 @@ from tfmatrix.runners.common import RunRequest
 PARAMS = {"model": "tiny", "path": "predict", "stage": "compiled", "api": "tf.keras", "mode": "eager"}
 
 
-def _results(center: float, seed: int, status: str = "ok") -> dict[str, Any]:
+def _results(center: float, seed: int, status: str = "ok") -> SuiteResults:
     rec = record("inference.tiny", PARAMS, noisy(center, n=6, seed=seed), status=status,
                  reason=None if status == "ok" else "broken")
     rec["schedule"] = {"windows": [f"{seed}:0"], "rounds": [6], "stopped": ["repeats"]}
-    return results_doc([rec], tf="2.15.1", cell="tf2.15-cpu")
+    return SuiteResults.from_json(results_doc([rec], tf="2.15.1", cell="tf2.15-cpu"), Path("tf2.15-cpu.json"))
 
 
 def test_merge_pools_rounds_as_processes_and_recomputes_statistics():
     merged = merge_results(_results(1e-3, 1), _results(1.3e-3, 2))
-    assert validate(merged) == []
-    (rec,) = merged["records"]
+    assert validate(merged.to_json()) == []
+    (rec,) = merged.records
     assert len(rec["per_process"]) == 2 and len(rec["samples"]) == 12
     assert rec["schedule"]["windows"] == ["1:0", "2:0"]
     assert rec["between_process"]["processes"] == 2
     assert rec["unstable"]                          # 30% apart between rounds
     assert rec["stats"]["median"] == pytest.approx(sorted(rec["samples"])[5] / 2 + sorted(rec["samples"])[6] / 2)
-    assert merged["config"]["rounds"] == 2
-    assert any("between rounds" in w for w in merged["warnings"])
+    assert merged.config["rounds"] == 2
+    assert any("between rounds" in w for w in merged.warnings)
     again = merge_results(merged, _results(1e-3, 3))
-    assert again["config"]["rounds"] == 3 and len(again["records"][0]["per_process"]) == 3
+    assert again.config["rounds"] == 3 and len(again.records[0]["per_process"]) == 3
 
 
 def test_merge_keeps_a_failure_and_says_in_which_round():
     merged = merge_results(_results(1e-3, 1), _results(1e-3, 2, status="error"))
-    (rec,) = merged["records"]
+    (rec,) = merged.records
     assert rec["status"] == "error" and rec["reason"] == "error in the last round: broken"
 
 
@@ -90,10 +91,10 @@ def test_two_rounds_run_every_cell_once_then_again_and_pool_them(tmp_path):
     assert runner.calls == ["a", "b", "a", "b"]                 # interleaved across cells, GPU cell skipped
     assert [o.status for o in outcomes] == ["ok", "ok", "skipped"]
     doc = load_cell(tmp_path / "cells" / "a.json")
-    assert doc is not None and doc["request"]["rounds"] == 2
-    assert doc["results"]["config"]["rounds"] == 2
-    assert len(doc["results"]["records"][0]["per_process"]) == 2
-    assert doc["timings"]["run_s"] == pytest.approx(2.0)
+    assert doc is not None and doc.results is not None and doc.request["rounds"] == 2
+    assert doc.results.config["rounds"] == 2
+    assert len(doc.results.records[0]["per_process"]) == 2
+    assert doc.timings["run_s"] == pytest.approx(2.0)
     # complete for this request: a second matrix run keeps it; a run asking for 3 rounds does not
     again = ScriptedRunner([])
     _run(tmp_path, cells, again, rounds=2)
@@ -108,7 +109,7 @@ def test_a_failed_round_keeps_the_rounds_that_succeeded(tmp_path):
     (outcome,) = _run(tmp_path, [FakeCell("a")], runner, rounds=2)
     assert outcome.status == "ok"
     doc = load_cell(tmp_path / "cells" / "a.json")
-    assert doc is not None and doc["status"] == "ok" and doc["results"]["config"].get("rounds", 1) == 1
+    assert doc is not None and doc.results is not None and doc.status == "ok" and doc.rounds == 1
 
 
 def test_a_new_complete_run_keeps_the_previous_one_for_the_report(tmp_path):

@@ -11,11 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from variant_sizes import SIZE_PARAMS
+from variant_sizes import code_path as _code_path
+from variant_sizes import volume as _volume
+
 from suite.registry import PRESETS, Variant, all_variants
 from tfmatrix.report.claims import CLAIMS
 from tfmatrix.report.pairing import in_benchmarks, matches
 
-SIZE_PARAMS = {"batch_shape", "width", "input_shape", "n", "a_shape", "b_shape", "batches"}
 # (benchmark, parameter) measured below the seed's size in the default matrix, and why
 REDUCED = {
     ("tensor_ops.matmul", "n"): "n = 10000 takes ~30 s a call on 2 cores; 2000 is used",
@@ -40,19 +43,6 @@ def _claim_variants(preset: str) -> dict[str, list[Variant]]:
                 assert found, f"{claim.key}: no {preset} variant of {cmp.benchmarks} has {dict(spec)}"
                 out.setdefault(claim.key, []).extend(found)
     return out
-
-
-def _code_path(v: Variant) -> tuple[Any, ...]:
-    return (v.benchmark,) + tuple((k, val) for k, val in v.params if k not in SIZE_PARAMS)
-
-
-def _volume(value: Any) -> float:
-    if isinstance(value, (tuple, list)):
-        out = 1.0
-        for x in value:
-            out *= x
-        return out
-    return float(value)
 
 
 def test_the_default_matrix_runs_the_seed_preset():

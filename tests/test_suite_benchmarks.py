@@ -27,6 +27,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from variant_sizes import SIZE_PARAMS
+from variant_sizes import code_path as _code_path
+from variant_sizes import volume as _volume
 
 from suite.registry import PRESETS, NotApplicable, Variant, all_variants
 
@@ -44,25 +47,10 @@ SEEDS = {
     "graphs.tracing": "004",
     "input_pipelines.fit": "000",
 }
-# Parameters that scale work; every other parameter (with mode and api) names a code path.
-SIZE_PARAMS = {"batch_shape", "width", "input_shape", "n", "a_shape", "b_shape", "batches"}
 
 
 def _mine(preset: str) -> list[Variant]:
     return [v for v in all_variants(PRESETS[preset]) if v.benchmark in SEEDS]
-
-
-def _code_path(v: Variant) -> tuple:
-    return (v.benchmark,) + tuple((k, val) for k, val in v.params if k not in SIZE_PARAMS)
-
-
-def _volume(value: Any) -> float:
-    if isinstance(value, (tuple, list)):
-        out = 1.0
-        for x in value:
-            out *= x
-        return out
-    return float(value)
 
 
 # -- the catalogue (no TensorFlow) ---------------------------------------------------

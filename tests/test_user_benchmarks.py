@@ -140,7 +140,7 @@ def test_an_edited_benchmark_file_re_runs_and_an_unchanged_one_is_kept(tmp_path,
 
     assert run() == 1
     doc = load_cell(reports / "cells" / "tf2.15-cpu.json")
-    assert doc is not None and doc["request"]["bench"] == files_hash([bench_dir])
+    assert doc is not None and doc.request["bench"] == files_hash([bench_dir])
     assert run() == 0                                        # unchanged: kept
     (bench_dir / "models.py").write_text("BENCHMARKS = []  # edited\n")
     assert run() == 1                                        # edited: re-run

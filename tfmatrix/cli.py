@@ -174,7 +174,7 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 def _configure_render(p: argparse.ArgumentParser) -> None:
     _add_only(p)
-    p.add_argument("--out", default=str(paths.BUILD_DIR / "images"), metavar="DIR",
+    p.add_argument("--out", default=str(paths.RENDER_DIR), metavar="DIR",
                    help="output directory (default: build/images)")
 
 
@@ -200,7 +200,11 @@ def _run_cells(args: argparse.Namespace, cells: Sequence[Cell], bench: Sequence[
     reports = output_dir(args.reports, "--reports")
     user_paths = bench_paths(args.bench_path, matrix)
     with run_lock(paths.BUILD_DIR / "run.lock", command_line()):
-        runner = make_runner(args.runner, matrix.settings.base_registry, console)
+        if args.runner == "ray":
+            runner = make_runner("ray", matrix.settings.base_registry, console,
+                                 args.address or matrix.settings.cluster_address, matrix.settings.cluster_cpus)
+        else:
+            runner = make_runner(args.runner, matrix.settings.base_registry, console)
         rounds = args.rounds if args.rounds is not None else matrix.settings.rounds
         request = RunRequest(preset=args.preset, only=tuple(bench), repeats=args.repeats, rounds=rounds,
                              bench_paths=user_paths)
@@ -234,13 +238,7 @@ def _has_results(cells_dir: Path, name: str) -> bool:
     from .results import load_cell
 
     doc = load_cell(cells_dir / f"{name}.json")
-    return doc is not None and doc.get("status") == "ok"
-
-
-def _usable_baseline(cells_dir: Path, matrix: Matrix) -> str | None:
-    """matrix.toml's baseline when it has results; else None (the report uses the oldest cell)."""
-    name = matrix.settings.baseline
-    return name if name is not None and _has_results(cells_dir, name) else None
+    return doc is not None and doc.status == "ok"
 
 
 def _refresh_report(reports: Path, matrix: Matrix, console: Any) -> list[Refused]:
@@ -248,16 +246,15 @@ def _refresh_report(reports: Path, matrix: Matrix, console: Any) -> list[Refused
     from .report import build
 
     cells = reports / "cells"
-    baseline = _usable_baseline(cells, matrix)
-    if matrix.settings.baseline and baseline is None:
-        console.print(f"\\[tfmatrix] baseline {matrix.settings.baseline} has no results yet: "
-                      "the report compares with the oldest cell")
     upgrade = matrix.settings.compare
     if upgrade is not None and not all(_has_results(cells, name) for name in upgrade):
         console.print("\\[tfmatrix] " + escape(f"[report] compare: {' or '.join(upgrade)} has no results yet: "
                                                 "no upgrade view"))
         upgrade = None
-    summary = build(cells, reports, baseline, baseline_source=f"{matrix.path.name}: baseline", upgrade=upgrade)
+    summary = build(cells, reports, matrix.settings.baseline, baseline_source=f"{matrix.path.name}: baseline",
+                    baseline_fallback=True, upgrade=upgrade)
+    if summary.baseline_note:
+        console.print("\\[tfmatrix] " + escape(summary.baseline_note))
     console.print("\\[tfmatrix] " + escape(summary.line()))
     return summary.refused
 
@@ -295,7 +292,11 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rounds", type=int, choices=range(1, 21), metavar="N",
                    help="run every cell N times, interleaved across cells, pooled (default: matrix.toml's rounds)")
     p.add_argument("--runner", default="auto", choices=RUNNERS,
-                   help="auto: Docker when an engine answers, else local virtualenvs (default)")
+                   help="auto: Docker when an engine answers, else local virtualenvs (default); ray: the cells as "
+                        "tasks on a Ray cluster (--address)")
+    p.add_argument("--address", metavar="ADDRESS",
+                   help="--runner ray: the Ray cluster (ray://HEAD:10001, HOST:6379 or auto; default: matrix.toml's "
+                        "[cluster] address)")
     p.add_argument("--reports", default=str(paths.REPORTS_DIR), metavar="DIR",
                    help="where cells/<cell>.json|.log and index.html go (default: reports)")
     p.add_argument("--bench-path", action="append", default=[], metavar="PATH",
@@ -328,16 +329,13 @@ def cmd_report(args: argparse.Namespace) -> int:
     out = output_dir(args.out, "--out", create=False)   # created when the report is written
     cells = Path(args.cells) if args.cells else out / "cells"
     matrix = load_matrix(args) if Path(args.matrix).exists() else None
-    if args.baseline is not None:
-        baseline, source = args.baseline, "--baseline"
-    elif matrix is not None:
-        baseline, source = _usable_baseline(cells, matrix), f"{matrix.path.name}: baseline"
-    else:
-        baseline, source = None, "baseline"
+    baseline, source, fallback = args.baseline, "--baseline", False
+    if baseline is None and matrix is not None:
+        baseline, source, fallback = matrix.settings.baseline, f"{matrix.path.name}: baseline", True
     upgrade, upgrade_source = _upgrade_pair(args, matrix, baseline)
     previous = Path(args.previous) if args.previous else None
-    summary = build(cells, out, baseline, baseline_source=source, previous=previous, upgrade=upgrade,
-                    upgrade_source=upgrade_source)
+    summary = build(cells, out, baseline, baseline_source=source, baseline_fallback=fallback, previous=previous,
+                    upgrade=upgrade, upgrade_source=upgrade_source)
     print(summary.line())
     return report_refused(summary.refused, sys.stderr)
 

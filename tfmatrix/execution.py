@@ -17,26 +17,25 @@ from typing import Any
 
 from rich.console import Console
 
+from .documents import CellDoc
 from .errors import UserError
 from .progress import Progress, fmt_duration
 from .results import (
     CellOutcome,
     cell_document,
     cell_paths,
-    complete,
     keep_previous,
     load_cell,
     reusable,
-    rounds_done,
     suite_fingerprint,
     with_attempt,
-    write_json_atomic,
+    write_cell,
 )
 from .runners.base import Runner
 from .runners.common import CellLog, RunRequest
 from .user_benchmarks import files_hash
 
-RUNNERS = ("auto", "docker", "venv")
+RUNNERS = ("auto", "docker", "venv", "ray")
 # Rough suite run time of one CPU cell per preset on a 2-core machine, and what
 # preparing a cell costs the first time (wheels and image build, or virtualenv
 # install). Quick, measured on the default matrix's nine CPU cells with Docker
@@ -45,13 +44,18 @@ ESTIMATE_RUN_S = {"quick": 100.0, "seed": 130.0, "standard": 3600.0, "full": 4 *
 ESTIMATE_SETUP_S = 60.0
 
 
-def make_runner(kind: str, registry: str | None, console: Console) -> Runner:
-    """The runner to use: Docker when an engine answers (auto), else the venv runner."""
+def make_runner(kind: str, registry: str | None, console: Console, address: str | None = None,
+                cluster_cpus: int = 2) -> Runner:
+    """The runner to use: Docker when an engine answers (auto), else the venv runner; ray: a Ray cluster's."""
     from .runners import docker as docker_runner
     from .runners.venv import VenvRunner
 
     if kind not in RUNNERS:
         raise UserError("--runner %r: choose one of %s" % (kind, ", ".join(RUNNERS)))
+    if kind == "ray":
+        from .runners.cluster import connect_runner
+
+        return connect_runner(address, registry, cluster_cpus)
     if kind in ("auto", "docker"):
         client = docker_runner.engine()
         if client is not None:
@@ -70,12 +74,10 @@ def estimate(cells: Sequence[Any], request: RunRequest, reports_dir: Path) -> fl
     """
     total = 0.0
     for cell in cells:
-        doc = load_cell(cell_paths(reports_dir, cell.name)[0]) or {}
+        doc = load_cell(cell_paths(reports_dir, cell.name)[0])
         preset = request.for_cell(cell)["preset"]
-        timings = doc.get("timings") or {}
-        same = (doc.get("request") or {}).get("preset") == preset and "run_s" in timings
-        if same:
-            total += timings["run_s"] / rounds_done(doc) * request.rounds
+        if doc is not None and doc.request.get("preset") == preset and "run_s" in doc.timings:
+            total += doc.timings["run_s"] / doc.rounds * request.rounds
         else:
             total += ESTIMATE_RUN_S.get(preset, 600.0) * request.rounds + ESTIMATE_SETUP_S
     return total
@@ -102,13 +104,22 @@ def execute(cells: Sequence[Any], runner: Runner, request: RunRequest, reports_d
         text += ", %d rounds (every cell once, then again)" % request.rounds
     console.print("\\[tfmatrix] %s; %d to run, roughly %s" % (
         text, len(runnable), fmt_duration(estimate(runnable, request, reports_dir))))
-    progress = Progress(len(cells), console)
+    slots = int(getattr(runner, "slots", 1))      # a cluster's runner: cells side by side (parallel.py)
+    if slots > 1:
+        from .cluster_progress import ClusterProgress
+        from .parallel import run_round
+
+        board = ClusterProgress(len(cells), console, estimate(runnable, request, reports_dir))
+    progress = Progress(len(cells), console, live=False if slots > 1 else None)
     latest: dict[str, CellOutcome] = {}
     previous = signal.signal(signal.SIGTERM, _terminate)
     try:
         for round_no in range(1, request.rounds + 1):
             if request.rounds > 1:
                 console.print("\\[tfmatrix] round %d of %d" % (round_no, request.rounds))
+            if slots > 1:
+                latest.update(run_round(cells, runner, request, reports_dir, redo, board, latest, slots))
+                continue
             for index, cell in enumerate(cells, start=1):
                 latest[cell.name] = _one_cell(cell, index, runner, request, reports_dir, redo, progress,
                                               latest.get(cell.name))
@@ -143,9 +154,9 @@ def _one_cell(cell: Any, index: int, runner: Runner, request: RunRequest, report
         return earlier_round
     earlier = load_cell(json_path)
     if not redo and earlier_round is None and earlier is not None and reusable(earlier, asked, runner.inputs(cell)):
-        progress.finish_cell("ok", "kept the results of %s (use --redo to run again)" % earlier["finished"], 0)
-        return CellOutcome(cell.name, "ok", None, earlier.get("runner") or {}, earlier.get("timings") or {},
-                           earlier.get("results"), earlier.get("log_tail", ""), kept=True)
+        progress.finish_cell("ok", "kept the results of %s (use --redo to run again)" % earlier.finished, 0)
+        return CellOutcome(cell.name, "ok", None, earlier.runner, earlier.timings, earlier.results, earlier.log_tail,
+                           kept=True)
     log = CellLog(log_path, progress)
     attempt_log = log_path.with_name(cell.name + ".attempt.log")
     kept_log = False
@@ -176,7 +187,7 @@ def _one_cell(cell: Any, index: int, runner: Runner, request: RunRequest, report
         log.close(attempt_log if kept_log else None)
     reason = outcome.reason
     if kept_log:
-        reason = "%s; kept the results of %s" % (reason, earlier["finished"] if earlier else "?")
+        reason = "%s; kept the results of %s" % (reason, earlier.finished if earlier else "?")
     progress.finish_cell(outcome.status, reason, time.monotonic() - t0)
     if failed_round:          # the rounds that succeeded stand; a later round pools with them
         assert earlier_round is not None
@@ -185,15 +196,14 @@ def _one_cell(cell: Any, index: int, runner: Runner, request: RunRequest, report
 
 
 def _record(json_path: Path, cell: dict[str, Any], outcome: CellOutcome, asked: dict[str, Any],
-            earlier: dict[str, Any] | None, attempt_log: Path) -> bool:
+            earlier: CellDoc | None, attempt_log: Path) -> bool:
     """Write the cell's file; True when an earlier complete result was kept instead (the attempt beside it).
 
     A failed, timed-out, skipped or interrupted attempt never replaces a cell's
     last complete results: they stay, with ``last_attempt`` saying what happened.
     """
-    if outcome.status != "ok" and complete(earlier):
-        assert earlier is not None
-        write_json_atomic(json_path, with_attempt(earlier, outcome, attempt_log.name))
+    if outcome.status != "ok" and earlier is not None and earlier.complete:
+        write_cell(json_path, with_attempt(earlier, outcome, attempt_log.name))
         return True
-    write_json_atomic(json_path, cell_document(cell, outcome, asked))
+    write_cell(json_path, cell_document(cell, outcome, asked))
     return False

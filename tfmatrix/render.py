@@ -12,6 +12,10 @@ the label's value blank.
 Every value is re-checked against ``tfmatrix.matrix.PATTERNS`` right here, so
 even a ``Cell`` built by hand (not by ``matrix.load``) cannot put a newline or
 shell metacharacter into a Dockerfile.
+
+This module owns ``build/images/`` (``paths.RENDER_DIR``): the ``render`` command
+writes there, and the Docker runner asks ``prepare`` for the cell it builds,
+which writes the same files, so what was built can always be read back there.
 """
 from __future__ import annotations
 
@@ -291,3 +295,10 @@ def write_rendered(rendered: RenderedCell, out_dir: Path) -> Path:
         tmp.write_bytes(data)
         tmp.replace(path)
     return target
+
+
+def prepare(cell: Cell) -> RenderedCell:
+    """``cell`` rendered and written to ``paths.RENDER_DIR``: what the Docker runner builds its image from."""
+    rendered = render_cell(cell)
+    write_rendered(rendered, paths.RENDER_DIR)
+    return rendered

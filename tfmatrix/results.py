@@ -1,13 +1,16 @@
-"""Per-cell results files: ``reports/cells/<cell>.json`` and ``<cell>.log``.
+"""Per-cell results files on disk: ``reports/cells/<cell>.json`` and ``<cell>.log``, and the rules over them.
 
-A cell's file holds the suite's own results (``suite.schema``) wrapped with
-what only the host knows: the resolved cell, which runner ran it, image tag
-and digest, build/run durations, host summary, and for a failed cell its
-status, reason and log tail. Files appear atomically, so an interrupted run
-never leaves half a file and one failing cell never loses another's results.
+A cell's file is a ``documents.CellDoc``: the suite's own results wrapped
+with what only the host knows (the resolved cell, which runner ran it, image
+tag and digest, build/run durations, host summary, and for a failed cell its
+status, reason and log tail). This module writes them (atomically, so an
+interrupted run never leaves half a file and one failing cell never loses
+another's results) and holds the rules the run loop applies to them: reuse,
+keeping complete results over a failed attempt, keeping the previous run.
 """
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import hashlib
 import json
@@ -19,11 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
+from .documents import Attempt, CellDoc, SuiteResults, read_cell
+from .errors import UserError
 from .paths import SUITE_DIR
 
-CELL_SCHEMA = "tfmatrix.cell"
-CELL_SCHEMA_VERSION = 1
-STATUSES = ("ok", "failed", "timeout", "skipped")
 LOG_TAIL_LINES = 60
 
 
@@ -36,9 +38,10 @@ class CellOutcome:
     reason: str | None = None
     runner: dict[str, Any] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
-    results: dict[str, Any] | None = None    # the suite's results document
+    results: SuiteResults | None = None      # the suite's results document
     log_tail: str = ""
     kept: bool = False                # an earlier run's results were kept, nothing ran
+    host: dict[str, Any] | None = None   # the host that ran it when not this one (a cluster node)
 
 
 PREVIOUS_DIR = "previous"      # reports/previous/<cell>.json: the last complete run before the current one
@@ -85,11 +88,12 @@ def read_tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
         return ""
 
 
-def suite_fingerprint() -> str:
-    """Hash of the suite's source: results from a different suite are never reused."""
+def suite_fingerprint(root: Path | None = None) -> str:
+    """Hash of the suite's source (``root``: a copy of it): results from a different suite are never reused."""
+    root = SUITE_DIR if root is None else root
     h = hashlib.sha256()
-    for path in sorted(SUITE_DIR.rglob("*.py")):
-        h.update(str(path.relative_to(SUITE_DIR)).encode())
+    for path in sorted(root.rglob("*.py")):
+        h.update(str(path.relative_to(root)).encode())
         h.update(path.read_bytes())
     return h.hexdigest()[:16]
 
@@ -114,23 +118,17 @@ def host_summary() -> dict[str, Any]:
     }
 
 
-def cell_document(cell: dict[str, Any], outcome: CellOutcome, request: dict[str, Any]) -> dict[str, Any]:
-    """The file written for one cell (schema ``tfmatrix.cell`` v1)."""
-    return {
-        "schema": CELL_SCHEMA,
-        "schema_version": CELL_SCHEMA_VERSION,
-        "name": outcome.name,
-        "status": outcome.status,
-        "reason": outcome.reason,
-        "cell": cell,
-        "request": request,              # preset, only, suite hash: what was asked for
-        "runner": outcome.runner,
-        "timings": outcome.timings,
-        "host": host_summary(),
-        "finished": now_iso(),
-        "log_tail": outcome.log_tail,
-        "results": outcome.results,
-    }
+def cell_document(cell: dict[str, Any], outcome: CellOutcome, request: dict[str, Any]) -> CellDoc:
+    """The file written for one cell, from what happened to it."""
+    return CellDoc(name=outcome.name, status=outcome.status, reason=outcome.reason, cell=cell,
+                   request=request,          # preset, only, suite hash: what was asked for
+                   runner=outcome.runner, timings=outcome.timings,
+                   host=outcome.host or host_summary(),     # a cluster node's, when it ran there
+                   finished=now_iso(), log_tail=outcome.log_tail, results=outcome.results)
+
+
+def write_cell(path: Path, doc: CellDoc) -> None:
+    write_json_atomic(path, doc.to_json())
 
 
 def cell_paths(reports_dir: Path, name: str) -> tuple[Path, Path]:
@@ -138,54 +136,39 @@ def cell_paths(reports_dir: Path, name: str) -> tuple[Path, Path]:
     return cells / ("%s.json" % name), cells / ("%s.log" % name)
 
 
-def load_cell(path: Path) -> dict[str, Any] | None:
+def load_cell(path: Path) -> CellDoc | None:
+    """This run loop's earlier file for a cell, or None when there is none it can use (missing, broken, foreign)."""
     try:
-        doc = json.loads(path.read_text())
-    except (OSError, ValueError):
+        return read_cell(path, bare_results=False)
+    except UserError:
         return None
-    return doc if isinstance(doc, dict) and doc.get("schema") == CELL_SCHEMA else None
 
 
-def complete(doc: dict[str, Any] | None) -> bool:
-    """A cell file with a whole successful run in it: what a failed re-run must never replace."""
-    return bool(doc) and doc.get("status") == "ok" and isinstance(doc.get("results"), dict)  # type: ignore[union-attr]
-
-
-def with_attempt(earlier: dict[str, Any], outcome: CellOutcome, log_name: str) -> dict[str, Any]:
+def with_attempt(earlier: CellDoc, outcome: CellOutcome, log_name: str) -> CellDoc:
     """``earlier``'s complete results, kept, with the attempt that failed to replace them recorded beside them.
 
     The report then shows "last attempt failed, showing the results of <date>";
     the attempt's log is ``log_name`` next to the cell file.
     """
-    doc = dict(earlier)
-    doc["last_attempt"] = {"status": outcome.status, "reason": outcome.reason, "finished": now_iso(),
-                           "log": log_name}
-    return doc
+    return dataclasses.replace(earlier, last_attempt=Attempt(outcome.status, outcome.reason, now_iso(), log_name))
 
 
-def reusable(doc: dict[str, Any] | None, request: dict[str, Any], inputs: str) -> bool:
+def reusable(doc: CellDoc | None, request: dict[str, Any], inputs: str) -> bool:
     """An earlier result can stand in for a new run: it succeeded with the same request and inputs, all rounds."""
     if not doc:
         return False
-    return doc.get("status") == "ok" and doc.get("request") == request \
-        and (doc.get("runner") or {}).get("inputs") == inputs and rounds_done(doc) >= int(request.get("rounds") or 1)
+    return doc.status == "ok" and doc.request == request and doc.runner.get("inputs") == inputs \
+        and doc.rounds >= int(request.get("rounds") or 1)
 
 
-def rounds_done(doc: dict[str, Any]) -> int:
-    """How many rounds a cell document pools (1 for a document written before rounds existed)."""
-    results = doc.get("results") if isinstance(doc.get("results"), dict) else {}
-    rounds = (results.get("config") or {}).get("rounds") if isinstance(results, dict) else None
-    return rounds if isinstance(rounds, int) and not isinstance(rounds, bool) and rounds > 0 else 1
-
-
-def keep_previous(doc: dict[str, Any] | None, filename: str, reports_dir: Path) -> Path | None:
+def keep_previous(doc: CellDoc | None, filename: str, reports_dir: Path) -> Path | None:
     """Keep a complete earlier result (``doc``, as read) in ``reports/previous/`` before a new run replaces it.
 
     The report compares the two (run-to-run agreement); only ``ok`` results
     are kept, so ``previous/`` always holds the last complete run of a cell.
     """
-    if doc is None or doc.get("status") != "ok":
+    if doc is None or doc.status != "ok":
         return None
     target = reports_dir / PREVIOUS_DIR / filename
-    write_json_atomic(target, doc)
+    write_cell(target, doc)
     return target

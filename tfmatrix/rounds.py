@@ -13,9 +13,12 @@ A pure function over two suite results documents; the execution loop calls it.
 from __future__ import annotations
 
 import copy
+import dataclasses
 from typing import Any
 
 from suite import stats
+
+from .documents import SuiteResults
 
 # Lists in a record that hold one entry per process, concatenated across rounds.
 PER_PROCESS_LISTS = (("iterations", "per_repeat"), ("iterations", "repeats"), ("iterations", "warmup_calls"),
@@ -23,7 +26,7 @@ PER_PROCESS_LISTS = (("iterations", "per_repeat"), ("iterations", "repeats"), ("
                      ("schedule", "rounds"), ("schedule", "stopped"))
 
 
-def merge_results(earlier: dict[str, Any], later: dict[str, Any]) -> dict[str, Any]:
+def merge_results(earlier: SuiteResults, later: SuiteResults) -> SuiteResults:
     """One suite results document from two rounds of the same cell and request.
 
     Records are matched by id. Both ok: samples and per-process lists are
@@ -32,24 +35,19 @@ def merge_results(earlier: dict[str, Any], later: dict[str, Any]) -> dict[str, A
     its reason saying in which round. ``later`` wins for everything about the
     environment (it is the newest look at the cell).
     """
-    out = copy.deepcopy(later)
-    unstable_cv = float((later.get("config") or {}).get("unstable_cv") or 0.1)
-    old = {r["id"]: r for r in earlier.get("records") or []}
-    records = []
-    for rec in later.get("records") or []:
-        prev = old.get(rec["id"])
-        records.append(rec if prev is None else merge_record(prev, rec, unstable_cv))
-    out["records"] = records
-    out["started"] = earlier.get("started", out.get("started"))
-    out["wall_s"] = float(earlier.get("wall_s") or 0.0) + float(later.get("wall_s") or 0.0)
-    config = out.setdefault("config", {})
-    config["rounds"] = int((earlier.get("config") or {}).get("rounds") or 1) + 1
+    unstable_cv = float(later.config.get("unstable_cv") or 0.1)
+    old = {r["id"]: r for r in earlier.records}
+    records = [rec if old.get(rec["id"]) is None else merge_record(old[rec["id"]], rec, unstable_cv)
+               for rec in later.records]
+    config = {**later.config, "rounds": int(earlier.config.get("rounds") or 1) + 1}
+    warnings = [w for w in later.warnings if "variants are unstable" not in w]
     unstable = [r for r in records if r.get("unstable")]
-    out["warnings"] = [w for w in out.get("warnings") or [] if "variants are unstable" not in w]
     if unstable:
-        out["warnings"].append("%d of %d variants are unstable (CV within or between rounds above %.0f%%)"
-                               % (len(unstable), len(records), unstable_cv * 100))
-    return out
+        warnings.append("%d of %d variants are unstable (CV within or between rounds above %.0f%%)"
+                        % (len(unstable), len(records), unstable_cv * 100))
+    return dataclasses.replace(copy.deepcopy(later), records=records, started=earlier.started or later.started,
+                               wall_s=float(earlier.wall_s or 0.0) + float(later.wall_s or 0.0), config=config,
+                               warnings=warnings)
 
 
 def merge_record(earlier: dict[str, Any], later: dict[str, Any], unstable_cv: float) -> dict[str, Any]:

@@ -3,7 +3,7 @@
 Schema
 ======
 
-A matrix file has six top-level tables; everything else is an error.
+A matrix file has seven top-level tables; everything else is an error.
 
 ``[matrix]`` - settings and defaults for every cell::
 
@@ -24,6 +24,13 @@ A matrix file has six top-level tables; everything else is an error.
   -> ``mirror.example.com/library/python:3.7-slim-bookworm``); references that
   already name another registry (``nvcr.io/...``) are left alone. Locally built
   bases for air-gapped hosts use ``TFMATRIX_BASE_REGISTRY=tfmatrix.local``.
+
+``[cluster]`` - the Ray cluster ``--runner ray`` uses (runners/cluster.py)::
+
+    [cluster]
+    address = "ray://head:10001"   # or "head:6379", or "auto"; --address wins
+    pool = "h100"                  # every cell's hardware pool (a Ray custom resource) unless it names one
+    cpus = 2                       # CPUs a CPU cell asks of a node
 
 ``[suite]`` and ``[report]`` - your own benchmarks and the report's upgrade view
 (``suite_tables.py``)::
@@ -91,6 +98,8 @@ Cell keys (in ``[[cell]]``, ``[[product]]`` and ``include`` entries):
                     warning instead of an error
 ``name``            explicit cell name; may use {tf} {release} {keras} {python} {target}
                     {cuda} {cudnn} {backend} {default}
+``pool``            the hardware pool (Ray custom resource) the cell must run in
+                    (``--runner ray``); default: ``[cluster] pool``
 ==================  ==================================================================
 
 Cell names default to ``tf{tf}[-{keras}]-{target}`` (``tf1.15-cpu``,

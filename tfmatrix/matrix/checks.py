@@ -14,6 +14,8 @@ from typing import Any
 from ..errors import UserError
 from ..size import DEFAULT_MAX_CELLS
 from .records import (
+    CLUSTER_KEYS,
+    DEFAULT_CLUSTER_CPUS,
     DEFAULT_MEMORY,
     DEFAULT_PRESET,
     DEFAULT_TIMEOUT_S,
@@ -138,7 +140,9 @@ def parse_settings(file: str, doc: Mapping[str, Any], environ: Mapping[str, str]
     """``[matrix]`` + ``[images]`` + $TFMATRIX_BASE_REGISTRY -> Settings (baseline still unresolved)."""
     m = doc.get("matrix", {})
     im = doc.get("images", {})
-    for name, table, keys in (("[matrix]", m, SETTINGS_KEYS), ("[images]", im, IMAGES_KEYS)):
+    cl = doc.get("cluster", {})
+    for name, table, keys in (("[matrix]", m, SETTINGS_KEYS), ("[images]", im, IMAGES_KEYS),
+                              ("[cluster]", cl, CLUSTER_KEYS)):
         where = _Where(file, name)
         if not isinstance(table, dict):
             raise where.error(None, f"{name} must be a table", f"write it as a {name} section")
@@ -161,7 +165,36 @@ def parse_settings(file: str, doc: Mapping[str, Any], environ: Mapping[str, str]
         base_registry=registry,
         max_cells=_max_cells(where, m["max_cells"]) if "max_cells" in m else DEFAULT_MAX_CELLS,
         rounds=_rounds(where, "rounds", m["rounds"]) if "rounds" in m else 1,
+        **_cluster(_Where(file, "[cluster]"), cl),
     )
+
+
+def _cluster(where: _Where, table: Mapping[str, Any]) -> dict[str, Any]:
+    """``[cluster]``: where the ray runner's Ray cluster is, the default hardware pool, CPUs per CPU cell."""
+    out: dict[str, Any] = {"cluster_cpus": DEFAULT_CLUSTER_CPUS}
+    if "address" in table:
+        value = table["address"]
+        if not isinstance(value, str) or not PATTERNS["address"].fullmatch(value):
+            raise where.error("address", f"{value!r} is not a Ray cluster address",
+                              'write "ray://head.example.com:10001", "head.example.com:6379" or "auto"')
+        out["cluster_address"] = value
+    if "pool" in table:
+        out["cluster_pool"] = pool(where, "pool", table["pool"])
+    if "cpus" in table:
+        value = table["cpus"]
+        if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 1024:
+            raise where.error("cpus", f"{value!r} is not a CPU count", "use an integer from 1 to 1024")
+        out["cluster_cpus"] = value
+    return out
+
+
+def pool(where: _Where, key: str, value: Any) -> str:
+    """A hardware pool: the name of a Ray custom resource that the pool's nodes declare."""
+    if not isinstance(value, str) or not PATTERNS["pool"].fullmatch(value):
+        raise where.error(key, f"{value!r} is not a pool name",
+                          'write a Ray custom resource name like "h100" (letters, digits, _ and -, '
+                          "declared by the pool's nodes: ray start --resources '{\"h100\": 1}')")
+    return value
 
 
 def _max_cells(where: _Where, value: Any) -> int:

@@ -46,6 +46,10 @@ PATTERNS: dict[str, re.Pattern[str]] = {
     "name": re.compile(r"(?=[a-z0-9._-]{1,63}$)[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"),
     "memory": re.compile(r"[1-9][0-9]{0,5}[kmg]"),
     "preset": re.compile(r"[a-z][a-z0-9_-]{0,31}"),
+    # A Ray custom resource name (nodes declare it: ray start --resources '{"h100": 1}').
+    "pool": re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,31}"),
+    # ray://host:port (Ray Client), host:port (the GCS), or auto (the cluster this host belongs to)
+    "address": re.compile(r"auto|(?:ray://)?[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252})(?::[0-9]{1,5})"),
 }
 
 TARGETS = ("cpu", "gpu")
@@ -62,14 +66,16 @@ RESERVED_ENV_PREFIX = "TFMATRIX_"
 
 CELL_KEYS = (
     "tf", "keras", "python", "target", "cuda", "cudnn", "base", "base_digest", "pins", "env",
-    "preset", "repeats", "timeout", "memory", "allow_untested", "name", "backend",
+    "preset", "repeats", "timeout", "memory", "allow_untested", "name", "backend", "pool",
 )  # fmt: skip
 PRODUCT_KEYS = CELL_KEYS + ("include", "exclude")
 SETTINGS_KEYS = ("preset", "baseline", "timeout", "memory", "repeats", "max_cells", "rounds")
 IMAGES_KEYS = ("base_registry",)
+CLUSTER_KEYS = ("address", "pool", "cpus")
+DEFAULT_CLUSTER_CPUS = 2         # the CPUs a cell's preset is sized for (a 2-core host): what a CPU cell asks Ray
 SUITE_KEYS = ("paths", "requirements")       # the user's own benchmarks: suite_tables.py
 REPORT_KEYS = ("compare",)
-TOP_KEYS = ("matrix", "images", "suite", "report", "cell", "product")
+TOP_KEYS = ("matrix", "images", "cluster", "suite", "report", "cell", "product")
 
 
 
@@ -137,6 +143,7 @@ class Cell:
     untested: tuple[str, ...]
     origin: str
     bootstrap: tuple[str, ...] = ()
+    pool: str | None = None         # the Ray cluster's hardware pool (a custom resource) the cell must run in
     user_requirements: tuple[str, ...] = ()     # [suite] requirements, also at the end of ``requirements``
     backend: str = "tensorflow"                 # Keras 3's backend; jax/torch cells have no TF (``tf`` is "")
 
@@ -180,6 +187,7 @@ class Cell:
             "origin": self.origin,
             **({"backend": self.backend} if self.backend != "tensorflow" or ("KERAS_BACKEND", self.backend)
                in self.env else {}),
+            **({"pool": self.pool} if self.pool else {}),
         }  # fmt: skip
 
 
@@ -199,6 +207,9 @@ class Settings:
     base_registry: str | None = None
     max_cells: int = DEFAULT_MAX_CELLS
     rounds: int = 1                 # every cell once, then every cell again: rounds.py
+    cluster_address: str | None = None   # [cluster] address: the Ray cluster the ray runner joins
+    cluster_pool: str | None = None      # [cluster] pool: every cell's hardware pool unless the cell names one
+    cluster_cpus: int = DEFAULT_CLUSTER_CPUS   # [cluster] cpus: the CPUs each CPU cell asks of a node
     bench_paths: tuple[Path, ...] = ()          # [suite] paths, resolved: the user's benchmark files
     requirements: tuple[str, ...] = ()          # [suite] requirements, installed into every cell
     compare: tuple[str, str] | None = None      # [report] compare: the upgrade view's (baseline, candidate)

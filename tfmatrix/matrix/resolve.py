@@ -14,7 +14,7 @@ from typing import Any
 from ..releases import Release, Table
 from ..versions import minor_series, version_key
 from . import backends
-from .checks import _check_keys, _checked, _get_str, _memory, _preset, _repeats, _timeout, _type_name, _Where
+from .checks import _check_keys, _checked, _get_str, _memory, _preset, _repeats, _timeout, _type_name, _Where, pool
 from .records import (
     CELL_KEYS,
     PATTERNS,
@@ -381,11 +381,13 @@ def resolve_cell(file: str, origin: str, values: Mapping[str, Any], settings: Se
     repeats = _repeats(where, "repeats", values["repeats"]) if "repeats" in values else settings.repeats
     timeout_s = _timeout(where, "timeout", values["timeout"]) if "timeout" in values else settings.timeout_s
     memory = _memory(where, "memory", values["memory"]) if "memory" in values else settings.memory
+    cell_pool = pool(where, "pool", values["pool"]) if "pool" in values else settings.cluster_pool
     return Cell(
         name=name, tf=exact, tf_release=rel.tf, keras=keras, python=choice.python, target=target,
         cuda=cuda, cudnn=cudnn, base=choice.base, requirements=requirements, env=env, preset=preset,
         repeats=repeats, timeout_s=timeout_s, memory=memory, allow_untested=allow,
         untested=tuple(where.untested), origin=f"{file}: {origin}", bootstrap=choice.bootstrap, backend=backend,
+        pool=cell_pool,
     )  # fmt: skip
 
 
@@ -424,5 +426,6 @@ def _resolve_backend_cell(where: _Where, file: str, origin: str, values: Mapping
         base=base, requirements=requirements, env=env, preset=preset, repeats=repeats, timeout_s=timeout_s,
         memory=memory, allow_untested=bool(values.get("allow_untested", False)), untested=tuple(where.untested),
         origin=f"{file}: {origin}", bootstrap=(), backend=backend,
+        pool=pool(where, "pool", values["pool"]) if "pool" in values else settings.cluster_pool,
     )  # fmt: skip
 

@@ -40,6 +40,7 @@ class Summary:
     findings_answered: int
     findings_total: int
     baseline: str
+    baseline_note: str | None = None                       # matrix.toml's baseline had no results: the default stood in
     warnings: list[str] = field(default_factory=list)     # the loud ones
     claims_csv: Path | None = None
     claims_json: Path | None = None
@@ -78,7 +79,7 @@ def previous_run(cells: list[CellResult], previous_dir: Path) -> list[CellResult
         return []
     now = {c.name: c for c in cells if c.has_records}
     return [c for c in earlier if c.name in now and c.has_records
-            and c.doc.get("request") == now[c.name].doc.get("request")]
+            and c.doc.request == now[c.name].doc.request]
 
 
 def run_to_run(cells: list[CellResult], earlier: list[CellResult]) -> list[str]:
@@ -96,13 +97,15 @@ def run_to_run(cells: list[CellResult], earlier: list[CellResult]) -> list[str]:
 
 
 def build(cells_dir: Path, out_dir: Path, baseline: str | None = None, *, baseline_source: str = "baseline",
-          generated: str | None = None, previous: Path | None = None, upgrade: tuple[str, str] | None = None,
-          upgrade_source: str = "[report] compare") -> Summary:
+          baseline_fallback: bool = False, generated: str | None = None, previous: Path | None = None,
+          upgrade: tuple[str, str] | None = None, upgrade_source: str = "[report] compare") -> Summary:
     """Read ``cells_dir/*.json`` and write ``out_dir/``: ``index.html``, ``results.csv``, ``claims.csv|json``.
 
     ``baseline`` names the cell every table colours against (default: the
     oldest cell of each target); ``baseline_source`` says where that name
-    came from in error messages (e.g. "matrix.toml: baseline"). A cell file
+    came from in error messages (e.g. "matrix.toml: baseline");
+    ``baseline_fallback``: a baseline without results gives way to the
+    default instead of an error (``tables.resolve_baselines``). A cell file
     that cannot be read is left out and listed (``Summary.refused``, and the
     page's Failures section): one bad file never blocks the others' report.
     Raises ``UserError`` when no cell file can be read or the baseline is not
@@ -115,7 +118,7 @@ def build(cells_dir: Path, out_dir: Path, baseline: str | None = None, *, baseli
     cells_dir, out_dir = Path(cells_dir), Path(out_dir)
     loaded = load_dir(cells_dir)
     cells = loaded.cells
-    baselines = resolve_baselines(cells, baseline, baseline_source)
+    baselines = resolve_baselines(cells, baseline, baseline_source, baseline_fallback)
     if upgrade is not None:
         check_pair(cells, *upgrade, upgrade_source)
     earlier = previous_run(cells, previous if previous is not None else cells_dir.parent / PREVIOUS_DIR)
@@ -141,7 +144,7 @@ def build(cells_dir: Path, out_dir: Path, baseline: str | None = None, *, baseli
     return Summary(
         html=html_path, csv=csv_path, cells=len(cells), statuses=dict(Counter(c.status for c in cells)),
         variants=len(df), findings_answered=sum(1 for r in results if r.comparisons), findings_total=len(results),
-        baseline=baselines.describe(),
+        baseline=baselines.describe(), baseline_note=baselines.note,
         warnings=[w.text for w in warnings_for(cells) if w.level == "loud"], refused=loaded.refused,
         claims_csv=claims_csv, claims_json=claims_json,
         claims_answered=sum(1 for r in claims if any(c.lines for c in r.cells)), claims_total=len(claims),

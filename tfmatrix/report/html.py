@@ -25,6 +25,7 @@ from .charts import chart_html
 from .claims import ClaimResult
 from .claims_view import claim_view, line_label, ratio_words, varying_keys
 from .findings import CHARTS
+from .hardware import mixed_hardware
 from .load import CellResult, Refused
 from .pairing import Comparison, FindingResult, GroupSummary
 from .stats import noise_of, pct_faster
@@ -193,7 +194,7 @@ def warnings_for(cells: list[CellResult]) -> list[Warning_]:
                                         "(its columns are marked ⚠ NO GPU)."))
         elif c.gpu_problem:
             out.append(Warning_("loud", f"{c.gpu_problem}, so the suite stopped it ({c.status}): "
-                                        f"{_first(c.reason or (c.results or {}).get('error'))}"))
+                                        f"{_first(c.reason or (c.results.error if c.results else None))}"))
     failed: dict[str, list[str]] = {}
     for c in cells:
         if c.status in ("failed", "timeout") and not c.gpu_problem:
@@ -204,7 +205,7 @@ def warnings_for(cells: list[CellResult]) -> list[Warning_]:
     for c in cells:
         if c.attempt_note:
             out.append(Warning_("warn", f"Cell {c.name}: {c.attempt_note} (the attempt's log: "
-                                        f"{(c.last_attempt or {}).get('log') or '?'})."))
+                                        f"{(c.last_attempt.log if c.last_attempt else None) or '?'})."))
     skipped_gpu = [c for c in cells if c.status == "skipped" and c.target == "gpu"]
     if skipped_gpu:
         reasons: dict[str, list[str]] = {}
@@ -220,9 +221,9 @@ def warnings_for(cells: list[CellResult]) -> list[Warning_]:
         if n:
             ok = sum(1 for r in c.records if r.get("status") == "ok")
             unstable.append(f"{c.name} ({n} of {ok})")
-            cv = (c.results or {}).get("config", {}).get("unstable_cv")
+            cv = c.results.config.get("unstable_cv") if c.results else None
             limits.add(f"CV {100 * cv:.0f}%" if cv else "the preset's limit")
-        for w in (c.results or {}).get("warnings") or []:
+        for w in c.results.warnings if c.results else []:
             if "unstable" in w or (c.gpu_problem and "GPU" in w):
                 continue                    # said above
             per_warning.setdefault(w, []).append(c.name)
@@ -240,6 +241,7 @@ def warnings_for(cells: list[CellResult]) -> list[Warning_]:
     suites = sorted({c.suite_version for c in ran})
     if len(suites) > 1:
         out.append(Warning_("warn", f"Cells ran different suite versions ({', '.join(suites)})."))
+    out += [Warning_("loud", line) for line in mixed_hardware(ran)]
     hosts = sorted({_host_line(c) for c in ran})
     if len(hosts) > 1:
         out.append(Warning_("warn", "Cells ran on different hosts; timings are comparable only within a host: "
@@ -267,7 +269,7 @@ def _first(text: Any) -> str:
 
 
 def _host_line(c: CellResult) -> str:
-    h = c.doc.get("host") or {}
+    h = c.doc.host
     cpu = c.host_facts.get("cpu") or {}
     return (f"{h.get('hostname') or '?'} ({h.get('cpu') or cpu.get('model') or '?'}, "
             f"{h.get('cpus') or cpu.get('logical_cpus') or '?'} CPUs)")
@@ -296,7 +298,7 @@ def env_row(c: CellResult) -> dict[str, Any]:
     if not base and isinstance(spec.get("base"), dict):
         base = spec["base"].get("ref") or ""
     tfk_flavour, tfk_version = str(tfk.get("flavour") or ""), str(tfk.get("version") or "")
-    image = runner.get("image") or spec.get("image") or (c.results or {}).get("cell", {}).get("image") or ""
+    image = runner.get("image") or spec.get("image") or (c.results.cell.get("image") if c.results else None) or ""
     return {
         "name": c.name, "status": c.status, "target": c.target,
         "tf": (c.tf_installed or c.tf) + (f" ({c.tf_git})" if c.tf_git else ""),
@@ -345,7 +347,7 @@ def summary_view(cells: list[CellResult], df: pd.DataFrame, baselines: Baselines
         "counts": [(s, counts.get(s, 0)) for s in ("ok", "failed", "timeout", "skipped") if counts.get(s, 0)]
         + [(s, n) for s, n in counts.items() if s not in ("ok", "failed", "timeout", "skipped")],
         "n_cells": len(cells),
-        "hosts": sorted({_host_line(c) for c in cells if c.doc.get("host") or c.host_facts}),
+        "hosts": sorted({_host_line(c) for c in cells if c.doc.host or c.host_facts}),
         "presets": sorted({c.preset for c in ran}) or sorted({c.preset for c in cells}),
         "suites": sorted({c.suite_version + (f" ({c.suite_hash})" if c.suite_hash else "") for c in ran}),
         "first": finished[0] if finished else "",

@@ -1,33 +1,21 @@
-"""Read ``reports/cells/*.json``: check schema versions, derive each cell's metadata, order the cells.
+"""The report's cells: ``reports/cells/*.json`` read (``documents.read_cell``), each cell's metadata derived, ordered.
 
-A cell file is ``tfmatrix.cell`` (``tfmatrix.results``'s suite document
-wrapped with what the host knows). A bare suite results file (``python -m
-suite run --out reports/cells/x.json``) is read too, as an ``ok`` cell that
-knows only what the suite recorded. Versions this module knows are read
-(older ones through ``_UPGRADES``); anything else is refused with one line
-naming the file.
+Reading, versions and type checks belong to ``tfmatrix.documents``; this
+module derives what the report shows of a cell (TF, Keras and Python
+versions, target, runner, GPU problems) once, from the matrix's spec first
+and what the suite saw second, and keeps one broken file from costing the
+other cells their report.
 """
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from suite.schema import SCHEMA_NAME as RESULTS_SCHEMA
-from suite.schema import SCHEMA_VERSION as RESULTS_VERSION
-from suite.schema import validate as validate_results
-
+from ..documents import Attempt, CellDoc, SuiteResults, read_cell
 from ..errors import UserError
-from ..results import CELL_SCHEMA, CELL_SCHEMA_VERSION, read_tail
+from ..results import read_tail
 from ..versions import VersionKey, major, minor_series, version_key
-from .shape import CELL, RESULTS, problem
-
-# Older schema versions this reader can still use: version -> function that
-# upgrades a document of that version to the next one. Empty while only v1 exists.
-_UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
-_RESULTS_UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
 
 CPU_FLAGS_SHOWN = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512_vnni", "avx512_bf16", "amx_tile")
 
@@ -44,8 +32,8 @@ class CellResult:
     name: str
     status: str                       # ok | failed | timeout | skipped
     reason: str | None
-    doc: dict[str, Any]               # the whole cell document
-    results: dict[str, Any] | None    # the suite's results document, if any
+    doc: CellDoc                      # the whole cell document
+    results: SuiteResults | None      # the suite's results document, if any
     tf: str                           # the matrix's TF version (ordering), else what was installed
     tf_installed: str | None
     tf_git: str | None
@@ -62,7 +50,7 @@ class CellResult:
     gpu_problem: str | None = None    # a GPU cell whose results show no GPU
     log_tail: str = ""
     order: int = 0                    # position in the report's cell order
-    last_attempt: dict[str, Any] | None = None   # a later run that failed; these are the results it kept
+    last_attempt: Attempt | None = None   # a later run that failed; these are the results it kept
 
     @property
     def attempt_note(self) -> str | None:
@@ -70,12 +58,12 @@ class CellResult:
         a = self.last_attempt
         if not a:
             return None
-        return (f"last attempt {a.get('status') or 'failed'} ({a.get('reason') or 'no reason recorded'}) on "
-                f"{a.get('finished') or '?'}, showing the results of {self.finished or '?'}")
+        return (f"last attempt {a.status or 'failed'} ({a.reason or 'no reason recorded'}) on "
+                f"{a.finished or '?'}, showing the results of {self.finished or '?'}")
 
     @property
     def records(self) -> list[dict[str, Any]]:
-        return list((self.results or {}).get("records") or [])
+        return list(self.results.records) if self.results else []
 
     @property
     def has_records(self) -> bool:
@@ -111,24 +99,20 @@ class CellResult:
                 version_key(self.keras_version), version_key(self.python), self.name)
 
     @property
-    def environment(self) -> dict[str, Any]:
-        return dict((self.results or {}).get("environment") or {})
-
-    @property
     def tf_facts(self) -> dict[str, Any]:
-        return dict(self.environment.get("tf") or {})
+        return self.results.tf_facts if self.results else {}
 
     @property
     def host_facts(self) -> dict[str, Any]:
-        return dict(self.environment.get("host") or {})
+        return self.results.host_facts if self.results else {}
 
     @property
     def cell_spec(self) -> dict[str, Any]:
-        return dict(self.doc.get("cell") or {})
+        return dict(self.doc.cell)
 
     @property
     def runner_info(self) -> dict[str, Any]:
-        return dict(self.doc.get("runner") or {})
+        return dict(self.doc.runner)
 
     def cpu_flags(self) -> list[str]:
         flags = ((self.host_facts.get("cpu") or {}).get("flags")) or {}
@@ -137,9 +121,6 @@ class CellResult:
 
     def unstable_count(self) -> int:
         return sum(1 for r in self.records if r.get("status") == "ok" and r.get("unstable"))
-
-
-# The old name, kept while tfmatrix/compare.py and report/__init__.py (being changed
 
 
 # -- reading -------------------------------------------------------------------
@@ -214,87 +195,7 @@ def order_cells(cells: list[CellResult]) -> list[CellResult]:
 
 def load_file(path: Path) -> CellResult:
     """One cell file, upgraded to the current schema, or a UserError naming the file."""
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise UserError(f"{path}: cannot read: {e.strerror or e}")
-    except ValueError as e:
-        raise UserError(f"{path}: not valid JSON ({str(e).splitlines()[0]}); delete it or re-run the cell")
-    if not isinstance(doc, dict):
-        raise UserError(f"{path}: not a tfmatrix cell file (a JSON {type(doc).__name__}, not an object)")
-    schema = doc.get("schema")
-    if schema == RESULTS_SCHEMA:
-        _check_shape(doc, RESULTS, path, "")
-        doc = wrap_results(doc, path)
-    elif schema != CELL_SCHEMA:
-        raise UserError(f"{path}: not a tfmatrix cell file (schema {schema!r}, expected {CELL_SCHEMA!r}); "
-                        f"move it out of {path.parent}")
-    doc = _upgrade(doc, path, "cell file", CELL_SCHEMA_VERSION, _UPGRADES)
-    results = doc.get("results")
-    if results is not None:
-        if not isinstance(results, dict) or results.get("schema") != RESULTS_SCHEMA:
-            raise UserError(f"{path}: 'results' is not a {RESULTS_SCHEMA} document; re-run the cell or delete the file")
-        results = _upgrade(results, path, "suite results", RESULTS_VERSION, _RESULTS_UPGRADES)
-        doc["results"] = results
-    _check_shape(doc, CELL, path, "")
-    if results is not None and doc.get("status") == "ok":
-        problems = validate_results(results)
-        if problems:
-            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-            raise UserError(f"{path}: suite results do not match schema {RESULTS_SCHEMA} v{RESULTS_VERSION}: "
-                            f"{problems[0]}{more}; re-run the cell")
-    return describe(doc, path)
-
-
-def _check_shape(doc: dict[str, Any], shape: Any, path: Path, where: str) -> None:
-    found = problem(doc, shape, where)
-    if found:
-        raise UserError(f"{path}: {found}; re-run the cell or delete the file")
-
-
-def _upgrade(doc: dict[str, Any], path: Path, what: str, current: int,
-             upgrades: dict[int, Callable[[dict[str, Any]], dict[str, Any]]]) -> dict[str, Any]:
-    version = doc.get("schema_version")
-    if not isinstance(version, int) or isinstance(version, bool):
-        raise UserError(f"{path}: {what} has no integer schema_version (got {version!r}); re-run the cell")
-    if version > current:
-        raise UserError(f"{path}: {what} schema_version {version} is newer than this tfmatrix reads ({current}); "
-                        "update tfmatrix or build the report with the tfmatrix that wrote it")
-    while version < current:
-        step = upgrades.get(version)
-        if step is None:
-            oldest = min(upgrades, default=current)
-            raise UserError(f"{path}: {what} schema_version {version} is older than this tfmatrix reads "
-                            f"({oldest}..{current}); re-run the cell")
-        doc = step(doc)
-        version += 1
-        doc["schema_version"] = version
-    return doc
-
-
-def wrap_results(results: dict[str, Any], path: Path) -> dict[str, Any]:
-    """A bare suite results file as a cell document: what the suite knew about its cell."""
-    cell = dict(results.get("cell") or {})
-    name = cell.get("name") or path.stem
-    if name == "local":          # the suite's default --cell: the file name says more
-        name = path.stem
-    cell["name"] = name
-    ok = results.get("status") == "ok"
-    return {
-        "schema": CELL_SCHEMA,
-        "schema_version": CELL_SCHEMA_VERSION,
-        "name": name,
-        "status": "ok" if ok else "failed",
-        "reason": None if ok else results.get("error") or "the suite reported an error",
-        "cell": cell,
-        "request": {"preset": results.get("preset"), "only": (results.get("config") or {}).get("only") or []},
-        "runner": {"name": cell.get("runner") or "suite"},
-        "timings": {},
-        "host": {},
-        "finished": results.get("finished"),
-        "log_tail": "",
-        "results": results,
-    }
+    return describe(read_cell(path), path)
 
 
 # -- metadata --------------------------------------------------------------------
@@ -306,14 +207,14 @@ def _text(*values: Any) -> str:
     return ""
 
 
-def describe(doc: dict[str, Any], path: Path) -> CellResult:
+def describe(doc: CellDoc, path: Path) -> CellResult:
     """Derive a cell's metadata from its document: the matrix's spec first, then what the suite saw."""
-    spec = dict(doc.get("cell") or {})
-    results = doc.get("results") if isinstance(doc.get("results"), dict) else None
-    res = results or {}
-    env = dict(res.get("environment") or {})
-    tf_facts = dict(env.get("tf") or {})
-    host = dict(env.get("host") or {})
+    spec = doc.cell
+    results = doc.results
+    tf_facts = results.tf_facts if results else {}
+    host = results.host_facts if results else {}
+    rcell = results.cell if results else {}
+    gpu = results.gpu if results else {}
     tf_installed = (tf_facts.get("tensorflow") or {}).get("version")
     keras_spec: dict[str, Any] = spec["keras"] if isinstance(spec.get("keras"), dict) else {}
     tfk = (tf_facts.get("keras") or {}).get("tf.keras") or {}
@@ -324,26 +225,22 @@ def describe(doc: dict[str, Any], path: Path) -> CellResult:
         seen_flavour, seen_version = tfk.get("flavour"), tfk.get("version")
     py = spec.get("python") or (host.get("python") or {}).get("version") or ""
     py = minor_series(str(py)) if py else ""
-    rcell = dict(res.get("cell") or {})
-    gpu = dict(res.get("gpu") or {})
     target = _text(spec.get("target"), rcell.get("target"), "gpu" if gpu.get("requested") else "", "cpu")
-    request = dict(doc.get("request") or {})
-    runner = dict(doc.get("runner") or {})
-    name = _text(doc.get("name"), spec.get("name"), path.stem)
-    status = _text(doc.get("status"), "failed")
+    name = _text(doc.name, spec.get("name"), path.stem)
+    status = _text(doc.status, "failed")
     gpus = [str(g) for g in (gpu.get("visible") or tf_facts.get("gpus_visible") or [])]
     problem = None
     if target == "gpu" and results is not None and tf_facts and (gpu.get("ok") is False or not gpus):
         detail = f" ({tf_facts['gpu_error']})" if tf_facts.get("gpu_error") else ""
         problem = f"GPU cell {name} ran WITHOUT a GPU: TensorFlow saw none{detail}"
-    log_tail = doc.get("log_tail") or ""
+    log_tail = doc.log_tail
     if not log_tail and status != "ok":
         log_tail = read_tail(path.with_suffix(".log"))
     return CellResult(
         path=path,
         name=name,
         status=status,
-        reason=doc.get("reason"),
+        reason=doc.reason,
         doc=doc,
         results=results,
         tf=_text(spec.get("tf"), spec.get("tf_release"), tf_installed, "?"),
@@ -353,13 +250,13 @@ def describe(doc: dict[str, Any], path: Path) -> CellResult:
         keras_version=_text(keras_spec.get("version"), seen_version),
         python=py,
         target=target,
-        runner=_text(runner.get("name"), rcell.get("runner"), "?"),
-        preset=_text(request.get("preset"), res.get("preset"), spec.get("preset"), "?"),
-        suite_version=_text(res.get("suite_version"), "?"),
-        suite_hash=_text(request.get("suite")),
-        finished=_text(doc.get("finished"), res.get("finished")),
+        runner=_text(doc.runner.get("name"), rcell.get("runner"), "?"),
+        preset=_text(doc.request.get("preset"), results.preset if results else None, spec.get("preset"), "?"),
+        suite_version=_text(results.suite_version if results else None, "?"),
+        suite_hash=_text(doc.request.get("suite")),
+        finished=_text(doc.finished, results.finished if results else None),
         gpus_visible=gpus,
         gpu_problem=problem,
         log_tail=log_tail,
-        last_attempt=doc.get("last_attempt") or None,
+        last_attempt=doc.last_attempt,
     )

@@ -27,6 +27,7 @@ from .load import CellResult
 class Baselines:
     explicit: CellResult | None                  # the user's choice, for every column
     by_target: dict[str, CellResult]             # the default: oldest cell with results, per target
+    note: str | None = None                      # why a preferred baseline was passed over
 
     def for_target(self, target: str) -> CellResult | None:
         return self.explicit or self.by_target.get(target)
@@ -37,21 +38,33 @@ class Baselines:
         return "; ".join(f"{t.upper()}: {c.name} (oldest)" for t, c in sorted(self.by_target.items()))
 
 
-def resolve_baselines(cells: list[CellResult], baseline: str | None, source: str = "baseline") -> Baselines:
-    with_results = [c for c in cells if c.has_records]
+def resolve_baselines(cells: list[CellResult], baseline: str | None, source: str = "baseline",
+                      fallback: bool = False) -> Baselines:
+    """The baseline rule, in one place: the named cell when it has results, else the oldest cell per target.
+
+    A baseline the user named (``--baseline``) must exist and have results, or
+    it is an error naming ``source``; with ``fallback`` (``matrix.toml``'s
+    baseline, which may not have run yet) the default stands in and ``note``
+    says so.
+    """
+    note = None
     if baseline:
         named = [c for c in cells if c.name == baseline]
-        if not named:
+        if named and named[0].has_records:
+            return Baselines(named[0], {})
+        if fallback:
+            note = f"baseline {baseline} has no results yet: the report compares with the oldest cell"
+        elif not named:
             names = ", ".join(c.name for c in cells) or "none"
             raise UserError(f"{source} {baseline!r}: no such cell in the results; cells are: {names}")
-        if not named[0].has_records:
+        else:
             raise UserError(f"{source} {baseline!r}: that cell has no results (status {named[0].status}); "
                             "pick a cell that ran")
-        return Baselines(named[0], {})
     by_target: dict[str, CellResult] = {}
-    for c in with_results:
-        by_target.setdefault(c.target, c)
-    return Baselines(None, by_target)
+    for c in cells:
+        if c.has_records:
+            by_target.setdefault(c.target, c)
+    return Baselines(None, by_target, note)
 
 
 def fmt_seconds(s: float | None) -> str:

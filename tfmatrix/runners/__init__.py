@@ -1,4 +1,4 @@
-"""Runners turn a rendered cell into results: in Docker containers or in local virtualenvs.
+"""Runners turn a rendered cell into results: in Docker containers, in local virtualenvs, or on a Ray cluster.
 
 ``base.Runner`` is the interface ``execution`` uses; ``common`` holds what every
 runner shares.

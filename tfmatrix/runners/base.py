@@ -1,8 +1,10 @@
 """The runner interface: what ``execution`` needs from anything that runs a cell.
 
-Docker containers (``docker.py``) and local virtualenvs (``venv.py``) today; a
-third runner (a cluster) implements the same four members and nothing in
-``execution`` changes. A ``Protocol``, not a base class: the runners share
+Docker containers (``docker.py``), local virtualenvs (``venv.py``) and a Ray
+cluster (``cluster.py``, which runs one of the first two on each node) implement
+the same four members; a runner that places cells on other machines also says
+how many it may have in flight (``slots``), and ``execution`` then runs that
+many side by side (``parallel.py``). A ``Protocol``, not a base class: the runners share
 helpers (``common.py``), not behaviour, and mypy checks each one against it
 where ``execution.make_runner`` returns it.
 """

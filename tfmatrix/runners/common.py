@@ -11,6 +11,8 @@ from typing import Any, TextIO
 
 from suite.schema import validate
 
+from ..documents import SuiteResults
+from ..errors import UserError
 from ..progress import Progress
 from ..results import CellOutcome, read_tail
 
@@ -40,6 +42,7 @@ class RunRequest:
         return asked
 
     def suite_args(self, cell: Any, out: str, image: str | None, runner: str) -> list[str]:
+        """``python -m suite`` arguments: the one way the cell's facts (name, target, image, runner) reach the suite."""
         req = self.for_cell(cell)
         args = ["run", "--preset", req["preset"], "--out", out, "--cell", cell.name, "--target", cell.target,
                 "--runner", runner]
@@ -115,7 +118,7 @@ def timed_out(cell: Any, runner: dict[str, Any], timings: dict[str, float], log:
                        runner, timings, None, log.tail())
 
 
-def read_suite_results(path: Path) -> tuple[dict[str, Any] | None, str | None]:
+def read_suite_results(path: Path) -> tuple[SuiteResults | None, str | None]:
     """(results, problem): the suite's results file, validated against its schema."""
     try:
         doc = json.loads(path.read_text())
@@ -123,21 +126,25 @@ def read_suite_results(path: Path) -> tuple[dict[str, Any] | None, str | None]:
         return None, "the suite wrote no results file"
     except ValueError as e:
         return None, "the suite's results file is not JSON: %s" % e
+    try:
+        results = SuiteResults.from_json(doc, path)
+    except UserError as e:
+        return None, "results do not match the schema: %s" % e
     problems = validate(doc)
     if problems:
-        return doc, "results do not match the schema: %s" % "; ".join(problems[:3])
-    return doc, None
+        return results, "results do not match the schema: %s" % "; ".join(problems[:3])
+    return results, None
 
 
-def outcome_from_suite(name: str, doc: dict[str, Any] | None, problem: str | None, exit_code: int | None,
+def outcome_from_suite(name: str, results: SuiteResults | None, problem: str | None, exit_code: int | None,
                        runner: dict[str, Any], timings: dict[str, float], log: CellLog) -> CellOutcome:
     """Judge a finished suite run: results valid and status ok, or why not."""
-    if problem is None and doc is not None and doc.get("status") == "ok" and exit_code == 0:
-        return CellOutcome(name, "ok", None, runner, timings, doc, log.tail())
-    if doc is not None and doc.get("error"):
-        reason = doc["error"]
+    if problem is None and results is not None and results.status == "ok" and exit_code == 0:
+        return CellOutcome(name, "ok", None, runner, timings, results, log.tail())
+    if results is not None and results.error:
+        reason = results.error
     elif problem is not None:
         reason = "%s (exit code %s)" % (problem, exit_code)
     else:
         reason = "the suite exited with code %s" % exit_code
-    return CellOutcome(name, "failed", reason, runner, timings, doc, log.tail())
+    return CellOutcome(name, "failed", reason, runner, timings, results, log.tail())

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import bases, render, wheelhouse
-from ..paths import BUILD_DIR, SUITE_DIR
+from ..paths import SUITE_DIR
 from ..progress import Progress
 from ..results import CellOutcome
 from ..user_benchmarks import PLUGINS_ENV, container_paths, requirements_failure
@@ -61,17 +61,17 @@ def gpu_support(client: Any) -> str | None:
 
 
 def run_request(cell: Any, image: str, out_dir: Path, suite_args: list[str],
-                bench_paths: Sequence[Path] = ()) -> dict[str, Any]:
+                bench_paths: Sequence[Path] = (), gpu_ids: Sequence[str] | None = None,
+                suite_dir: Path = SUITE_DIR) -> dict[str, Any]:
     """Everything ``containers.run`` is asked for one cell (pure: the tests inspect it).
 
     ``bench_paths``: the user's benchmark files, each mounted read-only under
     /opt/tfmatrix/bench and named in $TFMATRIX_SUITE_PLUGINS.
+    ``gpu_ids``: the devices a scheduler gave the cell (``--gpus device=0,1``); None: every GPU.
     """
     from docker.types import DeviceRequest, Mount
 
-    env = dict(cell.env)
-    env.update({"TFMATRIX_CELL": cell.name, "TFMATRIX_TARGET": cell.target, "TFMATRIX_IMAGE": image,
-                "TFMATRIX_RUNNER": "docker", "HOME": "/tmp", "PYTHONUNBUFFERED": "1"})
+    env = {**dict(cell.env), "HOME": "/tmp", "PYTHONUNBUFFERED": "1"}   # cell facts travel as flags (suite_args)
     bench = container_paths(bench_paths)
     if bench:
         env[PLUGINS_ENV] = ":".join(target for _, target in bench)
@@ -83,7 +83,7 @@ def run_request(cell: Any, image: str, out_dir: Path, suite_args: list[str],
         "user": BENCH_USER,
         "working_dir": "/tmp",
         "environment": env,
-        "mounts": [Mount(target=SUITE_MOUNT, source=str(SUITE_DIR), type="bind", read_only=True),
+        "mounts": [Mount(target=SUITE_MOUNT, source=str(suite_dir), type="bind", read_only=True),
                    Mount(target=OUT_MOUNT, source=str(out_dir), type="bind", read_only=False),
                    *(Mount(target=target, source=str(host), type="bind", read_only=True) for host, target in bench)],
         "mem_limit": cell.memory,
@@ -92,7 +92,9 @@ def run_request(cell: Any, image: str, out_dir: Path, suite_args: list[str],
         "init": True,
     }
     if cell.target == "gpu":
-        request["device_requests"] = [DeviceRequest(count=-1, capabilities=[["gpu"]])]
+        request["device_requests"] = [
+            DeviceRequest(count=-1, capabilities=[["gpu"]]) if gpu_ids is None
+            else DeviceRequest(device_ids=[str(i) for i in gpu_ids], capabilities=[["gpu"]])]
     return request
 
 
@@ -132,11 +134,17 @@ class DockerRunner:
 
     name = "docker"
 
-    def __init__(self, client: Any, registry: str | None = None) -> None:
+    def __init__(self, client: Any, registry: str | None = None, gpu_ids: Sequence[str] | None = None,
+                 suite_dir: Path = SUITE_DIR) -> None:
         self.client = client
         self.registry = registry     # explicit base registry (matrix/env); None: automatic
+        self.gpu_ids = gpu_ids       # GPU cells get these devices (a Ray task's); None: all of them
+        self.suite_dir = suite_dir   # mounted read-only in every container (a cluster node's hash-keyed copy)
         for c in leftover_containers(client):   # from a run that was killed hard
-            c.remove(force=True)
+            try:
+                c.remove(force=True)
+            except Exception:   # another runner on this host (a cluster node's other cell) removes it now
+                pass
 
     # -- preparation ---------------------------------------------------------
 
@@ -180,8 +188,7 @@ class DockerRunner:
 
     def build(self, cell: Any, wheels: wheelhouse.WheelSet, log: CellLog) -> tuple[str, float]:
         """Build the cell's image unless its content-hashed tag exists; (tag, seconds)."""
-        rendered = render.render_cell(cell)
-        render.write_rendered(rendered, BUILD_DIR / "images")
+        rendered = render.prepare(cell)
         if self._image_exists(rendered.tag):
             log("image %s exists: not rebuilding" % rendered.tag)
             return rendered.tag, 0.0
@@ -252,7 +259,8 @@ class DockerRunner:
         container = None
         t0 = time.monotonic()
         try:
-            container = self.client.containers.run(**run_request(cell, tag, out_dir, args, request.bench_paths))
+            container = self.client.containers.run(**run_request(cell, tag, out_dir, args, request.bench_paths,
+                                                                 self.gpu_ids, self.suite_dir))
             reader = threading.Thread(target=_stream_logs, args=(container, log), daemon=True)
             reader.start()
             try:

@@ -136,8 +136,7 @@ class VenvRunner:
             out = Path(tmp) / "results.json"
             env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV", "TFMATRIX_"))}
             env.update(dict(cell.env))
-            env.update({"PYTHONPATH": str(REPO_ROOT), "PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1",
-                        "TFMATRIX_CELL": cell.name, "TFMATRIX_TARGET": cell.target, "TFMATRIX_RUNNER": self.name})
+            env.update({"PYTHONPATH": str(REPO_ROOT), "PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1"})
             if request.bench_paths:       # the user's benchmark files, loaded by suite.plugins
                 env[PLUGINS_ENV] = os.pathsep.join(str(p) for p in request.bench_paths)
             cmd = [str(python), "-m", "suite", *request.suite_args(cell, str(out), None, self.name)]

@@ -1,12 +1,12 @@
-"""The shape of every field the report reads from a cell file, checked before anything reads it.
+"""Shapes: the type of every field a results document may hold, checked before anything reads it.
 
 A cell file is written by tfmatrix, but it is also truncated by crashes, edited
-by hand and copied between machines. The report code reads nested fields with
-``.get(...) or {}`` all over (``load.describe``, ``frame``, ``html``); one field
-of the wrong type there (``"cell": "oops"``, ``"request": 5``) used to end as a
-traceback. So the fields it reads are declared once, here, and a file whose
-field has the wrong type is refused with one line naming the file and the field
-(``results.records[3].samples[0]``), before any of that code sees it.
+by hand and copied between machines. One field of the wrong type (``"cell":
+"oops"``, ``"request": 5``) must not end as a traceback deep in the report, so
+``tfmatrix.documents`` declares each field's shape (its top-level fields beside
+the dataclass fields, the nested ones here) and refuses a file whose field has
+the wrong type with one line naming the file and the field
+(``results.records[3].samples[0]``), before any other code sees it.
 
 ``None`` is accepted everywhere: every reader treats a missing value and null
 alike. Keys not declared are not read by the report and are not checked.
@@ -71,31 +71,6 @@ TF_FACTS = Obj({
 HOST_FACTS = Obj({
     "cpu": Obj({"flags": Obj()}),
     "python": Obj({"version": STR}),
-})
-RESULTS = Obj({
-    "status": STR, "error": STR, "preset": STR, "suite_version": STR, "finished": STR,
-    "config": Obj({"only": ListOf(STR), "unstable_cv": NUM}),
-    "cell": Obj({"name": STR, "target": STR, "runner": STR, "image": STR}),
-    "environment": Obj({"tf": TF_FACTS, "host": HOST_FACTS}),
-    "gpu": Obj({"requested": BOOL, "visible": ListOf(), "ok": BOOL}),
-    "warnings": ListOf(STR),
-    "records": ListOf(RECORD),
-})
-ATTEMPT = Obj({"status": STR, "reason": STR, "finished": STR, "log": STR})
-CELL = Obj({
-    "name": STR,
-    "status": Leaf((str,), "a cell status", ("ok", "failed", "timeout", "skipped")),
-    "reason": STR, "finished": STR, "log_tail": STR,
-    "cell": Obj({
-        "name": STR, "tf": STR, "tf_release": STR, "python": STR, "target": STR, "preset": STR,
-        "image": STR, "keras": Obj({"flavour": STR, "version": STR}), "base": Obj({"ref": STR}),
-    }),
-    "request": Obj({"preset": STR, "suite": STR, "only": ListOf(STR)}),
-    "runner": Obj({"name": STR, "image": STR, "image_id": STR, "base": STR, "interpreter": STR}),
-    "timings": Obj(rest=NUM),
-    "host": Obj(),
-    "results": RESULTS,
-    "last_attempt": ATTEMPT,
 })
 
 

@@ -1,0 +1,263 @@
+"""The ray runner without a cluster: [cluster] config, what a cell asks of Ray, who serves it, retries, report."""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from tfmatrix.cluster_progress import ClusterProgress
+from tfmatrix.errors import UserError
+from tfmatrix.matrix import load
+from tfmatrix.report.hardware import mixed_hardware
+from tfmatrix.results import CellOutcome
+from tfmatrix.runners import docker as docker_runner
+from tfmatrix.runners import node
+from tfmatrix.runners.cluster import Needs, NodeLost, RayRunner, connect_runner, needs, unserved
+from tfmatrix.runners.common import CellLog, RunRequest
+
+MATRICES = Path(__file__).resolve().parent / "matrices"
+
+# --------------------------------------------------------------------------- [cluster] and pool
+
+
+def test_cluster_table_and_pools_load(load_snippet):
+    m = load_snippet("""
+        [cluster]
+        address = "ray://head.example.com:10001"
+        pool = "epyc"
+        cpus = 4
+        [[cell]]
+        tf = "1.15"
+        [[cell]]
+        tf = "2.21"
+        pool = "h100"
+        target = "gpu"
+    """)
+    assert (m.settings.cluster_address, m.settings.cluster_pool, m.settings.cluster_cpus) == (
+        "ray://head.example.com:10001", "epyc", 4)
+    assert [c.pool for c in m.cells] == ["epyc", "h100"]
+    assert m.cells[1].to_dict()["pool"] == "h100"
+
+
+def test_a_pool_axis_gives_the_same_cell_on_two_hardware_pools(load_snippet):
+    m = load_snippet("""
+        [[cell]]
+        tf = "1.15"
+        pool = "epyc"
+        name = "tf1.15-cpu-epyc"
+        [[cell]]
+        tf = "1.15"
+        pool = "xeon"
+        name = "tf1.15-cpu-xeon"
+    """)
+    assert [(c.name, c.pool) for c in m.cells] == [("tf1.15-cpu-epyc", "epyc"), ("tf1.15-cpu-xeon", "xeon")]
+
+
+def test_without_a_pool_nothing_changes_in_the_cell_document(load_snippet):
+    cell = load_snippet('[[cell]]\ntf = "1.15"\n').cells[0]
+    assert cell.pool is None and "pool" not in cell.to_dict()
+
+
+@pytest.mark.parametrize(("snippet", "expected"), [
+    ('[cluster]\naddress = "http://head:80"\n', "[cluster]: key 'address': 'http://head:80' is not a Ray cluster "
+                                                "address; write \"ray://head.example.com:10001\""),
+    ('[cluster]\nadress = "auto"\n', "[cluster]: key 'adress': unknown [cluster] key; did you mean 'address'?"),
+    ('[cluster]\npool = "h 100"\n', "[cluster]: key 'pool': 'h 100' is not a pool name"),
+    ('[cluster]\ncpus = 0\n', "[cluster]: key 'cpus': 0 is not a CPU count; use an integer from 1 to 1024"),
+    ('[cluster]\ncpus = true\n', "[cluster]: key 'cpus': True is not a CPU count"),
+    ("cluster = 3\n", "[cluster] must be a table"),
+])
+def test_bad_cluster_settings_are_one_line_errors(error_of, snippet, expected):
+    message = error_of(snippet + '[[cell]]\ntf = "1.15"\n')
+    assert message.startswith("matrix.toml: ") and expected in message
+
+
+def test_a_bad_cell_pool_names_the_cell_and_the_fix(error_of):
+    message = error_of('[[cell]]\ntf = "1.15"\npool = 3\n')
+    assert message.startswith("matrix.toml: cell[0]: key 'pool': 3 is not a pool name; write a Ray custom resource")
+
+
+def test_ray_runner_needs_an_address(tmp_path):
+    with pytest.raises(UserError, match="no cluster address; pass --address"):
+        connect_runner(None, None, 2)
+    with pytest.raises(UserError, match="'http://x:1' is not a Ray cluster address"):
+        connect_runner("http://x:1", None, 2)
+    made = connect_runner("head:6379", "mirror", 3, factory=lambda *a: a)
+    assert made == ("head:6379", "mirror", 3)
+
+
+def test_matrix_with_ray_runner_and_no_address_is_a_one_line_error(capsys):
+    from tfmatrix.cli import main
+
+    code = main(["matrix", "--matrix", str(MATRICES / "docker.toml"), "--runner", "ray", "--only", "tf1.15-cpu"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and err == ["tfmatrix: error: --runner ray: no cluster address; pass --address "
+                                 "ray://HEAD:10001 (or HOST:6379, or auto) or set [cluster] address in matrix.toml"]
+
+
+# --------------------------------------------------------------------------- what a cell asks, who can serve it
+
+def _cell(target: str = "cpu", pool: str | None = None, name: str = "c") -> Any:
+    return SimpleNamespace(name=name, target=target, pool=pool)
+
+
+def test_cpu_cells_ask_for_their_cpus_and_gpu_cells_for_one_gpu():
+    assert needs(_cell(), 2).options() == {"num_cpus": 2, "num_gpus": 0, "resources": {}, "max_retries": 0,
+                                           "retry_exceptions": False}
+    gpu = needs(_cell("gpu", "h100"), 2)
+    assert (gpu.num_cpus, gpu.num_gpus, dict(gpu.resources)) == (1, 1, {"h100": 0.001})
+    assert gpu.as_resources() == {"CPU": 1, "GPU": 1.0, "h100": 0.001}
+    assert gpu.describe() == "1 CPU + 1 GPU + pool 'h100'"
+
+
+def _node(alive: bool = True, **resources: float) -> dict[str, Any]:
+    return {"Alive": alive, "NodeID": "n", "Resources": {"memory": 1e9, "node:10.0.0.1": 1.0, **resources}}
+
+
+def test_a_cell_no_live_node_can_serve_is_skipped_with_the_reason():
+    nodes = [_node(CPU=2), _node(CPU=8, GPU=2, h100=1), _node(alive=False, CPU=8, GPU=8, a100=1)]
+    assert unserved(needs(_cell(), 2), nodes) is None
+    assert unserved(needs(_cell("gpu", "h100"), 2), nodes) is None
+    assert unserved(needs(_cell(), 16), nodes) == (
+        "no node of the Ray cluster can serve it: it needs 16 CPU, the live nodes have 2 CPU; 8 CPU + 2 GPU + h100")
+    assert "needs 1 CPU + 1 GPU + pool 'a100'" in unserved(needs(_cell("gpu", "a100"), 2), nodes)   # dead node
+    assert unserved(needs(_cell("gpu"), 2), []).endswith("the live nodes have no live nodes")
+
+
+# --------------------------------------------------------------------------- the GPU request
+
+def test_gpu_cells_get_exactly_the_assigned_devices(tmp_path):
+    m = load(MATRICES / "docker.toml")
+    gpu = m.cell("tf1.15-gpu")
+    (request,) = docker_runner.run_request(gpu, "img", tmp_path, ["run"], gpu_ids=["1", "3"])["device_requests"]
+    assert request.device_ids == ["1", "3"] and request.count == 0 and request.capabilities == [["gpu"]]
+    (every,) = docker_runner.run_request(gpu, "img", tmp_path, ["run"])["device_requests"]
+    assert every.count == -1 and not every.device_ids
+    assert node.device_request(gpu, ["2"]) == {"Driver": "", "Count": 0, "DeviceIDs": ["2"],
+                                               "Capabilities": [["gpu"]], "Options": {}}
+    assert node.device_request(m.cell("tf1.15-cpu"), []) is None
+
+
+def test_node_events_are_batched_lines_between_phases():
+    import queue
+
+    q: queue.Queue = queue.Queue()
+    for e in [("line", "a"), ("line", "b"), ("phase", "run"), ("line", "c")]:
+        q.put(e)
+    assert node._drain(q) == [("lines", ["a", "b"]), ("phase", "run"), ("lines", ["c"])]
+
+
+# --------------------------------------------------------------------------- retry once, then fail
+
+class FakeCluster(RayRunner):
+    """The ray runner with scripted attempts instead of Ray tasks."""
+
+    def __init__(self, attempts: list[Any], nodes: list[list[dict[str, Any]]]) -> None:
+        super().__init__("fake:6379", connect=False)
+        self.attempts = attempts
+        self.views = nodes
+        self.submitted = 0
+
+    def nodes(self) -> list[dict[str, Any]]:
+        return self.views[min(self.submitted, len(self.views) - 1)]
+
+    def inputs(self, cell: Any) -> str:
+        return "tag"
+
+    def _submit(self, cell: Any, request: RunRequest, need: Needs) -> Iterator[Any]:
+        script = self.attempts[self.submitted]
+        self.submitted += 1
+
+        def events() -> Iterator[Any]:
+            yield ("start", {"host": "h%d" % self.submitted, "node_id": "abcdef123456", "ip": "10.0.0.%d"
+                             % self.submitted, "gpu_ids": []})
+            if script == "lost":
+                raise NodeLost("node h%d/abcdef12 was lost mid-cell (NodeDiedError)" % self.submitted)
+            yield ("lines", ["[suite] hello"])
+            yield ("outcome", CellOutcome(cell.name, "ok", None, {"name": "ray"}, {"run_s": 1.0}, {"status": "ok"}))
+        return events()
+
+
+def _run(runner: RayRunner, tmp_path: Path) -> tuple[CellOutcome, str]:
+    log = CellLog(tmp_path / "c.log")
+    outcome = runner.run_cell(_cell(), RunRequest(), log, None)
+    log.close()
+    return outcome, (tmp_path / "c.log").read_text()
+
+
+def test_a_cell_whose_node_dies_is_retried_once_and_can_succeed(tmp_path):
+    runner = FakeCluster(["lost", "ok"], [[_node(CPU=2)]])
+    outcome, text = _run(runner, tmp_path)
+    assert outcome.status == "ok" and runner.submitted == 2
+    assert outcome.runner["attempts"] == 2 and outcome.runner["lost"] == [
+        "node h1/abcdef12 was lost mid-cell (NodeDiedError)"]
+    assert "on node h1/abcdef12 (10.0.0.1)" in text and "attempt 1 lost" in text and "on node h2/abcdef12" in text
+
+
+def test_a_cell_lost_twice_is_failed_with_both_reasons(tmp_path):
+    runner = FakeCluster(["lost", "lost", "ok"], [[_node(CPU=2)]])
+    outcome, _ = _run(runner, tmp_path)
+    assert outcome.status == "failed" and runner.submitted == 2
+    assert outcome.reason == ("node h1/abcdef12 was lost mid-cell (NodeDiedError); node h2/abcdef12 was lost "
+                              "mid-cell (NodeDiedError); retried once on another node, lost again")
+
+
+def test_a_lost_cell_with_no_node_left_to_take_it_fails_without_queueing(tmp_path):
+    runner = FakeCluster(["lost", "ok"], [[_node(CPU=2)], [_node(alive=False, CPU=2)]])
+    outcome, _ = _run(runner, tmp_path)
+    assert outcome.status == "failed" and runner.submitted == 1
+    assert "no other node can take it: no node of the Ray cluster can serve it" in outcome.reason
+
+
+def test_a_cell_no_node_can_serve_is_skipped_before_anything_is_submitted(tmp_path):
+    runner = FakeCluster(["ok"], [[_node(CPU=1)]])
+    outcome, _ = _run(runner, tmp_path)
+    assert (outcome.status, runner.submitted) == ("skipped", 0)
+    assert outcome.reason == "no node of the Ray cluster can serve it: it needs 2 CPU, the live nodes have 1 CPU"
+
+
+def test_ray_errors_are_sorted_into_lost_cancelled_and_the_tasks_own():
+    import ray.exceptions as rex
+
+    from tfmatrix.runners.cluster import classify
+
+    assert classify(rex.TaskCancelledError()) == "cancelled"
+    assert classify(rex.WorkerCrashedError()) == "lost"
+    assert classify(rex.NodeDiedError("gone")) == "lost"
+    assert classify(rex.RayTaskError("f", "tb", ValueError("x"))) == "error"
+    assert classify(ValueError("x")) == "error"
+
+
+# --------------------------------------------------------------------------- progress and report
+
+def test_cluster_progress_says_what_runs_where_done_and_left(capsys):
+    from rich.console import Console
+
+    board = ClusterProgress(3, Console(stderr=True, width=300, highlight=False))
+    a, b = board.view("a"), board.view("b")
+    a.start_cell("a", 1)
+    b.start_cell("b", 2)
+    a.placed("h1/1234")
+    assert board.tally() == "1 running: a@h1/1234; 1 queued; 0 done; 3 left"
+    a.finish_cell("ok", None, 60.0)
+    b.placed("h2/5678")
+    assert board.tally() == "1 running: b@h2/5678; 1 done; 2 left; ~2:00 left"
+    err = capsys.readouterr().err
+    assert "a: on h1/1234" in err and "ok a on h1/1234 in 1:00" in err
+
+
+def _result(name: str, cpu: str, target: str = "cpu", gpu: str | None = None) -> Any:
+    facts = {"cpu": {"model": cpu}, "nvidia_smi": {"gpus": [{"name": gpu}] if gpu else []}}
+    return SimpleNamespace(name=name, target=target, host_facts=facts, doc={})
+
+
+def test_the_report_says_loudly_when_cells_ran_on_different_cpu_or_gpu_models():
+    same = [_result("a", "EPYC 7B13"), _result("b", "EPYC 7B13")]
+    assert mixed_hardware(same) == []
+    lines = mixed_hardware([*same, _result("c", "Xeon 8481C"), _result("g1", "EPYC 7B13", "gpu", "H100"),
+                            _result("g2", "EPYC 7B13", "gpu", "A100")])
+    assert lines[0].startswith("Cells were measured on different CPU models") and "Xeon 8481C: c" in lines[0]
+    assert "A100: g2; H100: g1" in lines[1] and "pool" in lines[1]

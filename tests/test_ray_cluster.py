@@ -1,0 +1,196 @@
+"""The ray runner on a real local Ray cluster: a head and worker nodes with different resources, logical GPUs.
+
+Ray's own multi-node test cluster (``ray.cluster_utils.Cluster``) starts a
+head (no CPUs: nothing runs there) and nodes as separate raylets on this
+host; ``python -m tfmatrix`` joins it with ``--runner ray --address`` like a
+user's head would. Real CPU cells (TF 1.15 and 2.21, quick preset, one
+benchmark) run in Docker on the nodes; GPU cells cannot run here (no NVIDIA
+runtime), so their placement and device requests are checked and they must
+end skipped with that reason. Nodes are removed mid-cell to show the retry.
+"""
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from e2e import MATRICES, ROOT, cell_docs, records, require, tfmatrix
+
+from suite.schema import validate
+from tfmatrix.runners import docker as docker_runner
+
+pytestmark = pytest.mark.ray
+DOCKER_MATRIX = MATRICES / "docker.toml"
+CPU_CELLS = ("tf1.15-cpu", "tf2.21-keras3-cpu")
+BENCH = "selfcheck*"
+
+
+@pytest.fixture(scope="module")
+def client():
+    c = docker_runner.engine()
+    require(c is not None, "no Docker engine answers (scripts/host-setup installs and starts one)")
+    return c
+
+
+@pytest.fixture(scope="module")
+def cluster(client):
+    try:
+        from ray.cluster_utils import Cluster
+    except ImportError:
+        require(False, "Ray is not installed (pip install 'ray[default]')")
+    c = Cluster(initialize_head=True, connect=False, head_node_args={"num_cpus": 0, "include_dashboard": False})
+    c.nodes_by_name = {
+        "cpu": c.add_node(num_cpus=2, resources={"cpupool": 1}),
+        "gpu": c.add_node(num_cpus=2, num_gpus=2, resources={"gpupool": 1}),
+    }
+    c.wait_for_nodes()
+    yield c
+    c.shutdown()
+
+
+def _running(client, cell: str) -> list:
+    return client.containers.list(all=True, filters={"label": f"{docker_runner.RUN_LABEL}={cell}"})
+
+
+def _ray(cluster, *args: str) -> list[str]:
+    return ["--runner", "ray", "--address", cluster.address, *args]
+
+
+def test_cpu_cells_through_ray_give_the_same_files_and_report_as_the_local_runner(cluster, tmp_path):
+    common = ["matrix", "--matrix", str(DOCKER_MATRIX), "--only", CPU_CELLS[0], "--only", CPU_CELLS[1],
+              "--bench", BENCH, "--redo"]
+    t0 = time.monotonic()
+    ray_run = tfmatrix(*common, "--reports", str(tmp_path / "ray"), *_ray(cluster))
+    ray_s = time.monotonic() - t0
+    assert ray_run.returncode == 0, ray_run.stderr[-3000:]
+    t0 = time.monotonic()
+    local = tfmatrix(*common, "--reports", str(tmp_path / "local"), "--runner", "docker")
+    local_s = time.monotonic() - t0
+    assert local.returncode == 0, local.stderr[-3000:]
+    print(f"\nray runner {ray_s:.1f} s, docker runner {local_s:.1f} s for {len(CPU_CELLS)} cells")
+    via_ray, here = cell_docs(tmp_path / "ray"), cell_docs(tmp_path / "local")
+    cpu_node = cluster.nodes_by_name["cpu"].node_id
+    gpu_node = cluster.nodes_by_name["gpu"].node_id
+    for name in CPU_CELLS:
+        a, b = via_ray[name], here[name]
+        assert a["status"] == b["status"] == "ok", a["reason"]
+        assert validate(a["results"]) == [] and validate(b["results"]) == []
+        assert set(a) == set(b) and a["cell"] == b["cell"] and a["request"] == b["request"]
+        assert sorted(records(a)) == sorted(records(b))
+        assert a["runner"]["name"] == "ray" and a["runner"]["node_runner"] == "docker"
+        assert a["runner"]["image"] == b["runner"]["image"]          # the same content-hashed image
+        assert a["runner"]["node"]["node_id"] in (cpu_node, gpu_node) and a["runner"]["attempts"] == 1
+        assert a["results"]["environment"]["host"]["sandbox"]["net_interfaces"] == ["lo"]
+        log = (tmp_path / "ray" / "cells" / f"{name}.log").read_text()
+        assert "on node " in log and "[suite 1/1] ok" in log
+    for reports in (tmp_path / "ray", tmp_path / "local"):
+        assert (reports / "index.html").is_file() and (reports / "results.csv").is_file()
+    assert "running:" in ray_run.stderr and " done; " in ray_run.stderr and " left" in ray_run.stderr
+
+
+def test_gpu_cells_land_on_gpu_nodes_with_their_own_device_and_end_skipped(cluster, tmp_path):
+    matrix = tmp_path / "gpu.toml"
+    cells = "".join(f'[[cell]]\nname = "gpu{i}"\ntf = "1.15"\ntarget = "gpu"\n' for i in range(3))
+    matrix.write_text('[matrix]\npreset = "quick"\n' + cells +
+                      '[[cell]]\nname = "gpu-in-cpupool"\ntf = "1.15"\ntarget = "gpu"\npool = "cpupool"\n'
+                      '[[cell]]\nname = "nowhere"\ntf = "1.15"\npool = "h100"\n')
+    run = tfmatrix("matrix", "--matrix", str(matrix), "--reports", str(tmp_path / "r"), *_ray(cluster))
+    docs = cell_docs(tmp_path / "r")
+    gpu_node = cluster.nodes_by_name["gpu"].node_id
+    spans = []
+    for i in range(3):
+        doc = docs[f"gpu{i}"]
+        assert doc["status"] == "skipped" and "never run on the CPU" in doc["reason"], doc["reason"]
+        placed = doc["runner"]["node"]
+        assert placed["node_id"] == gpu_node and len(placed["gpu_ids"]) == 1
+        assert placed["device_request"]["DeviceIDs"] == placed["gpu_ids"]
+        assert placed["device_request"]["Capabilities"] == [["gpu"]] and placed["device_request"]["Count"] == 0
+        spans.append((placed["started"], placed["ended"], placed["gpu_ids"][0]))
+    for a in spans:                                # never two cells on one device at once
+        for b in spans:
+            if a is not b and a[0] < b[1] and b[0] < a[1]:
+                assert a[2] != b[2]
+    assert docs["gpu-in-cpupool"]["status"] == docs["nowhere"]["status"] == "skipped"
+    assert docs["gpu-in-cpupool"]["reason"].startswith(
+        "no node of the Ray cluster can serve it: it needs 1 CPU + 1 GPU + pool 'cpupool'")
+    assert "needs 2 CPU + pool 'h100'" in docs["nowhere"]["reason"]
+    assert run.returncode == 0, run.stderr[-2000:]
+
+
+def _wait_for(predicate, timeout: float = 300, step: float = 0.3):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(step)
+    raise AssertionError("timed out waiting")
+
+
+def test_a_node_killed_mid_cell_costs_one_retry_then_the_cell_fails_and_nothing_else_is_lost(
+        cluster, client, tmp_path):
+    """Two nodes in pool "victim": whichever runs the cell is removed mid-cell, then the other (the retry)."""
+    import threading
+
+    matrix = tmp_path / "kill.toml"
+    matrix.write_text('[matrix]\npreset = "quick"\n'
+                      '[[cell]]\nname = "victim"\ntf = "1.15"\npool = "victim"\n'
+                      '[[cell]]\nname = "survivor"\ntf = "1.15"\npool = "cpupool"\n')
+    pool = [cluster.add_node(num_cpus=2, resources={"victim": 1}) for _ in range(2)]
+    cluster.wait_for_nodes()
+    proc = subprocess.Popen([sys.executable, "-m", "tfmatrix", "matrix", "--matrix", str(matrix), "--reports",
+                             str(tmp_path / "r"), "--bench", BENCH, *_ray(cluster)], cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(iter(proc.stderr.readline, "")), daemon=True)
+    reader.start()
+
+    def placed(n: int):
+        """The node running the victim's n-th attempt, once its container runs."""
+        on = [line for line in list(lines) if line.startswith("[tfmatrix] victim: on ")]
+        if len(on) < n or not _running(client, "victim"):
+            return None
+        return next((node for node in pool if node.node_id[:8] in on[n - 1]), None)
+
+    try:
+        for attempt in (1, 2):
+            cluster.remove_node(_wait_for(lambda a=attempt: placed(a)), allow_graceful=False)
+        proc.wait(timeout=300)
+        reader.join(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    err = "".join(lines)
+    docs = cell_docs(tmp_path / "r")
+    victim = docs["victim"]
+    assert victim["status"] == "failed" and victim["runner"]["attempts"] == 2, err[-3000:]
+    assert victim["reason"].endswith("retried once on another node, lost again"), victim["reason"]
+    assert victim["reason"].count("was lost mid-cell") == 2
+    assert docs["survivor"]["status"] == "ok" and validate(docs["survivor"]["results"]) == []
+    assert proc.returncode == 1 and (tmp_path / "r" / "index.html").is_file(), err[-3000:]
+    assert _wait_for(lambda: not _running(client, "victim"), timeout=60)    # swept from the dead nodes' host
+
+
+def test_ctrl_c_on_the_head_cancels_the_tasks_and_leaves_no_container(cluster, client, tmp_path):
+    """The cell has a name of its own: another tfmatrix run on this host may be running the matrices' cells."""
+    matrix = tmp_path / "interrupt.toml"
+    matrix.write_text('[matrix]\npreset = "quick"\n[[cell]]\nname = "interrupt-me"\ntf = "1.15"\n')
+    reports = tmp_path / "r"
+    proc = subprocess.Popen([sys.executable, "-m", "tfmatrix", "matrix", "--matrix", str(matrix), "--reports",
+                             str(reports), "--bench", BENCH, *_ray(cluster)], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_for(lambda: _running(client, "interrupt-me"))
+        time.sleep(1.0)
+        proc.send_signal(signal.SIGINT)
+        _out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130 and "Traceback" not in err, err[-3000:]
+    assert _running(client, "interrupt-me") == []
+    doc = cell_docs(reports)["interrupt-me"]
+    assert (doc["status"], doc["reason"]) == ("failed", "interrupted")
+    assert not [p for p in (reports / "cells").iterdir() if p.name.endswith(".partial")]

@@ -1,0 +1,306 @@
+"""The ray runner: every cell a Ray task on a cluster of hosts, scheduled by what the cell needs.
+
+A CPU cell asks for the CPUs its preset is sized for (``[cluster] cpus``, 2),
+a GPU cell for one GPU; a cell with a ``pool`` also asks for a sliver of that
+Ray custom resource, so it lands only on the nodes that declare the pool
+(``ray start --resources '{"h100": 1}'``): one hardware model per pool keeps
+cells comparable. Before a cell is submitted, the cluster's nodes are checked:
+a cell no live node can serve is ``skipped`` with the reason, never queued
+forever.
+
+On the node, ``runners.node.cell_task`` runs the ordinary Docker runner (venv
+where the node has no engine) and streams log lines, phases and finally the
+outcome back; here they go to the cell's log and the progress display, and
+``execution`` writes the results file atomically as for any runner. Ray's
+container ``runtime_env`` is never used: the cells' images need no Ray inside.
+
+Faults: a node (or its worker) that dies mid-cell costs one retry, placed by
+Ray on a live node of the same pool; a second loss records the cell
+``failed`` with both reasons. ``cancel`` (Ctrl-C on the head) stops every
+task, lets the workers remove their containers, then sweeps each live node
+for containers whose worker was killed.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import render
+from ..errors import UserError
+from ..paths import REPO_ROOT
+from ..progress import Progress
+from ..results import CellOutcome
+from .common import CellLog, RunRequest
+from .node import Event
+
+POOL_SHARE = 0.001          # what a cell asks of its pool's resource: any number of cells may share a node
+CANCEL_GRACE_S = 30.0       # how long cancelled tasks get to remove their containers before they are killed
+# What the head's checkout does not send to the nodes (the job's working_dir: the suite, tfmatrix, images/).
+EXCLUDES = [".git", "build", "reports", ".nox", ".venv", "tests", "docs", "**/__pycache__", ".mypy_cache",
+            ".ruff_cache", ".pytest_cache", "*.egg-info"]
+
+
+class NodeLost(Exception):
+    """The task's node or worker died (or its result was lost) before the cell ended."""
+
+
+@dataclass(frozen=True)
+class Needs:
+    """What one cell asks of a Ray node."""
+
+    num_cpus: float
+    num_gpus: int = 0
+    resources: Mapping[str, float] = field(default_factory=dict)
+
+    def as_resources(self) -> dict[str, float]:
+        """As Ray names them in a node's resource table."""
+        out = {"CPU": self.num_cpus, **self.resources}
+        if self.num_gpus:
+            out["GPU"] = float(self.num_gpus)
+        return {k: v for k, v in out.items() if v}
+
+    def describe(self) -> str:
+        parts = ["%g CPU" % self.num_cpus]
+        if self.num_gpus:
+            parts.append("%d GPU" % self.num_gpus)
+        parts += ["pool %r" % k for k in self.resources]
+        return " + ".join(parts)
+
+    def options(self) -> dict[str, Any]:
+        """Ray task options: resources, no automatic retry (``run_cell`` retries once, itself)."""
+        return {"num_cpus": self.num_cpus, "num_gpus": self.num_gpus, "resources": dict(self.resources),
+                "max_retries": 0, "retry_exceptions": False}
+
+
+def needs(cell: Any, cpus: int) -> Needs:
+    """A GPU cell: one GPU (and a CPU to feed it); a CPU cell: ``cpus``. Plus its pool, if any."""
+    pool = {cell.pool: POOL_SHARE} if getattr(cell, "pool", None) else {}
+    if cell.target == "gpu":
+        return Needs(1, 1, pool)
+    return Needs(cpus, 0, pool)
+
+
+def unserved(need: Needs, nodes: Sequence[Mapping[str, Any]]) -> str | None:
+    """Why no live node can ever serve ``need`` (from ``ray.nodes()``), or None when one can."""
+    alive = [n for n in nodes if n.get("Alive")]
+    wanted = need.as_resources()
+    for node in alive:
+        total = node.get("Resources") or {}
+        if all(total.get(k, 0) >= v for k, v in wanted.items()):
+            return None
+    have = "; ".join(sorted({_node_summary(n) for n in alive})) or "no live nodes"
+    return "no node of the Ray cluster can serve it: it needs %s, the live nodes have %s" % (need.describe(), have)
+
+
+def _node_summary(node: Mapping[str, Any]) -> str:
+    res = node.get("Resources") or {}
+    parts = ["%g CPU" % res.get("CPU", 0)]
+    if res.get("GPU"):
+        parts.append("%g GPU" % res["GPU"])
+    parts += sorted(k for k in res if k not in ("CPU", "GPU", "memory", "object_store_memory")
+                    and not k.startswith("node:") and not k.startswith("accelerator_type:"))
+    return " + ".join(parts)
+
+
+def classify(error: BaseException) -> str:
+    """"cancelled", "lost" (node or worker died: retry elsewhere) or "error" (the task itself raised)."""
+    import ray.exceptions as rex
+
+    if isinstance(error, rex.TaskCancelledError):
+        return "cancelled"
+    if isinstance(error, rex.RayTaskError):
+        return "error"
+    if isinstance(error, rex.RayError):
+        return "lost"
+    return "error"
+
+
+def node_name(facts: Mapping[str, Any]) -> str:
+    """How progress lines name a node: host and the start of its Ray node id."""
+    return "%s/%s" % (facts.get("host", "?"), str(facts.get("node_id", "?"))[:8])
+
+
+class RayRunner:
+    """Cells as Ray tasks on a cluster (implements ``runners.base.Runner``; ``execution`` runs ``slots`` at once)."""
+
+    name = "ray"
+    slots = 64               # cells in flight at once: Ray queues them by resources
+
+    def __init__(self, address: str, registry: str | None = None, cpus: int = 2, connect: bool = True) -> None:
+        self.address = address
+        self.registry = registry
+        self.cpus = cpus
+        self._lock = threading.Lock()
+        self._running: dict[str, Any] = {}     # cell name -> its task's ObjectRefGenerator
+        self._cancelled = threading.Event()
+        if connect:
+            self._connect()
+
+    def _connect(self) -> None:
+        import ray
+
+        try:
+            ray.init(address=self.address, runtime_env={"working_dir": str(REPO_ROOT), "excludes": EXCLUDES},
+                     log_to_driver=False, logging_level=logging.ERROR)
+        except Exception as e:
+            raise UserError("--runner ray: cannot join the Ray cluster at %s (%s); start one with `ray start "
+                            "--head` and pass its address with --address" % (self.address,
+                                                                           str(e).splitlines()[0][:200])) from None
+
+    # -- Runner --------------------------------------------------------------
+
+    def inputs(self, cell: Any) -> str:
+        """The cell's content-hashed image tag (each node builds, or reuses, exactly that image)."""
+        return render.render_cell(cell).tag
+
+    def nodes(self) -> list[dict[str, Any]]:
+        import ray
+
+        return list(ray.nodes())
+
+    def skip_reason(self, cell: Any) -> str | None:
+        return unserved(needs(cell, self.cpus), self.nodes())
+
+    def run_cell(self, cell: Any, request: RunRequest, log: CellLog, progress: Progress | None) -> CellOutcome:
+        need = needs(cell, self.cpus)
+        why = unserved(need, self.nodes())
+        if why:
+            return CellOutcome(cell.name, "skipped", why, {"name": self.name, "address": self.address})
+        lost: list[str] = []
+        while True:
+            try:
+                outcome = self._follow(cell, self._submit(cell, request, need), log, progress)
+                break
+            except NodeLost as e:
+                lost.append(str(e))
+                log("attempt %d lost: %s" % (len(lost), e))
+                again = unserved(need, self.nodes())
+                if len(lost) == 2 or again:
+                    reason = "; ".join(lost) + ("; retried once on another node, lost again" if len(lost) == 2
+                                                else "; no other node can take it: " + str(again))
+                    return CellOutcome(cell.name, "failed", reason, {"name": self.name, "attempts": len(lost)},
+                                       {}, None, log.tail())
+                if progress:
+                    progress.phase("retry", "one retry on another node of %s" % (cell.pool or "the cluster"))
+        outcome.runner.update({"attempts": len(lost) + 1, "address": self.address, "inputs": self.inputs(cell)})
+        if lost:
+            outcome.runner["lost"] = lost
+        return outcome
+
+    # -- one attempt -----------------------------------------------------------
+
+    def _submit(self, cell: Any, request: RunRequest, need: Needs) -> Iterator[Any]:
+        """Start the cell's task; an iterator of its event refs."""
+        import ray
+
+        from .node import cell_task
+
+        if self._cancelled.is_set():
+            raise KeyboardInterrupt("interrupted")
+        task = ray.remote(cell_task).options(num_returns="streaming", name="tfmatrix:" + cell.name, **need.options())
+        stream = task.remote(cell, request, self.registry)
+        with self._lock:
+            self._running[cell.name] = stream
+        return _gets(stream)
+
+    def _follow(self, cell: Any, events: Iterator[Any], log: CellLog, progress: Progress | None) -> CellOutcome:
+        """Relay one attempt's events to the log and progress; its outcome, or NodeLost."""
+        where = "?"
+        try:
+            for kind, value in events:
+                if kind == "start":
+                    where = node_name(value)
+                    log("on node %s (%s)%s" % (where, value.get("ip"), ", GPUs %s" % ",".join(value["gpu_ids"])
+                                               if value.get("gpu_ids") else ""))
+                    placed = getattr(progress, "placed", None)
+                    if placed:
+                        placed(where)
+                elif kind == "lines":
+                    for line in value:
+                        log(line)
+                elif kind == "phase" and progress:
+                    progress.phase(value)
+                elif kind == "outcome":
+                    outcome: CellOutcome = value
+                    outcome.log_tail = log.tail()
+                    return outcome
+        except NodeLost:
+            raise
+        except Exception as e:
+            what = classify(e)
+            if what == "cancelled" or self._cancelled.is_set():
+                raise KeyboardInterrupt("interrupted") from None
+            if what == "lost":
+                raise NodeLost("node %s was lost mid-cell (%s)" % (where, type(e).__name__)) from None
+            cause = getattr(e, "cause", None) or e
+            return CellOutcome(cell.name, "failed", "%s on node %s: %s" % (type(cause).__name__, where, cause),
+                               {"name": self.name}, {}, None, log.tail())
+        finally:
+            with self._lock:
+                self._running.pop(cell.name, None)
+        raise NodeLost("node %s ended the cell without an outcome" % where)
+
+    # -- Ctrl-C ------------------------------------------------------------------
+
+    def cancel(self, grace_s: float = CANCEL_GRACE_S) -> None:
+        """Stop every task: each worker removes its containers; those that do not in time are killed and swept."""
+        import ray
+
+        self._cancelled.set()
+        with self._lock:
+            streams = list(self._running.values())
+        for s in streams:
+            ray.cancel(s)
+        deadline = time.monotonic() + grace_s
+        while time.monotonic() < deadline and self._running:
+            time.sleep(0.2)
+        with self._lock:
+            stuck = list(self._running.values())
+        for s in stuck:
+            ray.cancel(s, force=True)
+        self.sweep()
+
+    def sweep(self, timeout_s: float = 60.0) -> int:
+        """On every live node, remove the tfmatrix containers whose worker is gone; how many."""
+        import ray
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        from .node import sweep_leftovers
+
+        task = ray.remote(sweep_leftovers)
+        refs = [task.options(num_cpus=0, max_retries=0, scheduling_strategy=NodeAffinitySchedulingStrategy(
+            n["NodeID"], soft=False)).remote() for n in self.nodes() if n.get("Alive")]
+        ready, _ = ray.wait(refs, num_returns=len(refs), timeout=timeout_s)
+        removed = 0
+        for ref in ready:
+            try:
+                removed += int(ray.get(ref))
+            except ray.exceptions.RayError:    # that node died meanwhile: nothing of it to sweep from here
+                pass
+        return removed
+
+
+def _gets(stream: Any) -> Iterator[Event]:
+    """The values of a streaming task's refs, in order."""
+    import ray
+
+    for ref in stream:
+        yield ray.get(ref)
+
+
+def connect_runner(address: str | None, registry: str | None, cpus: int,
+                   factory: Callable[..., RayRunner] = RayRunner) -> RayRunner:
+    """The ray runner for ``--address`` or ``[cluster] address``; a one-line error without either."""
+    from ..matrix import PATTERNS
+
+    if not address:
+        raise UserError("--runner ray: no cluster address; pass --address ray://HEAD:10001 (or HOST:6379, or auto) "
+                        "or set [cluster] address in matrix.toml")
+    if not PATTERNS["address"].fullmatch(address):
+        raise UserError("--address %r is not a Ray cluster address; write ray://HEAD:10001, HOST:6379 or auto"
+                        % address)
+    return factory(address, registry, cpus)

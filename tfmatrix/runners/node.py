@@ -1,0 +1,202 @@
+"""What a Ray node does with one cell: check the suite's hash, run the Docker (or venv) runner, stream it back.
+
+``cell_task`` is the body of the Ray task ``runners.cluster`` submits; it runs
+in a Ray worker on whichever node the scheduler picked, inside the checkout
+that travelled as the job's ``working_dir`` (Ray content-hashes that archive;
+the suite's own hash is checked again here against the head's). It is a
+generator (a Ray streaming task): it yields ``Event`` tuples as the cell goes,
+so the head's log and progress follow the node live, and the outcome last.
+
+The node runs the same runners as a single host, with the same skip rules: the
+Docker runner when the node's engine answers (GPU cells get exactly the
+devices Ray assigned, ``--gpus device=<ids>``), else the venv runner. Images
+are cached by the node's own engine under the same content-hashed tags, so a
+second run there does not rebuild. Interrupted (the head cancelled the task),
+the worker removes the containers it started before it lets go.
+"""
+from __future__ import annotations
+
+import os
+import queue
+import shutil
+import socket
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, cast
+
+from ..paths import SUITE_DIR, cache_dir
+from ..results import CellOutcome, host_summary, suite_fingerprint
+from . import docker
+from .common import CellLog, RunRequest
+from .venv import VenvRunner
+
+Event = tuple[str, Any]
+"""("start", node facts) | ("lines", [log lines]) | ("phase", phase) | ("outcome", CellOutcome)."""
+
+FLUSH_S = 0.5      # how often buffered log lines travel to the head
+
+
+class _Forward:
+    """Stands in for the head's ``Progress`` on the node: phases and suite lines go to the head's queue."""
+
+    def __init__(self, events: queue.Queue[Event]) -> None:
+        self.events = events
+
+    def phase(self, phase: str, detail: str = "") -> None:
+        self.events.put(("phase", phase))
+
+    def suite_output(self, line: str) -> None:
+        self.events.put(("line", line))
+
+
+def node_facts(gpu_ids: list[str]) -> dict[str, Any]:
+    """Where the task landed: host name, Ray node id and address, its GPUs, this worker's pid."""
+    import ray
+
+    ctx = ray.get_runtime_context()
+    return {"host": socket.gethostname(), "node_id": ctx.get_node_id(), "ip": ray.util.get_node_ip_address(),
+            "gpu_ids": gpu_ids, "pid": os.getpid(), "started": time.time()}
+
+
+def node_runner(registry: str | None, gpu_ids: list[str], suite_dir: Path) -> Any:
+    """The runner this node can offer: Docker when its engine answers, else the venv runner."""
+    client = docker.engine()
+    if client is None:
+        return VenvRunner()
+    return docker.DockerRunner(client, registry, gpu_ids or None, suite_dir)
+
+
+def cached_suite(expected: str) -> Path | None:
+    """The suite in this node's cache, keyed by its content hash; None when the job's copy is not that suite.
+
+    Copied once from the job's ``working_dir`` (which Ray may clean up while
+    another task still runs) and checked against the head's hash, so what a
+    container mounts never changes under it and a second run copies nothing.
+    """
+    root = cache_dir() / "suites" / expected
+    if (root / ".complete").exists():
+        return root
+    if suite_fingerprint() != expected:
+        return None
+    tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=ensure_dir(root.parent)))
+    shutil.copytree(SUITE_DIR, tmp / "suite", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    if suite_fingerprint(tmp / "suite") != expected:
+        shutil.rmtree(tmp, ignore_errors=True)
+        return None
+    (tmp / "suite" / ".complete").touch()
+    os.chmod(tmp / "suite", 0o755)
+    try:
+        os.replace(tmp / "suite", root)
+    except OSError:                 # another task on this node put it there first
+        pass
+    shutil.rmtree(tmp, ignore_errors=True)
+    return root
+
+
+def ensure_dir(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def device_request(cell: Any, gpu_ids: list[str]) -> dict[str, Any] | None:
+    """The ``--gpus`` request a GPU cell's container is given here (recorded whether or not it can run)."""
+    if cell.target != "gpu":
+        return None
+    (request,) = docker.run_request(cell, "image", Path("/out"), [], gpu_ids=gpu_ids or None)["device_requests"]
+    return dict(request)
+
+
+def cell_task(cell: Any, request: RunRequest, registry: str | None) -> Iterator[Event]:
+    """Run ``cell`` on this node; yields events, the outcome last. A Ray streaming task's body."""
+    import ray
+
+    gpu_ids = [str(i) for i in ray.get_gpu_ids()] if cell.target == "gpu" else []
+    facts = node_facts(gpu_ids)
+    yield ("start", facts)
+    placement = {**facts, "device_request": device_request(cell, gpu_ids)}
+    suite_dir = cached_suite(request.suite or suite_fingerprint())
+    if suite_dir is None:
+        yield ("outcome", CellOutcome(cell.name, "failed", "the suite that reached node %s (hash %s) is not the "
+                                      "head's (%s)" % (facts["host"], suite_fingerprint(), request.suite),
+                                      {"name": "ray", "node": placement}))
+        return
+    events: queue.Queue[Event] = queue.Queue()
+    result: list[CellOutcome] = []
+    with tempfile.TemporaryDirectory(prefix="tfmatrix-node-") as tmp:
+        log = CellLog(Path(tmp) / "cell.log", cast(Any, _Forward(events)))
+
+        def work() -> None:
+            try:
+                runner = node_runner(registry, gpu_ids, suite_dir)
+                result.append(runner.run_cell(cell, request, log, cast(Any, _Forward(events))))
+            except Exception as e:  # a bug or an engine failure: the cell fails, the node goes on
+                result.append(CellOutcome(cell.name, "failed", "%s: %s" % (type(e).__name__, e), {}, {}))
+
+        thread = threading.Thread(target=work, name="tfmatrix-cell", daemon=True)
+        thread.start()
+        try:
+            while thread.is_alive() or not events.empty():
+                thread.join(timeout=FLUSH_S)
+                for event in _drain(events):  # noqa: UP028 (Ray resumes generators with send(): no yield from)
+                    yield event
+        except BaseException:          # cancelled by the head (KeyboardInterrupt), or the worker is exiting
+            remove_own_containers()
+            raise
+        log.close()
+    outcome = result[0]
+    outcome.runner = {**outcome.runner, "name": "ray", "node_runner": outcome.runner.get("name"),
+                      "node": {**placement, "ended": time.time()}}
+    outcome.host = host_summary()
+    yield ("outcome", outcome)
+
+
+def _drain(events: queue.Queue[Event]) -> list[Event]:
+    """Queued events, suite lines gathered into one ``lines`` event per flush."""
+    out: list[Event] = []
+    lines: list[str] = []
+    while True:
+        try:
+            kind, value = events.get_nowait()
+        except queue.Empty:
+            break
+        if kind == "line":
+            lines.append(value)
+        else:
+            if lines:
+                out.append(("lines", lines))
+                lines = []
+            out.append((kind, value))
+    if lines:
+        out.append(("lines", lines))
+    return out
+
+
+def remove_own_containers() -> int:
+    """Remove the containers this worker process started (the Docker runner labels them with host:pid)."""
+    client = docker.engine()
+    if client is None:
+        return 0
+    mine = client.containers.list(all=True, filters={"label": "%s=%s" % (docker.OWNER_LABEL, docker.owner())})
+    for c in mine:
+        try:
+            c.remove(force=True)
+        except Exception:
+            pass
+    return len(mine)
+
+
+def sweep_leftovers() -> int:
+    """Remove this node's tfmatrix containers whose worker is gone (a force-cancelled or crashed task)."""
+    client = docker.engine()
+    if client is None:
+        return 0
+    gone = docker.leftover_containers(client)
+    for c in gone:
+        try:
+            c.remove(force=True)
+        except Exception:
+            pass
+    return len(gone)
