@@ -257,3 +257,14 @@ def test_claims_section_comes_first(tmp_path):
     first = next(n for n in main.children if not isinstance(n, str))
     assert first.attrs.get("id") == "claims"
     assert html.index('href="#claims"') < html.index('href="#summary"')
+
+
+def test_a_line_below_the_seeds_size_is_marked_and_one_at_it_is_not():
+    from tfmatrix.report.claims_view import below_seed_size
+
+    assert not below_seed_size("model=small, batch_shape=32x400x16, width=1.0", "batch_shape=32x400x16")
+    assert below_seed_size("model=medium, batch_shape=32x400x16, width=0.125", "batch_shape=32x400x16")
+    assert below_seed_size("n=2000", "n=10000")
+    assert below_seed_size("a_shape=100x100x1000, b_shape=1000x1000", "a_shape=1000x100x1000, b_shape=1000x1000")
+    assert not below_seed_size("batch_shape=32x4", "batch_shape=32x4, 1000 calls")
+    assert not below_seed_size("", "scalar arguments")

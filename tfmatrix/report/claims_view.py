@@ -52,11 +52,32 @@ def ratio_words(line: ClaimLine, a: str) -> str:
     return f"{a} {ci.ratio:.3g}× slower"
 
 
+def _pairs(text: str) -> dict[str, str]:
+    """``"model=small, batch_shape=32x400x16"`` -> its key=value pairs (words without ``=`` dropped)."""
+    return dict(p.strip().split("=", 1) for p in text.split(",") if "=" in p)
+
+
+def below_seed_size(measured: str, seed: str) -> bool:
+    """The measured size differs from the seed's in a size both name, or runs a narrowed model (width < 1).
+
+    The default preset runs a few claims below the seed's size (``tests/test_seed_preset.py: REDUCED``);
+    the Claims row marks those lines so that a reader does not take them for the seed's setup.
+    """
+    mine, theirs = _pairs(measured), _pairs(seed)
+    if any(mine[k] != theirs[k] for k in mine.keys() & theirs.keys()):
+        return True
+    try:
+        return float(mine.get("width", "1")) < 1.0
+    except ValueError:
+        return False
+
+
 def line_view(result: ClaimResult, line: ClaimLine, varying: list[str]) -> dict[str, Any]:
     c, ci = line.comparison, line.comparison.ci
     return {
         "label": line_label(line, varying),
         "size": line.size,
+        "below_seed_size": below_seed_size(line.size, result.claim.seed_size),
         "ratio": f"{ci.ratio:.3g}",
         "ci": f"{ci.low:.3g}–{ci.high:.3g}",
         "words": ratio_words(line, result.claim.a),
