@@ -14,7 +14,7 @@ from typing import Any
 
 from ..releases import Keras3Table, Table
 from ..versions import version_key
-from .checks import _checked, _get_str, _Where
+from .checks import _checked, _get_str, _Where, gated_requirements, user_pins
 from .records import PATTERNS, BaseImage, KerasSpec
 
 DEFAULT_BACKEND = "tensorflow"
@@ -110,15 +110,5 @@ def requirements(where: _Where, values: Mapping[str, Any], backend: str, target:
     assert keras.requirement is not None
     pinned = k3.pinned[backend]
     lines = [keras.requirement, *(pinned.gpu if target == "gpu" else pinned.cpu)]
-    pins = values.get("pins", [])
-    if not isinstance(pins, list) or not all(isinstance(p, str) for p in pins):
-        raise where.error("pins", "expected an array of requirement strings", 'write pins = ["h5py==3.14.0"]')
-    for pin in pins:
-        _checked(where, "pins", pin, "requirement", "a requirement with a version specifier",
-                 'write one requirement per string, like "h5py==3.14.0" (no markers, no spaces)')
-    lines += pins
-    for line in lines:
-        if not PATTERNS["requirement"].fullmatch(line):
-            raise where.error(None, f"requirement {line!r} from the compatibility table is malformed",
-                              "fix tfmatrix/data/releases.toml")
-    return tuple(lines)
+    lines += user_pins(where, values, "h5py==3.14.0")
+    return gated_requirements(where, lines)

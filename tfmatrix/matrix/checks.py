@@ -202,3 +202,23 @@ def _max_cells(where: _Where, value: Any) -> int:
         raise where.error("max_cells", f"{value!r} is not a cell count", "use an integer from 1 to 100000")
     return value
 
+
+
+def user_pins(where: _Where, values: Mapping[str, Any], example: str) -> list[str]:
+    """A cell's ``pins``: requirement strings, each through the same gate as the table's."""
+    pins = values.get("pins", [])
+    if not isinstance(pins, list) or not all(isinstance(p, str) for p in pins):
+        raise where.error("pins", "expected an array of requirement strings", f'write pins = ["{example}"]')
+    for pin in pins:
+        _checked(where, "pins", pin, "requirement", "a requirement with a version specifier",
+                 f'write one requirement per string, like "{example}" or "numpy<1.19" (no markers, no spaces)')
+    return list(pins)
+
+
+def gated_requirements(where: _Where, lines: list[str]) -> tuple[str, ...]:
+    """The requirement lines, the table's included: the table is data too, checked like user input."""
+    for line in lines:
+        if not PATTERNS["requirement"].fullmatch(line):
+            raise where.error(None, f"requirement {line!r} from the compatibility table is malformed",
+                              "fix tfmatrix/data/releases.toml")
+    return tuple(lines)

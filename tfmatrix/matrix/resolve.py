@@ -14,7 +14,20 @@ from typing import Any
 from ..releases import Release, Table
 from ..versions import minor_series, version_key
 from . import backends
-from .checks import _check_keys, _checked, _get_str, _memory, _preset, _repeats, _timeout, _type_name, _Where, pool
+from .checks import (
+    _check_keys,
+    _checked,
+    _get_str,
+    _memory,
+    _preset,
+    _repeats,
+    _timeout,
+    _type_name,
+    _Where,
+    gated_requirements,
+    pool,
+    user_pins,
+)
 from .records import (
     CELL_KEYS,
     PATTERNS,
@@ -291,18 +304,8 @@ def _requirements(where: _Where, values: Mapping[str, Any], rel: Release, exact:
     if keras.flavour == "tf_keras" and table.tf_keras.pin_keras3 and rel.keras3:
         lines.append(f"keras=={rel.keras3}")
     lines += [p.requirement for p in rel.pins]
-    pins = values.get("pins", [])
-    if not isinstance(pins, list) or not all(isinstance(p, str) for p in pins):
-        raise where.error("pins", "expected an array of requirement strings", 'write pins = ["h5py==2.10.0"]')
-    for pin in pins:
-        _checked(where, "pins", pin, "requirement", "a requirement with a version specifier",
-                 'write one requirement per string, like "h5py==2.10.0" or "numpy<1.19" (no markers, no spaces)')
-    lines += pins
-    for line in lines:  # the table is data too: the same gate as user input
-        if not PATTERNS["requirement"].fullmatch(line):
-            raise where.error(None, f"requirement {line!r} from the compatibility table is malformed",
-                              "fix tfmatrix/data/releases.toml")
-    return tuple(lines)
+    lines += user_pins(where, values, "h5py==2.10.0")
+    return gated_requirements(where, lines)
 
 
 def _resolve_env(where: _Where, values: Mapping[str, Any], keras: KerasSpec,
