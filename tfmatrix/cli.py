@@ -15,13 +15,15 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, TextIO
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from rich.markup import escape
 
 from . import __version__, paths
+from .command_args import add_only, load_matrix, output_dir, selected
 from .errors import UserError
-from .matrix import KNOWN_PRESETS, Cell, Matrix, load
+from .matrix import KNOWN_PRESETS, Cell, Matrix
+from .report_commands import _configure_compare, _configure_report, cmd_compare, cmd_report, report_refused
 
 if TYPE_CHECKING:
     from .report.load import Refused
@@ -45,62 +47,6 @@ class Subcommand:
 
 
 # --------------------------------------------------------------------------- shared helpers
-
-
-def load_matrix(args: argparse.Namespace, err: TextIO | None = None) -> Matrix:
-    """Load --matrix and print its untested warnings (each once) to stderr."""
-    matrix = load(args.matrix)
-    stream = err if err is not None else sys.stderr
-    for warning in matrix.warnings:
-        print(f"tfmatrix: warning: {warning}", file=stream)
-    return matrix
-
-
-def selected(matrix: Matrix, patterns: Sequence[str]) -> tuple[Cell, ...]:
-    """Cells matching ``--only`` globs or short names (``tf2.0`` selects tf2.0-keras2.3.1-cpu and -gpu).
-
-    A pattern that matches nothing is an error that suggests the closest name.
-    """
-    from .names import matches, resolve
-
-    names = [c.name for c in matrix.cells]
-    globs: list[str] = []
-    for pattern in patterns:
-        if matrix.select([pattern]):
-            globs.append(pattern)
-            continue
-        short = [n for n in names if matches(pattern, n)] if not set("*?[") & set(pattern) else []
-        if not short:
-            why = resolve(pattern, names).problem or ""
-            raise UserError(f"--only {pattern!r}: {why.replace('no cell named', 'no cell matches', 1)}")
-        globs += short
-    return matrix.select(globs)
-
-
-def output_dir(value: str, flag: str, create: bool = True) -> Path:
-    """``value`` as a directory to write into (created if missing and ``create``); a one-line UserError if it
-    cannot be one.
-
-    Checked before any work starts, so a typo in --out costs nothing and never
-    ends as NotADirectoryError/FileExistsError halfway through.
-    """
-    path = Path(value)
-    for p in (path, *path.parents):
-        if p.exists() and not p.is_dir():
-            where = "is a file" if p == path else f"is inside {p}, which is a file"
-            raise UserError(f"{flag} {value}: {where}, not a directory; pass a directory path")
-    try:
-        if create:
-            path.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise UserError(f"{flag} {value}: cannot create the directory ({e.strerror or e}); pass a writable "
-                        "directory") from None
-    return path
-
-
-def _add_only(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--only", action="append", default=[], metavar="GLOB",
-                   help="select cells by name (fnmatch glob, repeatable)")
 
 
 # --------------------------------------------------------------------------- validate
@@ -151,7 +97,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def _configure_list(p: argparse.ArgumentParser) -> None:
-    _add_only(p)
+    add_only(p)
     p.add_argument("--json", action="store_true", help="print cell.json documents (with tags) as a JSON array")
 
 
@@ -173,7 +119,7 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 
 def _configure_render(p: argparse.ArgumentParser) -> None:
-    _add_only(p)
+    add_only(p)
     p.add_argument("--out", default=str(paths.RENDER_DIR), metavar="DIR",
                    help="output directory (default: build/images)")
 
@@ -305,7 +251,7 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
 
 
 def _configure_matrix(p: argparse.ArgumentParser) -> None:
-    _add_only(p)
+    add_only(p)
     _add_run_options(p)
     p.add_argument("--bench", action="append", default=[], metavar="PATTERN",
                    help="run only benchmarks matching PATTERN (glob on variant id; repeatable)")
@@ -320,97 +266,6 @@ def _configure_cell(p: argparse.ArgumentParser) -> None:
 
 
 # --------------------------------------------------------------------------- report
-
-
-def cmd_report(args: argparse.Namespace) -> int:
-    """Rebuild reports/index.html and results.csv from reports/cells/*.json; runs nothing."""
-    from .report import build
-
-    out = output_dir(args.out, "--out", create=False)   # created when the report is written
-    cells = Path(args.cells) if args.cells else out / "cells"
-    matrix = load_matrix(args) if Path(args.matrix).exists() else None
-    baseline, source, fallback = args.baseline, "--baseline", False
-    if baseline is None and matrix is not None:
-        baseline, source, fallback = matrix.settings.baseline, f"{matrix.path.name}: baseline", True
-    upgrade, upgrade_source = _upgrade_pair(args, matrix, baseline)
-    previous = Path(args.previous) if args.previous else None
-    summary = build(cells, out, baseline, baseline_source=source, baseline_fallback=fallback, previous=previous,
-                    upgrade=upgrade, upgrade_source=upgrade_source)
-    print(summary.line())
-    return report_refused(summary.refused, sys.stderr)
-
-
-def _upgrade_pair(args: argparse.Namespace, matrix: Matrix | None, baseline: str | None
-                  ) -> tuple[tuple[str, str] | None, str]:
-    """The upgrade view's (baseline, candidate): ``--candidate`` against the baseline, else ``[report] compare``."""
-    if args.candidate is not None:
-        if baseline is None:
-            raise UserError(f"--candidate {args.candidate}: no baseline to compare it with; add --baseline CELL")
-        return (baseline, args.candidate), "--baseline/--candidate"
-    if matrix is not None and matrix.settings.compare is not None:
-        return matrix.settings.compare, f"{matrix.path.name}: [report] compare"
-    return None, ""
-
-
-def report_refused(refused: Sequence[Refused], err: TextIO) -> int:
-    """Name each cell file the report left out, one stderr line each; exit code 2 when there are any.
-
-    Called after the report is written: the readable cells are reported even
-    when a file beside them is broken, and the exit code still says so.
-    """
-    for r in refused:
-        print(f"tfmatrix: error: {r.reason}", file=err)
-    return 2 if refused else 0
-
-
-def _configure_report(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--cells", metavar="DIR", help="cell results directory (default: <out>/cells)")
-    p.add_argument("--out", default=str(paths.REPORTS_DIR), metavar="DIR", help="output directory (default: reports)")
-    p.add_argument("--baseline", metavar="CELL", help="cell to compare against (default: matrix.toml's baseline)")
-    p.add_argument("--candidate", metavar="CELL", help="add the upgrade view: every variant's time in CELL against "
-                   "the baseline, ratio, interval and verdict, slowest first (default: [report] compare)")
-    p.add_argument("--previous", metavar="DIR", help="an earlier run's cell files; the summary states how well the "
-                   "two runs agree (default: <out>/previous, kept by matrix/cell when they replace a complete run)")
-
-
-# --------------------------------------------------------------------------- compare
-
-
-def cmd_compare(args: argparse.Namespace) -> int:
-    """Two result sets side by side (pyperf compare_to): per variant the time ratio B/A, its interval, a verdict."""
-    from .compare import compare_paths, table_rows, to_csv, to_html
-    from .results import write_text_atomic
-
-    result = compare_paths(Path(args.a), Path(args.b), args.cell)
-    rows = table_rows(result, None if args.all else args.rows)
-    if rows:
-        from rich.console import Console
-        from rich.table import Table
-
-        shown = "all" if args.all or len(rows) == len(result.variants) else f"the {len(rows)} that moved most"
-        table = Table(title=f"{len(result.variants)} variants, {shown}")
-        for column in ("cell", "variant", "A", "B", "B/A", "95% CI", "verdict"):
-            table.add_column(column, overflow="fold")
-        for row in rows:
-            table.add_row(*(escape(x) for x in row))
-        Console(width=None if sys.stdout.isatty() else 200).print(table)
-    if args.csv:
-        write_text_atomic(Path(args.csv), to_csv(result))
-    if args.html:
-        write_text_atomic(Path(args.html), to_html(result))
-    for line in result.summary_lines():
-        print(line)
-    return 0
-
-
-def _configure_compare(p: argparse.ArgumentParser) -> None:
-    p.add_argument("a", metavar="RUN_A", help="a directory of cell files (a copy of reports/cells) or one cell file")
-    p.add_argument("b", metavar="RUN_B", help="the same for the other side; two files compare two different cells")
-    p.add_argument("--cell", action="append", default=[], metavar="NAME", help="only this cell (repeatable)")
-    p.add_argument("--rows", type=int, default=20, metavar="N", help="show the N variants that moved most (default 20)")
-    p.add_argument("--all", action="store_true", help="show every variant")
-    p.add_argument("--csv", metavar="FILE", help="write every variant's row as CSV")
-    p.add_argument("--html", metavar="FILE", help="write the comparison as a self-contained HTML page")
 
 
 # --------------------------------------------------------------------------- wheels / base-images
@@ -437,7 +292,7 @@ def cmd_wheels(args: argparse.Namespace) -> int:
 
 
 def _configure_wheels(p: argparse.ArgumentParser) -> None:
-    _add_only(p)
+    add_only(p)
     p.add_argument("--offline", action="store_true", help="use only what the wheelhouse has (TFMATRIX_OFFLINE=1)")
     p.add_argument("--verbose", action="store_true", help="show pip's output")
 
@@ -468,7 +323,7 @@ def cmd_base_images(args: argparse.Namespace) -> int:
 
 
 def _configure_base_images(p: argparse.ArgumentParser) -> None:
-    _add_only(p)
+    add_only(p)
     p.add_argument("--verbose", action="store_true", help="show debootstrap and docker build output")
 
 
