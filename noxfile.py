@@ -5,6 +5,10 @@ nox; arguments after ``--`` are forwarded (``nox -s list -- --matrix other.toml`
 """
 from __future__ import annotations
 
+import re
+import shutil
+import subprocess
+
 import nox
 
 nox.options.reuse_venv = "yes"
@@ -12,9 +16,33 @@ nox.options.sessions = ["validate"]
 
 
 def _tfmatrix(session: nox.Session, command: str) -> None:
-    """Install the host package (editable) and run one tfmatrix command."""
+    """Install the host package (editable) and run one tfmatrix command.
+
+    ``--runner ray`` also installs Ray, at the version of the ``ray`` command on
+    this host when there is one: a driver must run the cluster's Ray version.
+    """
     session.install("-e", ".")
+    if _wants_ray(session.posargs):
+        session.install(_ray_requirement(_host_ray_version()))
     session.run("python", "-m", "tfmatrix", command, *session.posargs)
+
+
+def _wants_ray(args: list[str]) -> bool:
+    return "--runner=ray" in args or any(a == "--runner" and b == "ray" for a, b in zip(args, args[1:]))
+
+
+def _host_ray_version() -> str | None:
+    """The version of the ``ray`` on PATH (the one that started a local cluster), or None."""
+    exe = shutil.which("ray")
+    if exe is None:
+        return None
+    out = subprocess.run([exe, "--version"], capture_output=True, text=True).stdout
+    m = re.search(r"version\s+([0-9][0-9A-Za-z.+-]*)", out)
+    return m.group(1) if m else None
+
+
+def _ray_requirement(version: str | None) -> str:
+    return "ray[default]==%s" % version if version else "ray[default]>=2.9"
 
 
 @nox.session

@@ -98,6 +98,23 @@ def test_matrix_with_ray_runner_and_no_address_is_a_one_line_error(capsys):
                                  "ray://HEAD:10001 (or HOST:6379, or auto) or set [cluster] address in matrix.toml"]
 
 
+def test_without_ray_installed_the_ray_runner_is_a_one_line_error(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "ray", None)      # import ray -> ImportError
+    with pytest.raises(UserError, match=r"^--runner ray: Ray is not installed in this environment; `nox -s matrix"):
+        RayRunner("127.0.0.1:6379")
+
+
+def test_the_nox_sessions_install_ray_at_the_hosts_version_for_the_ray_runner():
+    import noxfile
+
+    assert noxfile._wants_ray(["--runner", "ray", "--address", "auto"]) and noxfile._wants_ray(["--runner=ray"])
+    assert not noxfile._wants_ray(["--only", "ray", "--runner", "docker"])
+    assert noxfile._ray_requirement("2.60.0") == "ray[default]==2.60.0"
+    assert noxfile._ray_requirement(None).startswith("ray[default]>=")
+
+
 # --------------------------------------------------------------------------- what a cell asks, who can serve it
 
 def _cell(target: str = "cpu", pool: str | None = None, name: str = "c") -> Any:

@@ -40,7 +40,9 @@ def cluster(client):
         from ray.cluster_utils import Cluster
     except ImportError:
         require(False, "Ray is not installed (pip install 'ray[default]')")
-    c = Cluster(initialize_head=True, connect=False, head_node_args={"num_cpus": 0, "include_dashboard": False})
+    c = Cluster(initialize_head=True, connect=False, head_node_args={
+        "num_cpus": 0, "include_dashboard": False, "ray_client_server_port": _free_port(),
+        "object_store_memory": 600 * 2**20})
     c.nodes_by_name = {
         "cpu": c.add_node(num_cpus=2, resources={"cpupool": 1}),
         "gpu": c.add_node(num_cpus=2, num_gpus=2, resources={"gpupool": 1}),
@@ -48,6 +50,14 @@ def cluster(client):
     c.wait_for_nodes()
     yield c
     c.shutdown()
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 def _running(client, cell: str) -> list:
@@ -194,3 +204,83 @@ def test_ctrl_c_on_the_head_cancels_the_tasks_and_leaves_no_container(cluster, c
     doc = cell_docs(reports)["interrupt-me"]
     assert (doc["status"], doc["reason"]) == ("failed", "interrupted")
     assert not [p for p in (reports / "cells").iterdir() if p.name.endswith(".partial")]
+
+
+SHIPPED_BENCH = '''from suite.api import UserBenchmark
+
+
+class Sum(UserBenchmark):
+    name = "shipped.sum"
+    title = "a user benchmark that reached the node through Ray"
+    params = {"n": [1000]}
+
+    def setup(self, p, env):
+        x = env.rng().rand(p["n"]).astype("float32")
+        return lambda: float(x.sum())
+
+
+BENCHMARKS = [Sum()]
+'''
+
+
+def test_a_bare_node_gets_the_heads_wheels_and_benchmark_files_through_ray(cluster, client, tmp_path):
+    """A node with its own empty cache and wheelhouse, offline: all it builds and mounts came from the head.
+
+    The cell has a name of its own, so its image is built here (removed first,
+    and after): only a build needs the wheels.
+    """
+    import hashlib
+    import json
+
+    from tfmatrix import wheelhouse
+
+    name = "bare-node"
+    for image in client.images.list(name=f"tfmatrix/{name}"):
+        client.images.remove(image.id, force=True)
+    node_cache = tmp_path / "node-cache"
+    bare = cluster.add_node(num_cpus=2, resources={"bare": 1}, object_store_memory=600 * 2**20, env_vars={
+        "TFMATRIX_CACHE": str(node_cache), "TFMATRIX_WHEELHOUSE": str(node_cache / "wheels"),
+        "TFMATRIX_OFFLINE": "1", "PIP_NO_INDEX": "1"})
+    cluster.wait_for_nodes()
+    bench = tmp_path / "mine" / "shipped_bench.py"
+    bench.parent.mkdir()
+    bench.write_text(SHIPPED_BENCH)
+    matrix = tmp_path / "bare.toml"
+    matrix.write_text(f'[matrix]\npreset = "quick"\n[[cell]]\nname = "{name}"\ntf = "1.15"\npool = "bare"\n')
+    try:
+        run = tfmatrix("matrix", "--matrix", str(matrix), "--reports", str(tmp_path / "r"), "--bench", BENCH,
+                       "--bench", "shipped.*", "--bench-path", str(bench.parent), *_ray(cluster))
+        doc = cell_docs(tmp_path / "r")[name]
+        assert run.returncode == 0 and doc["status"] == "ok", (doc["reason"], run.stderr[-3000:])
+        assert doc["runner"]["node"]["node_id"] == bare.node_id
+        got, sent = doc["runner"]["wheels_from_head"], doc["runner"]["wheels_sent"]
+        assert got["count"] == sent["count"] == doc["runner"]["wheels"]["count"] > 5 and got["bytes"] > 10**8
+        assert doc["runner"]["wheels"]["how"] == "from the head"
+        manifests = list((node_cache / "wheels" / "manifests").glob("*.json"))
+        assert len(manifests) == 1
+        for file_name in json.loads(manifests[0].read_text())["files"]:   # the head's very files
+            mine = (node_cache / "wheels" / file_name).read_bytes()
+            head = (wheelhouse.wheelhouse_dir() / file_name).read_bytes()
+            assert hashlib.sha256(mine).digest() == hashlib.sha256(head).digest(), file_name
+        assert (node_cache / "bench" / doc["request"]["bench"] / "0" / "mine" / "shipped_bench.py").is_file()
+        recs = records(doc).values()
+        assert any(r["benchmark"] == "shipped.sum" and r["status"] == "ok" for r in recs), list(recs)
+        log = (tmp_path / "r" / "cells" / f"{name}.log").read_text()
+        assert "lacks the cell's wheels: asking the head" in log and "received " in log
+    finally:
+        cluster.remove_node(bare)
+        for image in client.images.list(name=f"tfmatrix/{name}"):
+            client.images.remove(image.id, force=True)
+
+
+def test_a_ray_client_address_runs_the_cell_from_outside_the_cluster(cluster, tmp_path):
+    """``ray://HEAD:PORT`` (Ray Client): the driver is not a cluster process; the cell file comes back all the same."""
+    port = cluster.head_node._ray_params.ray_client_server_port
+    address = f"ray://127.0.0.1:{port}"
+    run = tfmatrix("matrix", "--matrix", str(DOCKER_MATRIX), "--only", CPU_CELLS[0], "--bench", BENCH, "--redo",
+                   "--reports", str(tmp_path / "r"), "--runner", "ray", "--address", address)
+    doc = cell_docs(tmp_path / "r")[CPU_CELLS[0]]
+    assert run.returncode == 0 and doc["status"] == "ok", (doc["reason"], run.stderr[-3000:])
+    assert doc["runner"]["address"] == address and doc["runner"]["node"]["node_id"] in (
+        cluster.nodes_by_name["cpu"].node_id, cluster.nodes_by_name["gpu"].node_id)
+    assert validate(doc["results"]) == []

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from rich.console import Console
@@ -28,18 +29,48 @@ class _Running:
     printed_quarter: int = -1
 
 
+def makespan(seconds: Sequence[float], width: int) -> float:
+    """How long ``seconds`` of cells take on ``width`` slots, longest first, each to the slot free first.
+
+    Cells are never split, so the slowest cell bounds the run however many
+    nodes there are; greedy longest-first is what a queue of equal nodes does.
+    """
+    slots = [0.0] * max(1, width)
+    for s in sorted(seconds, reverse=True):
+        i = slots.index(min(slots))
+        slots[i] += s
+    return max(slots)
+
+
 class ClusterProgress:
     """The whole run's tally; thread-safe (one thread per cell in flight)."""
 
-    def __init__(self, total_cells: int, console: Console | None = None, estimate_s: float = 0.0) -> None:
+    def __init__(self, total_cells: int, console: Console | None = None, estimate_s: float = 0.0,
+                 estimates: Mapping[str, float] | None = None, width: int = 1) -> None:
         self.console = console or Console(stderr=True, highlight=False, soft_wrap=True)
         self.total_cells = total_cells
         self.estimate_s = estimate_s          # the serial estimate of the whole run, before any cell ends
+        self.estimates = dict(estimates or {})   # each runnable cell's expected seconds (execution.cell_estimates)
+        self.width = max(1, width)            # cells the cluster runs at once
         self.started = time.monotonic()
         self.running: dict[str, _Running] = {}
+        self.ended: set[str] = set()
         self.finished = 0
         self.busy_s: list[float] = []         # run times of finished cells that ran
         self._lock = threading.Lock()
+
+    def eta(self, now: float) -> float | None:
+        """Seconds left: the remaining cells' estimates (less what the running ones have done) on ``width`` slots."""
+        if not self.estimates:
+            return None
+        left = []
+        for name, est in self.estimates.items():
+            if name in self.ended:
+                continue
+            state = self.running.get(name)
+            started = state is not None and state.node != "queued"
+            left.append(max(0.0, est - (now - state.started)) if started and state else est)
+        return makespan(left, self.width) if left else None
 
     def view(self, name: str) -> CellProgress:
         return CellProgress(self, name)
@@ -57,10 +88,12 @@ class ClusterProgress:
         if queued:
             parts.append("%d queued" % queued)
         parts += ["%d done" % self.finished, "%d left" % left]
-        if left and self.busy_s:
+        eta = self.eta(now) if left else None
+        if eta is not None:
+            parts.append("~%s left" % fmt_duration(eta))
+        elif left and self.busy_s:
             per_cell = sum(self.busy_s) / len(self.busy_s)
-            width = max(1, len(placed))
-            parts.append("~%s left" % fmt_duration(per_cell * left / width))
+            parts.append("~%s left" % fmt_duration(per_cell * -(-left // self.width)))
         elif left and self.estimate_s:
             parts.append("~%s left serially" % fmt_duration(max(0.0, self.estimate_s - (now - self.started))))
         return "; ".join(parts)
@@ -115,6 +148,7 @@ class CellProgress(Progress):
     def finish_cell(self, status: str, reason: str | None, seconds: float) -> None:
         with self.board._lock:
             state = self.board.running.pop(self.name, None)
+            self.board.ended.add(self.name)
             self.board.finished += 1
             if state is not None and state.node != "queued" and status != "skipped":
                 self.board.busy_s.append(seconds)

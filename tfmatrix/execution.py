@@ -66,21 +66,26 @@ def make_runner(kind: str, registry: str | None, console: Console, address: str 
     return VenvRunner()
 
 
-def estimate(cells: Sequence[Any], request: RunRequest, reports_dir: Path) -> float:
-    """Seconds the run may take: each cell's last run time with the same preset, else a per-preset guess.
+def cell_estimates(cells: Sequence[Any], request: RunRequest, reports_dir: Path) -> dict[str, float]:
+    """Seconds each cell may take: its last run time with the same preset, else a per-preset guess.
 
     Preparation (image build, virtualenv) is counted only for cells that have
     never completed here; a warm cell costs its run time.
     """
-    total = 0.0
+    out = {}
     for cell in cells:
         doc = load_cell(cell_paths(reports_dir, cell.name)[0])
         preset = request.for_cell(cell)["preset"]
         if doc is not None and doc.request.get("preset") == preset and "run_s" in doc.timings:
-            total += doc.timings["run_s"] / doc.rounds * request.rounds
+            out[cell.name] = doc.timings["run_s"] / doc.rounds * request.rounds
         else:
-            total += ESTIMATE_RUN_S.get(preset, 600.0) * request.rounds + ESTIMATE_SETUP_S
-    return total
+            out[cell.name] = ESTIMATE_RUN_S.get(preset, 600.0) * request.rounds + ESTIMATE_SETUP_S
+    return out
+
+
+def estimate(cells: Sequence[Any], request: RunRequest, reports_dir: Path) -> float:
+    """Seconds the run may take one cell at a time."""
+    return sum(cell_estimates(cells, request, reports_dir).values())
 
 
 def cold_estimate(cells: Sequence[Any]) -> float:
@@ -102,14 +107,22 @@ def execute(cells: Sequence[Any], runner: Runner, request: RunRequest, reports_d
         text += "; %d will be skipped (%s)" % (len(cells) - len(runnable), "; ".join(reasons))
     if request.rounds > 1:
         text += ", %d rounds (every cell once, then again)" % request.rounds
-    console.print("\\[tfmatrix] %s; %d to run, roughly %s" % (
-        text, len(runnable), fmt_duration(estimate(runnable, request, reports_dir))))
+    each = cell_estimates(runnable, request, reports_dir)
     slots = int(getattr(runner, "slots", 1))      # a cluster's runner: cells side by side (parallel.py)
+    width = int(runner.width(runnable)) if slots > 1 and hasattr(runner, "width") else 1   # cells at once
+    when = fmt_duration(sum(each.values()))
+    if width > 1:
+        from .cluster_progress import makespan
+
+        when = "%s with %d at once (%s one at a time)" % (
+            fmt_duration(makespan(list(each.values()), width) * request.rounds), width, when)
+    console.print("\\[tfmatrix] %s; %d to run, roughly %s" % (text, len(runnable), when))
     if slots > 1:
         from .cluster_progress import ClusterProgress
         from .parallel import run_round
 
-        board = ClusterProgress(len(cells), console, estimate(runnable, request, reports_dir))
+        board = ClusterProgress(len(cells), console, sum(each.values()),
+                                {k: v / request.rounds for k, v in each.items()}, width)
     progress = Progress(len(cells), console, live=False if slots > 1 else None)
     latest: dict[str, CellOutcome] = {}
     previous = signal.signal(signal.SIGTERM, _terminate)
@@ -175,7 +188,8 @@ def _one_cell(cell: Any, index: int, runner: Runner, request: RunRequest, report
             log(traceback.format_exc())
             outcome = CellOutcome(cell.name, "failed", "%s: %s" % (type(e).__name__, e), {"name": runner.name}, {},
                                   None, log.tail())
-        outcome.timings["total_s"] = time.monotonic() - t0
+        # a cluster's cell waits in Ray's queue for a free node (queued_s): not the cell's own time
+        outcome.timings["total_s"] = time.monotonic() - t0 - outcome.timings.get("queued_s", 0.0)
         failed_round = earlier_round is not None and earlier_round.status == "ok" and outcome.status != "ok"
         if earlier_round is not None and earlier_round.status == "ok" and outcome.status == "ok":
             outcome = pooled(earlier_round, outcome)
@@ -188,7 +202,7 @@ def _one_cell(cell: Any, index: int, runner: Runner, request: RunRequest, report
     reason = outcome.reason
     if kept_log:
         reason = "%s; kept the results of %s" % (reason, earlier.finished if earlier else "?")
-    progress.finish_cell(outcome.status, reason, time.monotonic() - t0)
+    progress.finish_cell(outcome.status, reason, time.monotonic() - t0 - outcome.timings.get("queued_s", 0.0))
     if failed_round:          # the rounds that succeeded stand; a later round pools with them
         assert earlier_round is not None
         return earlier_round

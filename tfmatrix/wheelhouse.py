@@ -174,6 +174,37 @@ def ensure(requirements: Sequence[str], python: str, *, offline: bool | None = N
         return WheelSet(key, python, tuple(files), downloaded, how, time.monotonic() - t0)
 
 
+def cached(requirements: Sequence[str], python: str, root: Path | None = None) -> WheelSet | None:
+    """The wheel set a resolution already stored here (its manifest and every file), or None; asks no index."""
+    t0 = time.monotonic()
+    root = (root or wheelhouse_dir()).resolve()
+    key = requirements_key(requirements, python)
+    with _locked(root):
+        files = _read_manifest(root, key)
+    return None if files is None else WheelSet(key, python, tuple(files), 0, "manifest", time.monotonic() - t0)
+
+
+def store(requirements: Sequence[str], python: str, files: Sequence[tuple[str, bytes]],
+          root: Path | None = None) -> WheelSet:
+    """Put a set resolved elsewhere (a cluster's head) into this wheelhouse, files first, then its manifest."""
+    t0 = time.monotonic()
+    root = (root or wheelhouse_dir()).resolve()
+    key = requirements_key(requirements, python)
+    paths = []
+    with _locked(root):
+        for name, data in files:
+            if "/" in name or name.startswith("."):
+                raise WheelhouseError("refusing a wheel named %r" % name)
+            path = root / name
+            if not (path.is_file() and path.stat().st_size == len(data)):
+                tmp = root / (".incoming-%d-%s" % (os.getpid(), name))
+                tmp.write_bytes(data)
+                os.replace(tmp, path)
+            paths.append(path)
+        _write_manifest(root, key, python, requirements, paths)
+    return WheelSet(key, python, tuple(paths), len(paths), "from the head", time.monotonic() - t0)
+
+
 def _download(cmd: list[str], python: str, offline: bool, log: Log, failure: str) -> list[Path]:
     """Run ``pip download`` offline first (whatever is cached is never fetched again), then online."""
     rc, files, out = _pip(cmd + ["--no-index"], log)

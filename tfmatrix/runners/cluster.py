@@ -25,6 +25,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,6 +35,7 @@ from ..errors import UserError
 from ..paths import REPO_ROOT
 from ..progress import Progress
 from ..results import CellOutcome
+from . import shipping
 from .common import CellLog, RunRequest
 from .node import Event
 
@@ -96,6 +98,20 @@ def unserved(need: Needs, nodes: Sequence[Mapping[str, Any]]) -> str | None:
     return "no node of the Ray cluster can serve it: it needs %s, the live nodes have %s" % (need.describe(), have)
 
 
+def capacity(cell_needs: Sequence[Needs], nodes: Sequence[Mapping[str, Any]]) -> int:
+    """How many of these cells the live nodes can run at once (for the ETA; pools are not told apart)."""
+    alive = [n.get("Resources") or {} for n in nodes if n.get("Alive")]
+    cpu = [x for x in cell_needs if not x.num_gpus]
+    gpu = [x for x in cell_needs if x.num_gpus]
+    slots = 0
+    if cpu:
+        per = max(x.num_cpus for x in cpu)
+        slots += min(len(cpu), sum(int(r.get("CPU", 0) // per) for r in alive if per))
+    if gpu:
+        slots += min(len(gpu), sum(int(r.get("GPU", 0)) for r in alive))
+    return max(1, slots)
+
+
 def _node_summary(node: Mapping[str, Any]) -> str:
     res = node.get("Resources") or {}
     parts = ["%g CPU" % res.get("CPU", 0)]
@@ -137,12 +153,16 @@ class RayRunner:
         self._lock = threading.Lock()
         self._running: dict[str, Any] = {}     # cell name -> its task's ObjectRefGenerator
         self._cancelled = threading.Event()
+        self._mailbox: Any = None
         if connect:
             self._connect()
 
     def _connect(self) -> None:
-        import ray
-
+        try:
+            import ray
+        except ImportError:
+            raise UserError("--runner ray: Ray is not installed in this environment; `nox -s matrix -- --runner ray "
+                            "...` installs it, or pip install \"ray[default]==<the cluster's version>\"") from None
         try:
             ray.init(address=self.address, runtime_env={"working_dir": str(REPO_ROOT), "excludes": EXCLUDES},
                      log_to_driver=False, logging_level=logging.ERROR)
@@ -161,6 +181,10 @@ class RayRunner:
         import ray
 
         return list(ray.nodes())
+
+    def width(self, cells: Sequence[Any]) -> int:
+        """How many of ``cells`` the cluster runs at once now."""
+        return capacity([needs(c, self.cpus) for c in cells], self.nodes())
 
     def skip_reason(self, cell: Any) -> str | None:
         return unserved(needs(cell, self.cpus), self.nodes())
@@ -201,18 +225,44 @@ class RayRunner:
 
         if self._cancelled.is_set():
             raise KeyboardInterrupt("interrupted")
+        key = "%s#%s" % (cell.name, uuid.uuid4().hex[:12])
+        bench = shipping.pack_files(request.bench_paths) if request.bench_paths else None
         task = ray.remote(cell_task).options(num_returns="streaming", name="tfmatrix:" + cell.name, **need.options())
-        stream = task.remote(cell, request, self.registry)
+        stream = task.remote(cell, request, self.registry, self.mailbox(), key, bench)
         with self._lock:
             self._running[cell.name] = stream
         return _gets(stream)
 
+    def mailbox(self) -> Any:
+        """The run's ``shipping.Mailbox`` actor (no CPU: it may live on a head that runs no cells)."""
+        import ray
+
+        with self._lock:
+            if self._mailbox is None:
+                self._mailbox = ray.remote(shipping.Mailbox).options(num_cpus=0).remote()
+            return self._mailbox
+
+    def _ship_wheels(self, ask: Mapping[str, Any], where: str, log: CellLog) -> shipping.Shipment:
+        """Answer a node's request for a wheel set: the head's files, through the object store."""
+        import ray
+
+        log("node %s lacks the wheels: sending the head's" % where)
+        sent = shipping.serve_wheels(ask["requirements"], ask["python"], ray.put, log)
+        self.mailbox().put.remote(ask["key"], sent.reply)
+        if sent.count:
+            log("sent %d wheels (%.0f MB) to node %s in %.1f s" % (sent.count, sent.bytes / 1e6, where, sent.seconds))
+        return sent
+
     def _follow(self, cell: Any, events: Iterator[Any], log: CellLog, progress: Progress | None) -> CellOutcome:
         """Relay one attempt's events to the log and progress; its outcome, or NodeLost."""
         where = "?"
+        submitted, queued = time.monotonic(), 0.0    # until a node starts it, the cell waits in Ray's queue
+        shipped: dict[str, shipping.Shipment] = {}    # the wheels this attempt's node asked for, alive till received
+        sent: dict[str, Any] = {}
         try:
             for kind, value in events:
                 if kind == "start":
+                    queued = time.monotonic() - submitted
                     where = node_name(value)
                     log("on node %s (%s)%s" % (where, value.get("ip"), ", GPUs %s" % ",".join(value["gpu_ids"])
                                                if value.get("gpu_ids") else ""))
@@ -224,9 +274,17 @@ class RayRunner:
                         log(line)
                 elif kind == "phase" and progress:
                     progress.phase(value)
+                elif kind == "need_wheels":
+                    shipped[value["key"]] = self._ship_wheels(value, where, log)
+                    sent = shipped[value["key"]].record()
+                elif kind == "wheels_received":
+                    shipped.pop(value, None)
                 elif kind == "outcome":
                     outcome: CellOutcome = value
                     outcome.log_tail = log.tail()
+                    outcome.timings["queued_s"] = outcome.timings.get("queued_s", 0.0) + queued
+                    if sent:
+                        outcome.runner["wheels_sent"] = sent
                     return outcome
         except NodeLost:
             raise

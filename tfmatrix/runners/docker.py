@@ -16,7 +16,7 @@ import socket
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,8 @@ from ..results import CellOutcome
 from ..user_benchmarks import PLUGINS_ENV, container_paths, requirements_failure
 from .common import CellLog, LineReader, RunRequest, outcome_from_suite, read_suite_results, timed_out
 
+WheelsSource = Callable[[Sequence[str], str, Callable[[str], None]], wheelhouse.WheelSet]
+"""(requirements, python, log) -> the wheel set to build from: ``wheelhouse.ensure``, or a node's ``HeadWheels``."""
 SUITE_MOUNT = "/opt/tfmatrix/suite"
 OUT_MOUNT = "/out"
 BENCH_USER = "10001:10001"
@@ -135,8 +137,9 @@ class DockerRunner:
     name = "docker"
 
     def __init__(self, client: Any, registry: str | None = None, gpu_ids: Sequence[str] | None = None,
-                 suite_dir: Path = SUITE_DIR) -> None:
+                 suite_dir: Path = SUITE_DIR, wheels_source: WheelsSource | None = None) -> None:
         self.client = client
+        self.wheels_source = wheels_source or _own_wheelhouse   # a cluster node's: its own, else the head's
         self.registry = registry     # explicit base registry (matrix/env); None: automatic
         self.gpu_ids = gpu_ids       # GPU cells get these devices (a Ray task's); None: all of them
         self.suite_dir = suite_dir   # mounted read-only in every container (a cluster node's hash-keyed copy)
@@ -230,15 +233,20 @@ class DockerRunner:
             if progress:
                 progress.phase("base image")
             cell = self.ensure_base(cell, log)
-            if progress:
-                progress.phase("wheels")
-            t0 = time.monotonic()
-            wheels = wheelhouse.ensure((*cell.bootstrap, *cell.requirements), cell.python, log=log)
-            timings["wheels_s"] = time.monotonic() - t0
-            runner["wheels"] = {"count": len(wheels.files), "downloaded": wheels.downloaded, "how": wheels.how}
-            if progress:
-                progress.phase("build")
-            tag, timings["build_s"] = self.build(cell, wheels, log)
+            tag = render.prepare(cell).tag
+            if self._image_exists(tag):      # the wheels matter only to a build
+                log("image %s exists: not rebuilding" % tag)
+                runner["wheels"], timings["build_s"] = {"count": 0, "downloaded": 0, "how": "image exists"}, 0.0
+            else:
+                if progress:
+                    progress.phase("wheels")
+                t0 = time.monotonic()
+                wheels = self.wheels_source((*cell.bootstrap, *cell.requirements), cell.python, log)
+                timings["wheels_s"] = time.monotonic() - t0
+                runner["wheels"] = {"count": len(wheels.files), "downloaded": wheels.downloaded, "how": wheels.how}
+                if progress:
+                    progress.phase("build")
+                tag, timings["build_s"] = self.build(cell, wheels, log)
         except (CellFailure, bases.BaseImageError, wheelhouse.WheelhouseError) as e:
             return CellOutcome(cell.name, "failed", requirements_failure(cell, str(e)), runner, timings, None,
                                log.tail())
@@ -286,6 +294,11 @@ class DockerRunner:
                 except Exception:
                     pass
             shutil.rmtree(out_dir, ignore_errors=True)
+
+
+def _own_wheelhouse(requirements: Sequence[str], python: str, log: Callable[[str], None]) -> wheelhouse.WheelSet:
+    """This host's wheelhouse, downloading what it lacks (a single host, or a node that has an index)."""
+    return wheelhouse.ensure(requirements, python, log=log)
 
 
 def _stream_logs(container: Any, log: CellLog) -> None:

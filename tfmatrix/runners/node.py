@@ -16,10 +16,12 @@ the worker removes the containers it started before it lets go.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import queue
 import shutil
 import socket
+import tarfile
 import tempfile
 import threading
 import time
@@ -29,7 +31,7 @@ from typing import Any, cast
 
 from ..paths import SUITE_DIR, cache_dir
 from ..results import CellOutcome, host_summary, suite_fingerprint
-from . import docker
+from . import docker, shipping
 from .common import CellLog, RunRequest
 from .venv import VenvRunner
 
@@ -61,12 +63,12 @@ def node_facts(gpu_ids: list[str]) -> dict[str, Any]:
             "gpu_ids": gpu_ids, "pid": os.getpid(), "started": time.time()}
 
 
-def node_runner(registry: str | None, gpu_ids: list[str], suite_dir: Path) -> Any:
+def node_runner(registry: str | None, gpu_ids: list[str], suite_dir: Path, wheels: Any = None) -> Any:
     """The runner this node can offer: Docker when its engine answers, else the venv runner."""
     client = docker.engine()
     if client is None:
-        return VenvRunner()
-    return docker.DockerRunner(client, registry, gpu_ids or None, suite_dir)
+        return VenvRunner(wheels)
+    return docker.DockerRunner(client, registry, gpu_ids or None, suite_dir, wheels)
 
 
 def cached_suite(expected: str) -> Path | None:
@@ -109,8 +111,14 @@ def device_request(cell: Any, gpu_ids: list[str]) -> dict[str, Any] | None:
     return dict(request)
 
 
-def cell_task(cell: Any, request: RunRequest, registry: str | None) -> Iterator[Event]:
-    """Run ``cell`` on this node; yields events, the outcome last. A Ray streaming task's body."""
+def cell_task(cell: Any, request: RunRequest, registry: str | None, mailbox: Any = None, key: str = "",
+              bench: bytes | None = None) -> Iterator[Event]:
+    """Run ``cell`` on this node; yields events, the outcome last. A Ray streaming task's body.
+
+    ``mailbox``/``key``: where the head answers this attempt's request for
+    wheels (``shipping.HeadWheels``); ``bench``: the user's benchmark files,
+    packed (``shipping.pack_files``).
+    """
     import ray
 
     gpu_ids = [str(i) for i in ray.get_gpu_ids()] if cell.target == "gpu" else []
@@ -118,19 +126,27 @@ def cell_task(cell: Any, request: RunRequest, registry: str | None) -> Iterator[
     yield ("start", facts)
     placement = {**facts, "device_request": device_request(cell, gpu_ids)}
     suite_dir = cached_suite(request.suite or suite_fingerprint())
-    if suite_dir is None:
-        yield ("outcome", CellOutcome(cell.name, "failed", "the suite that reached node %s (hash %s) is not the "
-                                      "head's (%s)" % (facts["host"], suite_fingerprint(), request.suite),
-                                      {"name": "ray", "node": placement}))
+    problem = None if suite_dir else "the suite that reached node %s (hash %s) is not the head's (%s)" % (
+        facts["host"], suite_fingerprint(), request.suite)
+    if bench is not None and not problem:
+        try:
+            names = [p.name for p in request.bench_paths]
+            request = dataclasses.replace(request, bench_paths=shipping.unpack_files(bench, names, request.bench))
+        except (ValueError, OSError, tarfile.TarError) as e:
+            problem = "the benchmark files did not arrive intact on node %s: %s" % (facts["host"], e)
+    if problem or suite_dir is None:
+        yield ("outcome", CellOutcome(cell.name, "failed", str(problem), {"name": "ray", "node": placement}))
         return
     events: queue.Queue[Event] = queue.Queue()
     result: list[CellOutcome] = []
+    wheels = None if mailbox is None else shipping.HeadWheels(
+        events.put, lambda k: ray.get(mailbox.take.remote(k)), key, ray.get)
     with tempfile.TemporaryDirectory(prefix="tfmatrix-node-") as tmp:
         log = CellLog(Path(tmp) / "cell.log", cast(Any, _Forward(events)))
 
         def work() -> None:
             try:
-                runner = node_runner(registry, gpu_ids, suite_dir)
+                runner = node_runner(registry, gpu_ids, suite_dir, wheels)
                 result.append(runner.run_cell(cell, request, log, cast(Any, _Forward(events))))
             except Exception as e:  # a bug or an engine failure: the cell fails, the node goes on
                 result.append(CellOutcome(cell.name, "failed", "%s: %s" % (type(e).__name__, e), {}, {}))
@@ -149,6 +165,8 @@ def cell_task(cell: Any, request: RunRequest, registry: str | None) -> Iterator[
     outcome = result[0]
     outcome.runner = {**outcome.runner, "name": "ray", "node_runner": outcome.runner.get("name"),
                       "node": {**placement, "ended": time.time()}}
+    if wheels is not None and wheels.received:
+        outcome.runner["wheels_from_head"] = dict(wheels.received)
     outcome.host = host_summary()
     yield ("outcome", outcome)
 

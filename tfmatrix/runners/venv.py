@@ -41,6 +41,9 @@ class VenvRunner:
 
     name = "venv"
 
+    def __init__(self, wheels_source: Any = None) -> None:
+        self.wheels_source = wheels_source or (lambda reqs, python, log: wheelhouse.ensure(reqs, python, log=log))
+
     def inputs(self, cell: Any) -> str:
         interp = interpreters.find(cell.python)
         text = json.dumps({"python": cell.python, "interpreter": str(interp.executable) if interp else None,
@@ -69,7 +72,7 @@ class VenvRunner:
             if progress:
                 progress.phase("wheels")
             t0 = time.monotonic()
-            wheels = wheelhouse.ensure(cell.requirements, cell.python, log=log)
+            wheels = self.wheels_source(cell.requirements, cell.python, log)
             timings["wheels_s"] = time.monotonic() - t0
             runner["wheels"] = {"count": len(wheels.files), "downloaded": wheels.downloaded, "how": wheels.how}
             if progress:

@@ -1,0 +1,46 @@
+"""How long a run on a cluster may take: cells side by side on the slots the live nodes offer."""
+from __future__ import annotations
+
+import time
+
+from rich.console import Console
+
+from tfmatrix.cluster_progress import ClusterProgress, makespan
+from tfmatrix.runners.cluster import Needs, capacity
+
+
+def _node(cpu: float, gpu: float = 0, alive: bool = True) -> dict:
+    return {"Alive": alive, "Resources": {"CPU": cpu, **({"GPU": gpu} if gpu else {})}}
+
+
+def test_makespan_is_bounded_by_the_slowest_cell_and_the_total_over_the_slots():
+    times = [268, 200, 150, 120, 100, 90, 84, 60, 57, 30]
+    assert makespan(times, 1) == sum(times)
+    assert makespan(times, 4) >= max(max(times), sum(times) / 4)
+    assert makespan(times, 4) < sum(times) / 4 + max(times)
+    assert makespan(times, 100) == 268
+    assert makespan([], 3) == 0.0
+
+
+def test_capacity_counts_whole_cells_per_node_and_gpus_for_gpu_cells():
+    cpu, gpu = Needs(2), Needs(1, 1)
+    nodes = [_node(0), _node(2), _node(4), _node(3, 2), _node(8, 0, alive=False)]
+    assert capacity([cpu] * 10, nodes) == 1 + 2 + 1
+    assert capacity([cpu] * 2, nodes) == 2                 # never more than there are cells
+    assert capacity([gpu] * 5, nodes) == 2
+    assert capacity([cpu] * 10 + [gpu] * 5, nodes) == 4 + 2
+    assert capacity([cpu], [_node(1)]) == 1                 # no node fits: still one (the cell is skipped anyway)
+
+
+def test_the_tally_counts_down_on_the_clusters_width_not_serially():
+    board = ClusterProgress(3, Console(stderr=True, width=300, highlight=False), 300.0,
+                            {"a": 100.0, "b": 100.0, "c": 100.0}, width=2)
+    assert board.eta(time.monotonic()) == 200.0             # two waves, not 300 s
+    a = board.view("a")
+    a.start_cell("a", 1)
+    a.placed("n1/1")
+    board.running["a"].started -= 40                        # a has run 40 s of its 100
+    assert abs(board.eta(time.monotonic()) - 160.0) < 1.0   # b and c side by side, then a's last 60 s after one
+    a.finish_cell("ok", None, 100.0)
+    assert board.eta(time.monotonic()) == 100.0             # b and c side by side
+    assert board.tally().endswith("~1:40 left")
