@@ -94,8 +94,10 @@ def test_a_name_template_on_a_pool_axis_needs_the_pool(load_snippet, error_of):
      "product[0] pool=a_: key 'pool': pool 'a_' cannot end a cell name ('tf1.15-cpu-a_'), where the pool axis puts "
      "it; rename the pool (letters and digits, single - or _ between them) or give the cells a name = \"...\" "
      "template"),
-    ('[[product]]\ntf = "1.15"\npool = ["h 100"]\n', "product[0] pool=h 100: key 'pool': 'h 100' is not a pool name; write a Ray custom resource name"),
-    ('[[product]]\ntf = "1.15"\npool = []\n', "product[0]: key 'pool': an axis needs at least one value; give pool one or more values"),
+    ('[[product]]\ntf = "1.15"\npool = ["h 100"]\n',
+     "product[0] pool=h 100: key 'pool': 'h 100' is not a pool name; write a Ray custom resource name"),
+    ('[[product]]\ntf = "1.15"\npool = []\n',
+     "product[0]: key 'pool': an axis needs at least one value; give pool one or more values"),
     ('[[cell]]\ntf = "1.15"\npool = ["a", "b"]\n',
      "cell[0]: key 'pool': expected one pool name, got an array; arrays are axes and belong in [[product]] tables, "
      "where pool = [\"a\", \"b\"] gives one cell per pool"),
