@@ -131,8 +131,7 @@ def mixed_hardware(cells: Sequence[Any], side_by_side: int = 0) -> list[str]:
     hardware; the line points there, or says how to get such a comparison.
     """
     if side_by_side:
-        where = (f"{HARDWARE_SECTION} shows the {side_by_side} cells that ran on more than one of them side by "
-                 "side")
+        where = f"{HARDWARE_SECTION} shows side by side the {side_by_side} cells that differ only in hardware"
     else:
         where = ('to compare the hardware itself, make pool an axis (pool = ["a", "b"] in a [[product]]): '
                  f"{HARDWARE_SECTION} then shows each cell on each pool side by side")
