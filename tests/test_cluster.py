@@ -42,18 +42,77 @@ def test_cluster_table_and_pools_load(load_snippet):
     assert m.cells[1].to_dict()["pool"] == "h100"
 
 
-def test_a_pool_axis_gives_the_same_cell_on_two_hardware_pools(load_snippet):
+def test_a_pool_axis_gives_the_same_cell_on_each_hardware_pool_named_after_it(load_snippet):
     m = load_snippet("""
-        [[cell]]
-        tf = "1.15"
-        pool = "epyc"
-        name = "tf1.15-cpu-epyc"
-        [[cell]]
-        tf = "1.15"
-        pool = "xeon"
-        name = "tf1.15-cpu-xeon"
+        [[product]]
+        tf = ["1.15", "2.21"]
+        pool = ["epyc", "Xeon_8481C"]
+        exclude = [ { tf = "2.21", pool = "Xeon_8481C" } ]
     """)
-    assert [(c.name, c.pool) for c in m.cells] == [("tf1.15-cpu-epyc", "epyc"), ("tf1.15-cpu-xeon", "xeon")]
+    assert [(c.name, c.pool) for c in m.cells] == [
+        ("tf1.15-cpu-epyc", "epyc"), ("tf1.15-cpu-xeon_8481c", "Xeon_8481C"), ("tf2.21-keras3-cpu-epyc", "epyc")]
+    assert m.cells[1].to_dict()["pool"] == "Xeon_8481C"           # the Ray resource keeps its case; the name is lower
+    assert m.cells[0].requirements == m.cells[1].requirements     # the same cell, two pools
+    assert m.cells[0].origin == "matrix.toml: product[0] tf=1.15,pool=epyc"
+
+
+def test_a_pool_axis_names_backend_cells_and_their_keras_home_per_pool(load_snippet):
+    m = load_snippet('[[product]]\nbackend = "jax"\npool = ["a", "b"]\n')
+    assert [c.name for c in m.cells] == ["keras3-jax-cpu-a", "keras3-jax-cpu-b"]
+    homes = [dict(c.env)["KERAS_HOME"] for c in m.cells]
+    assert homes[0].endswith("/keras3-jax-cpu-a") and homes[1].endswith("/keras3-jax-cpu-b")
+
+
+def test_a_single_pool_keeps_the_default_name(load_snippet):
+    m = load_snippet("""
+        [cluster]
+        pool = "epyc"
+        [[cell]]
+        tf = "1.15"
+        [[product]]
+        tf = ["2.1"]
+        pool = "h100"
+        [[product]]
+        tf = "2.0"
+        pool = ["h100"]
+    """)
+    assert [(c.name, c.pool) for c in m.cells] == [("tf1.15-cpu", "epyc"), ("tf2.1-cpu", "h100"),
+                                                   ("tf2.0-cpu-h100", "h100")]
+
+
+def test_a_name_template_on_a_pool_axis_needs_the_pool(load_snippet, error_of):
+    snippet = '[[product]]\ntf = "1.15"\npool = ["a", "b"]\nname = "{default}-x"\n'
+    assert error_of(snippet) == (
+        "matrix.toml: product[0] pool=b: cell 'tf1.15-cpu-x' has the same name as product[0] pool=a; put {pool} in "
+        "the name template (name = \"{default}-{pool}\"), so each pool's cell has its own name")
+    named = load_snippet(snippet.replace("-x", "-on-{pool}"))
+    assert [c.name for c in named.cells] == ["tf1.15-cpu-on-a", "tf1.15-cpu-on-b"]
+
+
+@pytest.mark.parametrize(("snippet", "expected"), [
+    ('[[product]]\ntf = "1.15"\npool = ["a_", "b"]\n',
+     "product[0] pool=a_: key 'pool': pool 'a_' cannot end a cell name ('tf1.15-cpu-a_'), where the pool axis puts "
+     "it; rename the pool (letters and digits, single - or _ between them) or give the cells a name = \"...\" "
+     "template"),
+    ('[[product]]\ntf = "1.15"\npool = ["h 100"]\n',
+     "product[0] pool=h 100: key 'pool': 'h 100' is not a pool name; write a Ray custom resource name"),
+    ('[[product]]\ntf = "1.15"\npool = []\n',
+     "product[0]: key 'pool': an axis needs at least one value; give pool one or more values"),
+    ('[[cell]]\ntf = "1.15"\npool = ["a", "b"]\n',
+     "cell[0]: key 'pool': expected one pool name, got an array; arrays are axes and belong in [[product]] tables, "
+     "where pool = [\"a\", \"b\"] gives one cell per pool"),
+])
+def test_bad_pool_axes_are_one_line_errors(error_of, snippet, expected):
+    assert error_of(snippet).startswith(f"matrix.toml: {expected}")
+
+
+def test_a_bad_pool_axis_exits_2_from_the_command_line(matrix_file, capsys):
+    from tfmatrix.cli import main
+
+    path = matrix_file('[[product]]\ntf = "1.15"\npool = ["a_", "b"]\n')
+    assert main(["validate", "--matrix", str(path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "key 'pool': pool 'a_' cannot end a cell name" in err[0]
 
 
 def test_without_a_pool_nothing_changes_in_the_cell_document(load_snippet):

@@ -206,8 +206,8 @@ def test_empty_matrix(error_of: ErrorOf, body: str) -> None:
                       "(starting and ending with a letter or digit)"),
     ('name = "tf1..15"', "key 'name': 'tf1..15' is not a valid cell name; use 1-63 lowercase letters, digits and . _ - "
                          "(starting and ending with a letter or digit)"),
-    ('name = "{default}-{pyth}"', "key 'name': unknown placeholder {pyth}; "
-                                  "use {tf} {release} {keras} {python} {target} {cuda} {cudnn} {backend} {default}"),
+    ('name = "{default}-{pyth}"', "key 'name': unknown placeholder {pyth}; use {tf} {release} {keras} {python} "
+                                  "{target} {cuda} {cudnn} {backend} {pool} {default}"),
     ('base = "python:3.7;rm"', "key 'base': 'python:3.7;rm' is not an image reference; use \"python\", \"tensorflow\" "
                                "or a reference like \"nvidia/cuda:12.3.2-cudnn9-runtime-ubuntu22.04\""),
     ('base = "python:3.7@sha256:' + "a" * 64 + '"', "key 'base': 'python:3.7@sha256:" + "a" * 64 + "' is not an image "

@@ -97,15 +97,18 @@ Cell keys (in ``[[cell]]``, ``[[product]]`` and ``include`` entries):
 ``allow_untested``  true: a Python/CUDA/cuDNN/Keras pairing the table does not list is a
                     warning instead of an error
 ``name``            explicit cell name; may use {tf} {release} {keras} {python} {target}
-                    {cuda} {cudnn} {backend} {default}
+                    {cuda} {cudnn} {backend} {pool} {default}
 ``pool``            the hardware pool (Ray custom resource) the cell must run in
-                    (``--runner ray``); default: ``[cluster] pool``
+                    (``--runner ray``); default: ``[cluster] pool``. In a ``[[product]]``
+                    an array is a hardware axis: one cell per pool, named
+                    ``{default}-{pool}`` (the report's Hardware section compares them)
 ==================  ==================================================================
 
 Cell names default to ``tf{tf}[-{keras}]-{target}`` (``tf1.15-cpu``,
 ``tf1.14-keras2.2.5-cpu``, ``tf2.16-keras3-gpu``, ``tf2.16-tf_keras-cpu``) with
 ``tf`` as written (``{keras}-{backend}-{target}`` for jax/torch cells:
-``keras3-jax-cpu``); they must be valid Docker repository names (``tfmatrix/<name>``).
+``keras3-jax-cpu``), plus ``-{pool}`` (lowercased) when ``pool`` is an axis
+(``naming.py``); they must be valid Docker repository names (``tfmatrix/<name>``).
 Cells are listed ``[[cell]]`` tables first, then each product's combinations.
 
 Every error is one line naming file, cell and key, and says the fix; every
@@ -198,27 +201,26 @@ def parse_matrix(text: str, file: str, path: Path, environ: Mapping[str, str], t
         if key not in TOP_KEYS:
             raise top.error(key, "unknown table", _suggest(key, TOP_KEYS))
     settings = suite_settings(file, doc, path.parent, parse_settings(file, doc, environ))
-    raw: list[tuple[dict[str, Any], str]] = []
+    raw: list[tuple[dict[str, Any], str, bool]] = []     # values, origin, pool is an axis (a hardware axis)
     for i, cell_table in enumerate(_tables(file, doc, "cell")):
-        raw.append((cell_table, f"cell[{i}]"))
+        raw.append((cell_table, f"cell[{i}]", False))
     products = _tables(file, doc, "product")
     sizes = [product_size(i, p) for i, p in enumerate(products)]       # counted before anything is expanded
     refusal = too_big(file, len(raw), sizes, settings.max_cells)
     if refusal:
         raise UserError(refusal)
     for i, product in enumerate(products):
-        raw += expand_product(file, i, product)
+        pool_axis = isinstance(product.get("pool"), list)
+        raw += [(values, origin, pool_axis) for values, origin in expand_product(file, i, product)]
     empty = empty_products(file, sizes)
     if not raw:
         raise UserError(empty[0] if empty else f"{file}: the matrix has no cells; add a [[cell]] or [[product]] table")
-    cells = [with_requirements(resolve_cell(file, origin, values, settings, table), settings.requirements)
-             for values, origin in raw]
+    cells = [with_requirements(resolve_cell(file, origin, values, settings, table, pool_axis), settings.requirements)
+             for values, origin, pool_axis in raw]
     seen: dict[str, Cell] = {}
     for cell in cells:
         if cell.name in seen:
-            first = seen[cell.name].origin.removeprefix(f"{file}: ")
-            raise UserError(f"{cell.origin}: cell '{cell.name}' has the same name as {first}; "
-                            "set name = \"...\" on one of them")
+            raise UserError(_same_name(file, seen[cell.name], cell))
         seen[cell.name] = cell
     baseline = settings.baseline
     if baseline is None:
@@ -231,6 +233,13 @@ def parse_matrix(text: str, file: str, path: Path, environ: Mapping[str, str], t
     compare = check_compare(file, settings.compare, list(seen))
     settings = dataclasses.replace(settings, baseline=baseline, compare=compare)
     return Matrix(path=path, cells=tuple(cells), settings=settings, notes=tuple(empty))
+
+
+def _same_name(file: str, first: Cell, cell: Cell) -> str:
+    """Two cells, one name: the fix names {pool} when they differ in their pool (a name template without it)."""
+    fix = ('put {pool} in the name template (name = "{default}-{pool}"), so each pool\'s cell has its own name'
+           if first.pool != cell.pool else 'set name = "..." on one of them')
+    return f"{cell.origin}: cell '{cell.name}' has the same name as {first.origin.removeprefix(f'{file}: ')}; {fix}"
 
 
 def display_path(path: Path) -> str:

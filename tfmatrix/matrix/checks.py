@@ -190,11 +190,36 @@ def _cluster(where: _Where, table: Mapping[str, Any]) -> dict[str, Any]:
 
 def pool(where: _Where, key: str, value: Any) -> str:
     """A hardware pool: the name of a Ray custom resource that the pool's nodes declare."""
+    if isinstance(value, list):
+        raise where.error(key, "expected one pool name, got an array", 'arrays are axes and belong in [[product]] '
+                               'tables, where pool = ["a", "b"] gives one cell per pool')
     if not isinstance(value, str) or not PATTERNS["pool"].fullmatch(value):
         raise where.error(key, f"{value!r} is not a pool name",
                           'write a Ray custom resource name like "h100" (letters, digits, _ and -, '
                           "declared by the pool's nodes: ray start --resources '{\"h100\": 1}')")
     return value
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How a cell runs, apart from what it installs: its own values, else the ``[matrix]``/``[cluster]`` defaults."""
+
+    preset: str
+    repeats: int | None
+    timeout_s: int
+    memory: str
+    pool: str | None
+
+
+def cell_limits(where: _Where, values: Mapping[str, Any], settings: Settings) -> Limits:
+    """One place for the keys every kind of cell (TF, jax, torch) takes the same way."""
+    return Limits(
+        preset=_preset(where, "preset", values["preset"]) if "preset" in values else settings.preset,
+        repeats=_repeats(where, "repeats", values["repeats"]) if "repeats" in values else settings.repeats,
+        timeout_s=_timeout(where, "timeout", values["timeout"]) if "timeout" in values else settings.timeout_s,
+        memory=_memory(where, "memory", values["memory"]) if "memory" in values else settings.memory,
+        pool=pool(where, "pool", values["pool"]) if "pool" in values else settings.cluster_pool,
+    )
 
 
 def _max_cells(where: _Where, value: Any) -> int:

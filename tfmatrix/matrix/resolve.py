@@ -1,12 +1,11 @@
 """One cell's raw values -> a ``Cell``, validated against the release table.
 
 TF release, Keras, base image and Python (they constrain each other), CUDA/cuDNN,
-requirement lines, environment and name. Pure: the table and settings come in as
+requirement lines and environment (the name: ``naming``). Pure: the table and settings come in as
 arguments; untested pairings become warnings only under ``allow_untested``.
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -15,19 +14,17 @@ from ..releases import Release, Table
 from ..versions import minor_series, version_key
 from . import backends
 from .checks import (
+    Limits,
     _check_keys,
     _checked,
     _get_str,
-    _memory,
-    _preset,
-    _repeats,
-    _timeout,
     _type_name,
     _Where,
+    cell_limits,
     gated_requirements,
-    pool,
     user_pins,
 )
+from .naming import resolve_name
 from .records import (
     CELL_KEYS,
     PATTERNS,
@@ -330,28 +327,13 @@ def _resolve_env(where: _Where, values: Mapping[str, Any], keras: KerasSpec,
     return tuple(out)
 
 
-_NAME_FIELDS = ("tf", "release", "keras", "python", "target", "cuda", "cudnn", "backend", "default")
+def resolve_cell(file: str, origin: str, values: Mapping[str, Any], settings: Settings, table: Table,
+                 pool_axis: bool = False) -> Cell:
+    """Validate one cell's raw values against the table and build its ``Cell`` (pure).
 
-
-def _resolve_name(where: _Where, values: Mapping[str, Any], fields: Mapping[str, str]) -> str:
-    given = _get_str(where, values, "name", fields["default"])
-    name = fields["default"] if given is None else given
-    if given is not None:
-        def sub(m: re.Match[str]) -> str:
-            if m.group(1) not in fields:
-                raise where.error("name", f"unknown placeholder {{{m.group(1)}}}", "use " + " ".join(
-                    f"{{{f}}}" for f in _NAME_FIELDS))
-            return fields[m.group(1)]
-
-        name = re.sub(r"\{([^{}]*)\}", sub, given)
-    if not PATTERNS["name"].fullmatch(name):
-        raise where.error("name", f"{name!r} is not a valid cell name",
-                          "use 1-63 lowercase letters, digits and . _ - (starting and ending with a letter or digit)")
-    return name
-
-
-def resolve_cell(file: str, origin: str, values: Mapping[str, Any], settings: Settings, table: Table) -> Cell:
-    """Validate one cell's raw values against the table and build its ``Cell`` (pure)."""
+    ``pool_axis``: the cell's pool came from an array (a hardware axis), so its
+    default name shows the pool (``naming.resolve_name``).
+    """
     where = _Where(file, origin)
     _check_keys(where, values, CELL_KEYS, "cell")
     allow = values.get("allow_untested", False)
@@ -363,8 +345,9 @@ def resolve_cell(file: str, origin: str, values: Mapping[str, Any], settings: Se
     if target not in TARGETS:
         raise where.error("target", f"{target!r} is not a target", 'use "cpu" or "gpu"')
     backend, backend_given = backends.backend_of(where, values, table)
+    limits = cell_limits(where, values, settings)
     if backend != backends.DEFAULT_BACKEND:
-        return _resolve_backend_cell(where, file, origin, values, settings, table, backend, target)
+        return _resolve_backend_cell(where, file, origin, values, settings, table, backend, target, limits, pool_axis)
     rel, exact, tf_written = _resolve_tf(where, values, table)
     keras, keras_part = _resolve_keras(where, values, rel)
     if backend_given:
@@ -374,23 +357,18 @@ def resolve_cell(file: str, origin: str, values: Mapping[str, Any], settings: Se
     requirements = _requirements(where, values, rel, exact, target, keras, cudnn, choice, table)
     env = _resolve_env(where, values, keras, table)
     default = "-".join(p for p in (f"tf{tf_written}", keras_part, target) if p)
-    name = _resolve_name(where, values, {
+    name = resolve_name(where, values, {
         "tf": tf_written, "release": rel.tf, "keras": keras_part or keras.flavour, "python": choice.python,
         "target": target, "cuda": cuda or "", "cudnn": cudnn or "", "backend": backend, "default": default,
-    })  # fmt: skip
+    }, limits.pool, pool_axis)  # fmt: skip
     if backend_given:
         env = _with_backend_env(where, env, backend, name)
-    preset = _preset(where, "preset", values["preset"]) if "preset" in values else settings.preset
-    repeats = _repeats(where, "repeats", values["repeats"]) if "repeats" in values else settings.repeats
-    timeout_s = _timeout(where, "timeout", values["timeout"]) if "timeout" in values else settings.timeout_s
-    memory = _memory(where, "memory", values["memory"]) if "memory" in values else settings.memory
-    cell_pool = pool(where, "pool", values["pool"]) if "pool" in values else settings.cluster_pool
     return Cell(
         name=name, tf=exact, tf_release=rel.tf, keras=keras, python=choice.python, target=target,
-        cuda=cuda, cudnn=cudnn, base=choice.base, requirements=requirements, env=env, preset=preset,
-        repeats=repeats, timeout_s=timeout_s, memory=memory, allow_untested=allow,
+        cuda=cuda, cudnn=cudnn, base=choice.base, requirements=requirements, env=env, preset=limits.preset,
+        repeats=limits.repeats, timeout_s=limits.timeout_s, memory=limits.memory, allow_untested=allow,
         untested=tuple(where.untested), origin=f"{file}: {origin}", bootstrap=choice.bootstrap, backend=backend,
-        pool=cell_pool,
+        pool=limits.pool,
     )  # fmt: skip
 
 
@@ -405,7 +383,7 @@ def _with_backend_env(where: _Where, env: tuple[tuple[str, str], ...], backend: 
 
 
 def _resolve_backend_cell(where: _Where, file: str, origin: str, values: Mapping[str, Any], settings: Settings,
-                          table: Table, backend: str, target: str) -> Cell:
+                          table: Table, backend: str, target: str, limits: Limits, pool_axis: bool) -> Cell:
     """A jax/torch cell: Keras 3 and the backend's pinned wheels on the slim Python image, no TensorFlow."""
     k3 = backends.keras3_table(where, table)
     keras, keras_part = backends.resolve_keras(where, values, backend, k3)
@@ -415,20 +393,15 @@ def _resolve_backend_cell(where: _Where, file: str, origin: str, values: Mapping
     pinned = k3.pinned[backend]
     cuda, cudnn = (pinned.cuda, pinned.cudnn) if target == "gpu" else (None, None)
     default = f"{keras_part}-{backend}-{target}"
-    name = _resolve_name(where, values, {
+    name = resolve_name(where, values, {
         "tf": "", "release": "", "keras": keras_part, "python": python, "target": target, "cuda": cuda or "",
         "cudnn": cudnn or "", "backend": backend, "default": default,
-    })  # fmt: skip
+    }, limits.pool, pool_axis)  # fmt: skip
     env = _with_backend_env(where, _resolve_env(where, values, keras, table), backend, name)
-    preset = _preset(where, "preset", values["preset"]) if "preset" in values else settings.preset
-    repeats = _repeats(where, "repeats", values["repeats"]) if "repeats" in values else settings.repeats
-    timeout_s = _timeout(where, "timeout", values["timeout"]) if "timeout" in values else settings.timeout_s
-    memory = _memory(where, "memory", values["memory"]) if "memory" in values else settings.memory
     return Cell(
         name=name, tf="", tf_release="", keras=keras, python=python, target=target, cuda=cuda, cudnn=cudnn,
-        base=base, requirements=requirements, env=env, preset=preset, repeats=repeats, timeout_s=timeout_s,
-        memory=memory, allow_untested=bool(values.get("allow_untested", False)), untested=tuple(where.untested),
-        origin=f"{file}: {origin}", bootstrap=(), backend=backend,
-        pool=pool(where, "pool", values["pool"]) if "pool" in values else settings.cluster_pool,
+        base=base, requirements=requirements, env=env, preset=limits.preset, repeats=limits.repeats,
+        timeout_s=limits.timeout_s, memory=limits.memory, allow_untested=bool(values.get("allow_untested", False)),
+        untested=tuple(where.untested), origin=f"{file}: {origin}", bootstrap=(), backend=backend, pool=limits.pool,
     )  # fmt: skip
 

@@ -1,10 +1,12 @@
-"""The cross-version report: ``reports/cells/*.json`` -> ``reports/index.html``, ``results.csv``, ``claims.csv|json``.
+"""The cross-version report: ``reports/cells/*.json`` -> ``reports/index.html``, ``results.csv``, ``claims.csv|json``,
+``hardware.csv``.
 
 ``build(cells_dir, out_dir, baseline=None)`` reads every cell file (see
 ``load``), makes the tidy frame (``frame``), the cross-version tables
 (``tables``), each seed's claim at the seed's own configuration
-(``claims``), the seeds' findings with bootstrap CIs (``findings``), inline
-SVG charts (``charts``) and renders one self-contained page (``html``).
+(``claims``), the seeds' findings with bootstrap CIs (``findings``), the same
+cells on different hardware side by side (``hardware_view``), inline SVG
+charts (``charts``) and renders one self-contained page (``html``).
 Nothing runs: the report can be rebuilt at any time from the cell files.
 """
 from __future__ import annotations
@@ -15,7 +17,7 @@ from pathlib import Path
 
 from ..errors import UserError
 from ..results import PREVIOUS_DIR, write_text_atomic
-from . import claims_view
+from . import claims_view, hardware_view
 from .claims import CLAIMS, compute_claims
 from .findings import FINDINGS, compute_all
 from .frame import attach_previous, build_frame, to_csv
@@ -48,6 +50,8 @@ class Summary:
     claims_total: int = 0
     refused: list[Refused] = field(default_factory=list)  # files in the cells directory that could not be read
     upgrade: str | None = None                             # the upgrade view's line, when a pair was chosen
+    hardware_csv: Path | None = None
+    hardware_pairs: int = 0                                # cells compared across hardware (Hardware section)
 
     def line(self) -> str:
         counts = ", ".join(f"{n} {s}" for s, n in sorted(self.statuses.items()))
@@ -62,6 +66,9 @@ class Summary:
             text += f"; {n} cell file{'s' * (n != 1)} refused (listed under Failures)"
         if self.upgrade:
             text += f"; {self.upgrade}"
+        if self.hardware_pairs:
+            n = self.hardware_pairs
+            text += f"; {n} cell pair{'s' * (n != 1)} compared across hardware (hardware.csv)"
         return text
 
 
@@ -99,7 +106,7 @@ def run_to_run(cells: list[CellResult], earlier: list[CellResult]) -> list[str]:
 def build(cells_dir: Path, out_dir: Path, baseline: str | None = None, *, baseline_source: str = "baseline",
           baseline_fallback: bool = False, generated: str | None = None, previous: Path | None = None,
           upgrade: tuple[str, str] | None = None, upgrade_source: str = "[report] compare") -> Summary:
-    """Read ``cells_dir/*.json`` and write ``out_dir/``: ``index.html``, ``results.csv``, ``claims.csv|json``.
+    """Read ``cells_dir/*.json``, write ``out_dir/``: ``index.html``, ``results|claims|hardware.csv``, ``claims.json``.
 
     ``baseline`` names the cell every table colours against (default: the
     oldest cell of each target); ``baseline_source`` says where that name
@@ -130,14 +137,18 @@ def build(cells_dir: Path, out_dir: Path, baseline: str | None = None, *, baseli
     agreement = run_to_run(cells, earlier)
     claims = compute_claims(compared, cells, CLAIMS)
     view = upgrade_view(df, *upgrade) if upgrade is not None else None
+    hw_pairs = hardware_view.hardware_pairs(df, cells)
     page = render(cells, df, tables, results, baselines, generated, claims, agreement, refused=loaded.refused,
-                  upgrade=page_view(view) if view is not None else None)
+                  upgrade=page_view(view) if view is not None else None,
+                  hardware=hardware_view.page_view(hw_pairs, cells))
     html_path, csv_path = out_dir / "index.html", out_dir / "results.csv"
     claims_csv, claims_json = out_dir / "claims.csv", out_dir / "claims.json"
+    hardware_csv = out_dir / "hardware.csv"
     claim_rows = claims_view.rows(claims)
     write_text_atomic(csv_path, to_csv(df))
     write_text_atomic(claims_csv, claims_view.to_csv(claim_rows))
     write_text_atomic(claims_json, claims_view.to_json(claim_rows))
+    write_text_atomic(hardware_csv, hardware_view.to_csv(hw_pairs))
     write_text_atomic(html_path, page)
     if view is not None:
         write_text_atomic(out_dir / "upgrade.csv", upgrade_csv(view))
@@ -149,4 +160,5 @@ def build(cells_dir: Path, out_dir: Path, baseline: str | None = None, *, baseli
         claims_csv=claims_csv, claims_json=claims_json,
         claims_answered=sum(1 for r in claims if any(c.lines for c in r.cells)), claims_total=len(claims),
         upgrade=view.line() if view is not None else None,
+        hardware_csv=hardware_csv, hardware_pairs=len(hw_pairs),
     )

@@ -34,6 +34,7 @@ import pandas as pd
 
 from ..versions import minor_series
 from .frame import param_text
+from .hardware import same_hardware
 from .load import CellResult
 from .pairing import Compare, Comparison, Finding, FindingResult, _p, _pair, _side_missing, in_benchmarks, matches
 
@@ -381,7 +382,7 @@ def compute_claim(claim: Claim, df: pd.DataFrame, cells: list[CellResult]) -> Cl
     ran = [c for c in cells if c.has_records]
     for target in sorted({c.target for c in ran}, key=lambda t: (t != "cpu", t)):
         here = [c for c in ran if c.target == target and (claim.tf_major is None or c.tf_major == claim.tf_major)]
-        ref: CellResult | None = None
+        refs: list[CellResult] = []
         if claim.ref_cell is not None:
             refs = [c for c in ran if c.target == target and claim.ref_cell.matches(c)]
             if not refs:
@@ -389,8 +390,8 @@ def compute_claim(claim: Claim, df: pd.DataFrame, cells: list[CellResult]) -> Cl
                                     f"compared with {claim.b}, the seed's pair (cells: "
                                     f"{', '.join(c.name for c in here)}).")
                 continue
-            ref = refs[0]
         for cell in here:
+            ref = same_hardware(cell, refs)          # the seed's pair on this cell's hardware, when it ran there
             if cell is ref:
                 continue
             seed = claim.seed_cell is not None and claim.seed_cell.matches(cell)

@@ -25,7 +25,7 @@ from .charts import chart_html
 from .claims import ClaimResult
 from .claims_view import claim_view, line_label, ratio_words, varying_keys
 from .findings import CHARTS
-from .hardware import mixed_hardware
+from .hardware import hardware_groups, mixed_hardware
 from .load import CellResult, Refused
 from .pairing import Comparison, FindingResult, GroupSummary
 from .stats import noise_of, pct_faster
@@ -241,7 +241,8 @@ def warnings_for(cells: list[CellResult]) -> list[Warning_]:
     suites = sorted({c.suite_version for c in ran})
     if len(suites) > 1:
         out.append(Warning_("warn", f"Cells ran different suite versions ({', '.join(suites)})."))
-    out += [Warning_("loud", line) for line in mixed_hardware(ran)]
+    side_by_side = sum(len(g.cells) for g in hardware_groups(ran))
+    out += [Warning_("loud", line) for line in mixed_hardware(ran, side_by_side)]
     hosts = sorted({_host_line(c) for c in ran})
     if len(hosts) > 1:
         out.append(Warning_("warn", "Cells ran on different hosts; timings are comparable only within a host: "
@@ -381,7 +382,7 @@ def noise_line(df: pd.DataFrame) -> str:
 def render(cells: list[CellResult], df: pd.DataFrame, tables: list[BenchTable], findings: list[FindingResult],
            baselines: Baselines, generated: str | None = None, claims: list[ClaimResult] | None = None,
            agreement: list[str] | None = None, refused: Sequence[Refused] = (),
-           upgrade: dict[str, Any] | None = None) -> str:
+           upgrade: dict[str, Any] | None = None, hardware: dict[str, Any] | None = None) -> str:
     generated = generated or datetime.datetime.now(datetime.UTC).replace(microsecond=0).isoformat()
     charts = []
     for chart in CHARTS:
@@ -411,4 +412,5 @@ def render(cells: list[CellResult], df: pd.DataFrame, tables: list[BenchTable], 
         variant_errors=variant_errors(cells),
         refused=list(refused),
         upgrade=upgrade,
+        hardware=hardware,
     )

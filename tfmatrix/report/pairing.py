@@ -4,7 +4,8 @@ A finding compares two sides, ``a`` and ``b``, picked by parameter values
 (and, for ``scope="cells"``, by TF major version). Variants are paired when
 every other parameter is equal (same benchmark, same model, same data, ...):
 within one cell (``scope="cell"``), or between a cell of ``a_tf`` and the
-newest cell of ``b_tf`` with the same target (``scope="cells"``). Each pair
+newest cell of ``b_tf`` with the same target, on the same hardware where one
+ran there (``scope="cells"``; ``hardware.same_hardware``). Each pair
 gives one line: the time ratio ``median(a) / median(b)`` with a 95%
 bootstrap confidence interval from the raw samples, and seed 000's signed
 "% faster" (positive when ``a`` is faster). Where a cell has no pair, the
@@ -27,6 +28,7 @@ from typing import Any
 import pandas as pd
 
 from .frame import param_text
+from .hardware import same_hardware
 from .load import CellResult
 from .stats import RatioCI, deviation, paired_ratio_ci, pct_faster, ratio_ci, same_windows
 
@@ -321,12 +323,15 @@ def _compare_cells(finding: Finding, cmp: Compare, rows: pd.DataFrame, cells: li
             result.notes.append(f"{target.upper()} cells: no {lacking} cell with results for "
                                 f"{', '.join(cmp.benchmarks)}, so nothing to compare{listed}.")
             continue
-        ref = b_cells[-1]          # the newest cell of side b
-        in_ref = rows["cell"] == ref.name
-        b_rows = rows[in_ref & pd.Series([matches(p, cmp.b) for p in rows["params"]], index=rows.index)]
+        # each a cell against the newest b cell on its own hardware (the newest of all where none ran there)
+        refs = {c.name: same_hardware(c, b_cells[::-1]) or b_cells[-1] for c in a_cells}
+        used = [c for c in b_cells if any(r is c for r in refs.values())]
         for cell in a_cells:
+            ref = refs[cell.name]
             if cell is ref:
                 continue
+            b_rows = rows[(rows["cell"] == ref.name) & pd.Series([matches(p, cmp.b) for p in rows["params"]],
+                                                                  index=rows.index)]
             mine = rows[rows["cell"] == cell.name]
             a_rows = mine[[matches(p, cmp.a) for p in mine["params"]]]
             text = f"{cell.name} vs {ref.name}"
@@ -338,10 +343,12 @@ def _compare_cells(finding: Finding, cmp: Compare, rows: pd.DataFrame, cells: li
             before = len(result.comparisons)
             missing = _pair(finding, cmp, a_rows, b_rows, cell, ref, result)
             _note_missing(text, missing, len(result.comparisons) - before, result)
-        if len(b_cells) > 1:
-            older = ", ".join(c.name for c in b_cells[:-1])
-            result.notes.append(f"{target.upper()} cells: {finding.a} is compared with {ref.name}, the newest "
-                                f"{finding.b} cell; {older} appear{'s' * (len(b_cells) == 2)} in the tables.")
+        older = [c.name for c in b_cells if not any(c is u for u in used)]
+        if older:
+            on = " on each hardware" if len(used) > 1 else ""
+            result.notes.append(f"{target.upper()} cells: {finding.a} is compared with "
+                                f"{', '.join(c.name for c in used)}, the newest {finding.b} cell{on}; "
+                                f"{', '.join(older)} appear{'s' * (len(older) == 1)} in the tables.")
 
 
 

@@ -9,7 +9,8 @@ implementation here). Rows are sorted by signed effect size, the largest
 slowdown first and the largest speed-up last; variants that ran on one side
 only, or failed or were n/a on either, are listed with each side's status and
 reason, so an upgrade that breaks a benchmark is as visible as one that slows
-it.
+it. The Hardware section (``hardware_view``) asks the same question of one
+cell on two kinds of hardware, with ``upgrade_view`` per pair.
 """
 from __future__ import annotations
 
