@@ -28,7 +28,7 @@ def _tfmatrix(session: nox.Session, command: str) -> None:
 
 
 def _wants_ray(args: list[str]) -> bool:
-    return "--runner=ray" in args or any(a == "--runner" and b == "ray" for a, b in zip(args, args[1:]))
+    return "--runner=ray" in args or any(a == "--runner" and b == "ray" for a, b in zip(args, args[1:], strict=False))
 
 
 def _host_ray_version() -> str | None:
