@@ -284,3 +284,32 @@ def test_a_ray_client_address_runs_the_cell_from_outside_the_cluster(cluster, tm
     assert doc["runner"]["address"] == address and doc["runner"]["node"]["node_id"] in (
         cluster.nodes_by_name["cpu"].node_id, cluster.nodes_by_name["gpu"].node_id)
     assert validate(doc["results"]) == []
+
+
+def test_a_pool_axis_runs_one_cell_on_two_pools_and_the_report_puts_them_side_by_side(cluster, tmp_path):
+    """The hardware axis end to end: two nodes, one per pool; the same cell on each; the report's Hardware section."""
+    import csv
+
+    pools = {p: cluster.add_node(num_cpus=2, resources={p: 1}) for p in ("hwa", "hwb")}
+    cluster.wait_for_nodes()
+    matrix = tmp_path / "axis.toml"
+    matrix.write_text('[matrix]\npreset = "quick"\n[[product]]\ntf = "1.15"\npool = ["hwa", "hwb"]\n')
+    try:
+        run = tfmatrix("matrix", "--matrix", str(matrix), "--reports", str(tmp_path / "r"), "--bench", BENCH,
+                       *_ray(cluster))
+        docs = cell_docs(tmp_path / "r")
+        assert run.returncode == 0, run.stderr[-3000:]
+        assert set(docs) == {"tf1.15-cpu-hwa", "tf1.15-cpu-hwb"}
+        for pool, node in pools.items():
+            doc = docs[f"tf1.15-cpu-{pool}"]
+            assert doc["status"] == "ok" and doc["runner"]["node"]["node_id"] == node.node_id
+        page = (tmp_path / "r" / "index.html").read_text()
+        assert 'id="hardware"' in page and "tf1.15-cpu-hwa" in page and "tf1.15-cpu-hwb" in page
+        with open(tmp_path / "r" / "hardware.csv", newline="") as f:
+            rows = list(csv.DictReader(f))
+        assert rows and {(r["cell_a"], r["cell_b"]) for r in rows} == {("tf1.15-cpu-hwa", "tf1.15-cpu-hwb")}
+        timed = [r for r in rows if r["ratio"]]
+        assert timed and all(float(r["ci_low"]) <= float(r["ratio"]) <= float(r["ci_high"]) for r in timed)
+    finally:
+        for node in pools.values():
+            cluster.remove_node(node)

@@ -221,17 +221,29 @@ class RayRunner:
         """Start the cell's task; an iterator of its event refs."""
         import ray
 
-        from .node import cell_task
+        from .node import UP, cell_task, relayed_cell_task
 
         if self._cancelled.is_set():
             raise KeyboardInterrupt("interrupted")
         key = "%s#%s" % (cell.name, uuid.uuid4().hex[:12])
         bench = shipping.pack_files(request.bench_paths) if request.bench_paths else None
+        mailbox = self.mailbox()
+        if self.client_mode:      # Ray Client has no streaming tasks: the node relays its events through the mailbox
+            relayed = ray.remote(relayed_cell_task).options(name="tfmatrix:" + cell.name, **need.options())
+            ref = relayed.remote(cell, request, self.registry, mailbox, key, bench)
+            with self._lock:
+                self._running[cell.name] = ref
+            return _polled(ref, lambda: ray.get(mailbox.drain.remote(UP + key)))
         task = ray.remote(cell_task).options(num_returns="streaming", name="tfmatrix:" + cell.name, **need.options())
-        stream = task.remote(cell, request, self.registry, self.mailbox(), key, bench)
+        stream = task.remote(cell, request, self.registry, mailbox, key, bench)
         with self._lock:
             self._running[cell.name] = stream
         return _gets(stream)
+
+    @property
+    def client_mode(self) -> bool:
+        """Connected through Ray Client (``ray://``): this process is not part of the cluster."""
+        return self.address.startswith("ray://")
 
     def mailbox(self) -> Any:
         """The run's ``shipping.Mailbox`` actor (no CPU: it may live on a head that runs no cells)."""
@@ -348,6 +360,19 @@ def _gets(stream: Any) -> Iterator[Event]:
 
     for ref in stream:
         yield ray.get(ref)
+
+
+def _polled(ref: Any, drain: Callable[[], list[Event]], poll_s: float = 0.5) -> Iterator[Event]:
+    """A relayed task's events as they arrive; its failure (a lost node, say) raised once it ends."""
+    import ray
+
+    while True:
+        ready, _ = ray.wait([ref], timeout=poll_s)
+        yield from drain()
+        if ready:
+            ray.get(ref)
+            yield from drain()
+            return
 
 
 def connect_runner(address: str | None, registry: str | None, cpus: int,

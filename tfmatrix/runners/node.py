@@ -171,6 +171,18 @@ def cell_task(cell: Any, request: RunRequest, registry: str | None, mailbox: Any
     yield ("outcome", outcome)
 
 
+def relayed_cell_task(cell: Any, request: RunRequest, registry: str | None, mailbox: Any, key: str,
+                      bench: bytes | None = None) -> None:
+    """``cell_task`` for a head on Ray Client (``ray://``), which has no streaming tasks: events go up the mailbox."""
+    import ray
+
+    for event in cell_task(cell, request, registry, mailbox, key, bench):
+        ray.get(mailbox.push.remote(UP + key, event))
+
+
+UP = "up:"          # the mailbox key prefix of a cell's events on their way to the head
+
+
 def _drain(events: queue.Queue[Event]) -> list[Event]:
     """Queued events, suite lines gathered into one ``lines`` event per flush."""
     out: list[Event] = []

@@ -39,16 +39,28 @@ REPLY_TIMEOUT_S = 3600.0  # a head that resolves wheels longer than this is not 
 
 
 class Mailbox:
-    """The run's replies from the head to nodes, by key (a Ray actor; nodes poll ``take``)."""
+    """The run's messages between head and nodes, by key (a Ray actor; the receiving side polls).
+
+    Down: the head's reply to a node's request (``put``/``take``). Up: a cell's
+    events, for a head connected through Ray Client, where streaming tasks do
+    not exist (``push``/``drain``).
+    """
 
     def __init__(self) -> None:
         self._items: dict[str, Any] = {}
+        self._queues: dict[str, list[Any]] = {}
 
     def put(self, key: str, item: Any) -> None:
         self._items[key] = item
 
     def take(self, key: str) -> Any:
         return self._items.pop(key, None)
+
+    def push(self, key: str, item: Any) -> None:
+        self._queues.setdefault(key, []).append(item)
+
+    def drain(self, key: str) -> list[Any]:
+        return self._queues.pop(key, [])
 
 
 # -- wheels: the head's side ---------------------------------------------------------------------------------------
