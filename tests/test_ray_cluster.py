@@ -98,6 +98,7 @@ def test_cpu_cells_through_ray_give_the_same_files_and_report_as_the_local_runne
     for reports in (tmp_path / "ray", tmp_path / "local"):
         assert (reports / "index.html").is_file() and (reports / "results.csv").is_file()
     assert "running:" in ray_run.stderr and " done; " in ray_run.stderr and " left" in ray_run.stderr
+    assert "with 2 at once (" in ray_run.stderr            # two nodes of 2 CPUs: the estimate is a makespan
 
 
 def test_gpu_cells_land_on_gpu_nodes_with_their_own_device_and_end_skipped(cluster, tmp_path):
