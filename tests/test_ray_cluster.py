@@ -314,3 +314,26 @@ def test_a_pool_axis_runs_one_cell_on_two_pools_and_the_report_puts_them_side_by
     finally:
         for node in pools.values():
             cluster.remove_node(node)
+
+
+def test_a_node_without_a_docker_engine_runs_cpu_cells_in_virtualenvs_and_skips_gpu_cells(cluster, tmp_path):
+    """The node's engine does not answer (DOCKER_HOST points nowhere): the venv runner, with its skip rules."""
+    node = cluster.add_node(num_cpus=2, num_gpus=1, resources={"noengine": 1}, env_vars={
+        "DOCKER_HOST": "unix:///nonexistent/docker.sock", "TFMATRIX_VENV_ROOT": str(ROOT / ".nox")})
+    cluster.wait_for_nodes()
+    matrix = tmp_path / "noengine.toml"
+    matrix.write_text('[matrix]\npreset = "quick"\n[cluster]\npool = "noengine"\n'
+                      '[[cell]]\ntf = "1.15"\n[[cell]]\ntf = "1.15"\ntarget = "gpu"\n')
+    try:
+        run = tfmatrix("matrix", "--matrix", str(matrix), "--reports", str(tmp_path / "r"), "--bench", BENCH,
+                       *_ray(cluster))
+        docs = cell_docs(tmp_path / "r")
+        cpu, gpu = docs["tf1.15-cpu"], docs["tf1.15-gpu"]
+        assert cpu["status"] == "ok", (cpu["reason"], run.stderr[-3000:])
+        assert cpu["runner"]["node_runner"] == "venv" and cpu["runner"]["node"]["node_id"] == node.node_id
+        assert cpu["runner"]["venv"].startswith(str(ROOT / ".nox"))
+        assert validate(cpu["results"]) == []
+        assert gpu["status"] == "skipped" and "CPU cells only" in gpu["reason"], gpu["reason"]
+        assert gpu["runner"]["node"]["node_id"] == node.node_id
+    finally:
+        cluster.remove_node(node)

@@ -33,7 +33,7 @@ from ..paths import SUITE_DIR, cache_dir
 from ..results import CellOutcome, host_summary, suite_fingerprint
 from . import docker, shipping
 from .common import CellLog, RunRequest
-from .venv import VenvRunner
+from .venv import VENV_ROOT_ENV, VenvRunner
 
 Event = tuple[str, Any]
 """("start", node facts) | ("lines", [log lines]) | ("phase", phase) | ("outcome", CellOutcome)."""
@@ -66,8 +66,9 @@ def node_facts(gpu_ids: list[str]) -> dict[str, Any]:
 def node_runner(registry: str | None, gpu_ids: list[str], suite_dir: Path, wheels: Any = None) -> Any:
     """The runner this node can offer: Docker when its engine answers, else the venv runner."""
     client = docker.engine()
-    if client is None:
-        return VenvRunner(wheels)
+    if client is None:     # virtualenvs in the node's cache: the job's working_dir goes when the job ends
+        root = os.environ.get(VENV_ROOT_ENV)
+        return VenvRunner(wheels, Path(root) if root else cache_dir() / "venvs")
     return docker.DockerRunner(client, registry, gpu_ids or None, suite_dir, wheels)
 
 

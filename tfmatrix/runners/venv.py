@@ -41,8 +41,9 @@ class VenvRunner:
 
     name = "venv"
 
-    def __init__(self, wheels_source: Any = None) -> None:
+    def __init__(self, wheels_source: Any = None, root: Path | None = None) -> None:
         self.wheels_source = wheels_source or (lambda reqs, python, log: wheelhouse.ensure(reqs, python, log=log))
+        self.root = root      # where the cells' virtualenvs live; None: venv_root() (the checkout's .nox)
 
     def inputs(self, cell: Any) -> str:
         interp = interpreters.find(cell.python)
@@ -95,7 +96,7 @@ class VenvRunner:
         """A virtualenv holding exactly the cell's wheels; reused while its inputs are unchanged."""
         from nox.virtualenv import VirtualEnv
 
-        location = venv_root() / ("cell-" + cell.name)
+        location = (self.root or venv_root()) / ("cell-" + cell.name)
         marker = location / MARKER
         try:
             if json.loads(marker.read_text()).get("inputs") == inputs:
