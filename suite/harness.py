@@ -128,8 +128,9 @@ class Sampler:
         estimate = sorted(warm)[len(warm) // 2] if warm else self.first_call_s
         # A call slower than the whole budget allows: one call per repeat and only
         # as many repeats as fit (never fewer than min_repeats).
+        self.calibration: List[Dict[str, float]] = []
         if estimate * budget.min_repeats >= budget.max_time:
-            self.number, self.calibration = 1, []
+            self.number = 1
         else:
             self.number, self.calibration = calibrate(fn, estimate, budget)
         self.per_repeat = max(estimate * self.number, 1e-9)

@@ -54,3 +54,38 @@ def test_a_cell_without_an_interpreter_is_skipped(tmp_path, monkeypatch):
     assert outcome.status == "skipped" and outcome.reason.startswith("no CPython 3.7 on this host")
     doc = cell_docs(tmp_path)["tf1.15-cpu"]
     assert doc["status"] == "skipped" and doc["runner"]["name"] == "venv"
+
+
+@pytest.mark.tf
+def test_processes_reaches_the_suite_and_each_variant_runs_in_that_many_fresh_processes(venv_cell, tmp_path):
+    venv_cell("tf1.15-cpu")           # the virtualenv exists (built once per session)
+    proc = tfmatrix("cell", "tf1.15-cpu", "--runner", "venv", "--preset", "quick", "--only", "selfcheck*",
+                    "--processes", "2", "--reports", str(tmp_path))
+    doc = cell_docs(tmp_path)["tf1.15-cpu"]
+    assert proc.returncode == 0 and doc["status"] == "ok", (doc["reason"], proc.stderr[-2000:])
+    assert doc["request"]["processes"] == 2
+    ok = [r for r in doc["results"]["records"] if r["status"] == "ok"]
+    assert ok and all(len(r["per_process"]) == 2 for r in ok)
+
+
+def test_processes_is_part_of_the_request_and_the_suites_arguments_only_when_asked():
+    from types import SimpleNamespace
+
+    cell = SimpleNamespace(name="c", target="cpu", preset="seed", repeats=None)
+    plain, three = RunRequest(), RunRequest(processes=3)
+    assert "processes" not in plain.for_cell(cell) and "--processes" not in plain.suite_args(cell, "o", None, "v")
+    assert three.for_cell(cell)["processes"] == 3
+    args = three.suite_args(cell, "o", None, "v")
+    assert args[args.index("--processes") + 1] == "3"
+
+
+def test_the_estimate_scales_with_the_processes_asked_for(tmp_path):
+    cell = load(DEFAULT_MATRIX).cell("tf1.15-cpu")
+    one = execution.cell_estimates([cell], RunRequest(), tmp_path)["tf1.15-cpu"]
+    three = execution.cell_estimates([cell], RunRequest(processes=3), tmp_path)["tf1.15-cpu"]
+    assert three - execution.ESTIMATE_SETUP_S == pytest.approx(3 * (one - execution.ESTIMATE_SETUP_S))
+
+
+def test_processes_out_of_range_is_one_line_and_exit_2(tmp_path):
+    proc = tfmatrix("cell", "tf1.15-cpu", "--processes", "0", "--reports", str(tmp_path))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr and "--processes" in proc.stderr

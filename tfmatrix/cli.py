@@ -153,7 +153,7 @@ def _run_cells(args: argparse.Namespace, cells: Sequence[Cell], bench: Sequence[
             runner = make_runner(args.runner, matrix.settings.base_registry, console)
         rounds = args.rounds if args.rounds is not None else matrix.settings.rounds
         request = RunRequest(preset=args.preset, only=tuple(bench), repeats=args.repeats, rounds=rounds,
-                             bench_paths=user_paths)
+                             bench_paths=user_paths, processes=args.processes)
         outcomes = execute(cells, runner, request, reports, redo=redo, console=console)
         refused = _refresh_report(reports, matrix, console)
     bad = [o for o in outcomes if o.status in ("failed", "timeout")]
@@ -235,6 +235,9 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
 
     p.add_argument("--preset", choices=KNOWN_PRESETS, help="override every cell's suite preset")
     p.add_argument("--repeats", type=int, help="override the samples per process")
+    p.add_argument("--processes", type=int, choices=range(1, 11), metavar="N",
+                   help="fresh processes per variant (default: the preset's, 1 for seed and quick); more agree "
+                        "better from run to run at N times the suite's time (README: Reproducibility)")
     p.add_argument("--rounds", type=int, choices=range(1, 21), metavar="N",
                    help="run every cell N times, interleaved across cells, pooled (default: matrix.toml's rounds)")
     p.add_argument("--runner", default="auto", choices=RUNNERS,

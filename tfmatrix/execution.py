@@ -76,11 +76,23 @@ def cell_estimates(cells: Sequence[Any], request: RunRequest, reports_dir: Path)
     for cell in cells:
         doc = load_cell(cell_paths(reports_dir, cell.name)[0])
         preset = request.for_cell(cell)["preset"]
+        asked = preset_processes(preset)
+        wanted = request.processes or asked
         if doc is not None and doc.request.get("preset") == preset and "run_s" in doc.timings:
-            out[cell.name] = doc.timings["run_s"] / doc.rounds * request.rounds
+            had = doc.request.get("processes") or asked
+            out[cell.name] = doc.timings["run_s"] / doc.rounds * request.rounds * wanted / had
         else:
-            out[cell.name] = ESTIMATE_RUN_S.get(preset, 600.0) * request.rounds + ESTIMATE_SETUP_S
+            out[cell.name] = (ESTIMATE_RUN_S.get(preset, 600.0) * request.rounds * wanted / asked
+                              + ESTIMATE_SETUP_S)
     return out
+
+
+def preset_processes(preset: str) -> int:
+    """The fresh processes per variant a suite preset runs (the estimates scale with them)."""
+    from suite.registry import PRESETS
+
+    known = PRESETS.get(preset)
+    return known.processes if known else 1
 
 
 def estimate(cells: Sequence[Any], request: RunRequest, reports_dir: Path) -> float:

@@ -28,6 +28,7 @@ class RunRequest:
     rounds: int = 1                     # the matrix runs every cell this many times, pooled (rounds.py)
     bench_paths: tuple[Path, ...] = ()  # the user's benchmark files and directories (user_benchmarks.py)
     bench: str = ""                     # hash of their content
+    processes: int | None = None        # fresh processes per variant; None: the preset's
 
     def for_cell(self, cell: Any) -> dict[str, Any]:
         asked = {
@@ -39,6 +40,8 @@ class RunRequest:
         }
         if self.bench_paths:            # absent without user benchmarks: earlier results stay comparable
             asked["bench"] = self.bench
+        if self.processes is not None:  # likewise absent unless asked for
+            asked["processes"] = self.processes
         return asked
 
     def suite_args(self, cell: Any, out: str, image: str | None, runner: str) -> list[str]:
@@ -52,6 +55,8 @@ class RunRequest:
             args += ["--only", pattern]
         if req["repeats"] is not None:
             args += ["--repeats", str(req["repeats"])]
+        if self.processes is not None:
+            args += ["--processes", str(self.processes)]
         return args
 
 
