@@ -24,7 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -159,9 +159,9 @@ def ensure(requirements: Sequence[str], python: str, *, offline: bool | None = N
     offline = offline_default() if offline is None else offline
     key = requirements_key(requirements, python)
     with _locked(root):
-        cached = _read_manifest(root, key)
-        if cached is not None:
-            return WheelSet(key, python, tuple(cached), 0, "manifest", time.monotonic() - t0)
+        have = _manifest_set(root, key, python, t0)
+        if have is not None:
+            return have
         before = {p.name for p in root.iterdir()}
         with tempfile.NamedTemporaryFile("w", suffix=".txt", prefix="tfmatrix-req-", delete=False) as req:
             req.write("\n".join(requirements) + "\n")
@@ -174,19 +174,28 @@ def ensure(requirements: Sequence[str], python: str, *, offline: bool | None = N
         return WheelSet(key, python, tuple(files), downloaded, how, time.monotonic() - t0)
 
 
+def _manifest_set(root: Path, key: str, python: str, t0: float) -> WheelSet | None:
+    """The set an earlier resolution stored under ``key`` (manifest and every file present), or None."""
+    files = _read_manifest(root, key)
+    return None if files is None else WheelSet(key, python, tuple(files), 0, "manifest", time.monotonic() - t0)
+
+
 def cached(requirements: Sequence[str], python: str, root: Path | None = None) -> WheelSet | None:
     """The wheel set a resolution already stored here (its manifest and every file), or None; asks no index."""
     t0 = time.monotonic()
     root = (root or wheelhouse_dir()).resolve()
-    key = requirements_key(requirements, python)
     with _locked(root):
-        files = _read_manifest(root, key)
-    return None if files is None else WheelSet(key, python, tuple(files), 0, "manifest", time.monotonic() - t0)
+        return _manifest_set(root, requirements_key(requirements, python), python, t0)
 
 
-def store(requirements: Sequence[str], python: str, files: Sequence[tuple[str, bytes]],
+def store(requirements: Sequence[str], python: str, files: Iterable[tuple[str, bytes]],
           root: Path | None = None) -> WheelSet:
-    """Put a set resolved elsewhere (a cluster's head) into this wheelhouse, files first, then its manifest."""
+    """Put a set resolved elsewhere (a cluster's head) into this wheelhouse, files first, then its manifest.
+
+    ``files`` may be a generator: each file is written as it comes, so a large
+    set (PyTorch's CUDA wheels) is never all in memory; if it raises, no
+    manifest is written and the set stays missing.
+    """
     t0 = time.monotonic()
     root = (root or wheelhouse_dir()).resolve()
     key = requirements_key(requirements, python)

@@ -4,17 +4,26 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
 from suite.schema import validate
 
+from .. import wheelhouse
 from ..documents import SuiteResults
 from ..errors import UserError
 from ..progress import Progress
 from ..results import CellOutcome, read_tail
+
+WheelsSource = Callable[[Sequence[str], str, Callable[[str], None]], wheelhouse.WheelSet]
+"""(requirements, python, log) -> the wheel set to install: ``own_wheelhouse``, or a Ray node's ``HeadWheels``."""
+
+
+def own_wheelhouse(requirements: Sequence[str], python: str, log: Callable[[str], None]) -> wheelhouse.WheelSet:
+    """This host's wheelhouse, downloading what it lacks (a single host's runners' source of wheels)."""
+    return wheelhouse.ensure(requirements, python, log=log)
 
 
 @dataclass(frozen=True)

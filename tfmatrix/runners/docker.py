@@ -16,7 +16,7 @@ import socket
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,10 +25,17 @@ from ..paths import SUITE_DIR
 from ..progress import Progress
 from ..results import CellOutcome
 from ..user_benchmarks import PLUGINS_ENV, container_paths, requirements_failure
-from .common import CellLog, LineReader, RunRequest, outcome_from_suite, read_suite_results, timed_out
+from .common import (
+    CellLog,
+    LineReader,
+    RunRequest,
+    WheelsSource,
+    outcome_from_suite,
+    own_wheelhouse,
+    read_suite_results,
+    timed_out,
+)
 
-WheelsSource = Callable[[Sequence[str], str, Callable[[str], None]], wheelhouse.WheelSet]
-"""(requirements, python, log) -> the wheel set to build from: ``wheelhouse.ensure``, or a node's ``HeadWheels``."""
 SUITE_MOUNT = "/opt/tfmatrix/suite"
 OUT_MOUNT = "/out"
 BENCH_USER = "10001:10001"
@@ -139,7 +146,7 @@ class DockerRunner:
     def __init__(self, client: Any, registry: str | None = None, gpu_ids: Sequence[str] | None = None,
                  suite_dir: Path = SUITE_DIR, wheels_source: WheelsSource | None = None) -> None:
         self.client = client
-        self.wheels_source = wheels_source or _own_wheelhouse   # a cluster node's: its own, else the head's
+        self.wheels_source = wheels_source or own_wheelhouse   # a cluster node's: its own, else the head's
         self.registry = registry     # explicit base registry (matrix/env); None: automatic
         self.gpu_ids = gpu_ids       # GPU cells get these devices (a Ray task's); None: all of them
         self.suite_dir = suite_dir   # mounted read-only in every container (a cluster node's hash-keyed copy)
@@ -294,11 +301,6 @@ class DockerRunner:
                 except Exception:
                     pass
             shutil.rmtree(out_dir, ignore_errors=True)
-
-
-def _own_wheelhouse(requirements: Sequence[str], python: str, log: Callable[[str], None]) -> wheelhouse.WheelSet:
-    """This host's wheelhouse, downloading what it lacks (a single host, or a node that has an index)."""
-    return wheelhouse.ensure(requirements, python, log=log)
 
 
 def _stream_logs(container: Any, log: CellLog) -> None:

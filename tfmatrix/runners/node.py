@@ -80,28 +80,19 @@ def cached_suite(expected: str) -> Path | None:
     container mounts never changes under it and a second run copies nothing.
     """
     root = cache_dir() / "suites" / expected
-    if (root / ".complete").exists():
-        return root
-    if suite_fingerprint() != expected:
+    if not (root / ".complete").exists() and suite_fingerprint() != expected:
         return None
-    tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=ensure_dir(root.parent)))
-    shutil.copytree(SUITE_DIR, tmp / "suite", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    if suite_fingerprint(tmp / "suite") != expected:
-        shutil.rmtree(tmp, ignore_errors=True)
-        return None
-    (tmp / "suite" / ".complete").touch()
-    os.chmod(tmp / "suite", 0o755)
+
+    def fill(staged: Path) -> None:
+        shutil.copytree(SUITE_DIR, staged, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        if suite_fingerprint(staged) != expected:
+            raise ValueError("the suite changed while it was copied")
+
     try:
-        os.replace(tmp / "suite", root)
-    except OSError:                 # another task on this node put it there first
-        pass
-    shutil.rmtree(tmp, ignore_errors=True)
+        shipping.settle_dir(root, fill)
+    except ValueError:
+        return None
     return root
-
-
-def ensure_dir(path: Path) -> Path:
-    path.mkdir(parents=True, exist_ok=True)
-    return path
 
 
 def device_request(cell: Any, gpu_ids: list[str]) -> dict[str, Any] | None:

@@ -25,7 +25,7 @@ import shutil
 import tarfile
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -121,18 +121,22 @@ class HeadWheels:
         kind, value = self._reply()
         if kind != "wheels":
             raise wheelhouse.WheelhouseError("the head could not provide the wheels: %s" % value)
-        files = []
-        for name, sha, ref in value:
-            data = self.fetch(ref)
-            if hashlib.sha256(data).hexdigest() != sha:
-                raise wheelhouse.WheelhouseError("%s changed on its way from the head (sha256 mismatch)" % name)
-            files.append((name, data))
-        stored = wheelhouse.store(requirements, python, files, self.root)
+        size = 0
+
+        def checked() -> Iterator[tuple[str, bytes]]:      # one file in memory at a time
+            nonlocal size
+            for name, sha, ref in value:
+                data = self.fetch(ref)
+                if hashlib.sha256(data).hexdigest() != sha:
+                    raise wheelhouse.WheelhouseError("%s changed on its way from the head (sha256 mismatch)" % name)
+                size += len(data)
+                yield name, data
+
+        stored = wheelhouse.store(requirements, python, checked(), self.root)
         self.ask(("wheels_received", self.key))
-        self.received.update({"count": len(files), "bytes": sum(len(d) for _, d in files),
-                              "seconds": round(time.monotonic() - t0, 1)})
+        self.received.update({"count": len(stored.files), "bytes": size, "seconds": round(time.monotonic() - t0, 1)})
         log("received %d wheels (%.0f MB) from the head in %.1f s" % (
-            len(files), self.received["bytes"] / 1e6, self.received["seconds"]))
+            len(stored.files), self.received["bytes"] / 1e6, self.received["seconds"]))
         return stored
 
     def _reply(self) -> tuple[str, Any]:
@@ -160,27 +164,40 @@ def pack_files(paths: Sequence[Path]) -> bytes:
 def unpack_files(blob: bytes, names: Sequence[str], expected: str, root: Path | None = None) -> tuple[Path, ...]:
     """The files of ``pack_files`` on this node, under ``<cache>/bench/<expected>``; checked against the hash."""
     target = (root or cache_dir() / "bench") / expected
-    paths = tuple(target / str(i) / name for i, name in enumerate(names))
-    if (target / ".complete").exists():
-        return paths
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=target.parent))
-    try:
+
+    def fill(staged: Path) -> None:
         with tarfile.open(fileobj=io.BytesIO(blob), mode="r:gz") as tar:
-            tar.extractall(tmp, filter="data")
-        got = files_hash([tmp / str(i) / name for i, name in enumerate(names)])
+            tar.extractall(staged, filter="data")
+        got = files_hash([staged / str(i) / name for i, name in enumerate(names)])
         if got != expected:
             raise ValueError("the benchmark files that reached this node hash to %s, not the head's %s"
                              % (got, expected))
-        (tmp / ".complete").touch()
-        for d in [tmp, *(p for p in tmp.rglob("*") if p.is_dir())]:
-            os.chmod(d, 0o755)            # the container's non-root user reads them
-        for f in (p for p in tmp.rglob("*") if p.is_file()):
-            os.chmod(f, 0o644)
+
+    settle_dir(target, fill)
+    return tuple(target / str(i) / name for i, name in enumerate(names))
+
+
+def settle_dir(target: Path, fill: Callable[[Path], None]) -> None:
+    """Make ``target`` once per node: ``fill`` a staging path beside it, then rename it into place, complete.
+
+    Readers (a container's read-only mount) never see half of it; ``fill``
+    raises when what arrived is wrong, and nothing is left; a copy another
+    task finished first wins. Directories and files become readable by the
+    containers' non-root user.
+    """
+    if (target / ".complete").exists():
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=target.parent))
+    try:
+        staged = tmp / "new"
+        fill(staged)
+        (staged / ".complete").touch()
+        for path in [staged, *staged.rglob("*")]:
+            os.chmod(path, 0o755 if path.is_dir() else path.stat().st_mode | 0o444)
         try:
-            os.replace(tmp, target)
-        except OSError:                   # another task on this node put them there first
+            os.replace(staged, target)
+        except OSError:                   # another task on this node put it there first
             pass
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return paths

@@ -25,7 +25,16 @@ from ..paths import REPO_ROOT
 from ..progress import Progress
 from ..results import CellOutcome
 from ..user_benchmarks import PLUGINS_ENV, requirements_failure
-from .common import CellLog, LineReader, RunRequest, outcome_from_suite, read_suite_results, timed_out
+from .common import (
+    CellLog,
+    LineReader,
+    RunRequest,
+    WheelsSource,
+    outcome_from_suite,
+    own_wheelhouse,
+    read_suite_results,
+    timed_out,
+)
 
 VENV_ROOT_ENV = "TFMATRIX_VENV_ROOT"
 MARKER = "tfmatrix-cell.json"
@@ -41,8 +50,8 @@ class VenvRunner:
 
     name = "venv"
 
-    def __init__(self, wheels_source: Any = None, root: Path | None = None) -> None:
-        self.wheels_source = wheels_source or (lambda reqs, python, log: wheelhouse.ensure(reqs, python, log=log))
+    def __init__(self, wheels_source: WheelsSource | None = None, root: Path | None = None) -> None:
+        self.wheels_source = wheels_source or own_wheelhouse
         self.root = root      # where the cells' virtualenvs live; None: venv_root() (the checkout's .nox)
 
     def inputs(self, cell: Any) -> str:
