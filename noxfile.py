@@ -109,6 +109,13 @@ def tests(session: nox.Session) -> None:
 
 
 @nox.session
+def docs(session: nox.Session) -> None:
+    """The documentation site (README + docs/) into build/site/ with mkdocs; fails on a broken link or page."""
+    session.install("mkdocs>=1.6")
+    session.run("python", "scripts/build_docs.py")
+
+
+@nox.session
 def lint(session: nox.Session) -> None:
     """ruff over the host package, the suite, the tests and this file."""
     session.install("ruff>=0.6")

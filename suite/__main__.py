@@ -1,12 +1,21 @@
-"""Command line: ``python -m suite list`` and ``python -m suite run``."""
+"""Command line: ``python -m suite list``, ``python -m suite run`` and ``python -m suite plan``.
+
+``run`` measures a whole cell at once (the sequential schedule). An
+interleaved schedule calls ``plan`` once per cell (the fingerprint, what
+cannot run, the slices), then ``run --plan FILE --slice KEY --pass N`` for
+each slice in each round.
+"""
 from __future__ import annotations
 
 import argparse
 import json
 import sys
-from typing import List, Optional
+from typing import TYPE_CHECKING, List, Optional
 
 from .registry import PRESETS, all_variants, load_benchmarks, select
+
+if TYPE_CHECKING:
+    from .registry import Preset
 
 
 def _cell_from(args: argparse.Namespace) -> dict:
@@ -63,22 +72,38 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_run(args: argparse.Namespace) -> int:
+def _preset(args: argparse.Namespace) -> "Preset":
     from .registry import customized
-    from .run import run
 
     preset = customized(PRESETS[args.preset], repeats=args.repeats, processes=args.processes, window=args.window)
     if args.budget:
         import dataclasses
 
         preset = dataclasses.replace(preset, budget=dataclasses.replace(preset.budget, **dict(args.budget)))
-    return run(preset, args.only, args.out, _cell_from(args))
+    return preset
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from .run import run, run_slice
+
+    if args.plan or args.slice:
+        if not (args.plan and args.slice and args.pass_no):
+            print("python -m suite run: --plan, --slice and --pass go together", file=sys.stderr)
+            return 2
+        return run_slice(_preset(args), args.plan, args.slice, args.pass_no, args.out, rounds=args.of or 1)
+    return run(_preset(args), args.only, args.out, _cell_from(args))
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    from .run import plan
+
+    return plan(_preset(args), args.only, args.out, _cell_from(args))
 
 
 def main(argv: Optional[List[str]] = None) -> int:
     p = argparse.ArgumentParser(prog="python -m suite", description=__doc__)
     sub = p.add_subparsers(dest="command")
-    for name in ("list", "run"):
+    for name in ("list", "run", "plan"):
         sp = sub.add_parser(name)
         sp.add_argument("--preset", default="quick", choices=sorted(PRESETS))
         sp.add_argument("--only", action="append", default=[], metavar="PATTERN",
@@ -97,11 +122,19 @@ def main(argv: Optional[List[str]] = None) -> int:
                             help="override one field of the preset's Budget (experiments: target_time=0.005)")
             sp.add_argument("--window", type=_positive,
                             help="variants sampled round robin together (1: one after the other; overrides the preset)")
+        if name == "run":
+            sp.add_argument("--plan", help="the cell's plan (python -m suite plan --out FILE): run one slice of it")
+            sp.add_argument("--slice", help="the slice of the plan to run (a process group, e.g. eager:tf.keras)")
+            sp.add_argument("--pass", dest="pass_no", type=_positive, help="the matrix round this slice runs in")
+            sp.add_argument("--of", type=_positive, help="how many rounds there are: each process takes 1/N of the "
+                                                         "preset's samples")
     args = p.parse_args(argv)
     if args.command == "list":
         return cmd_list(args)
     if args.command == "run":
         return cmd_run(args)
+    if args.command == "plan":
+        return cmd_plan(args)
     p.print_help()
     return 2
 

@@ -27,8 +27,8 @@ few lines, and lists them in ``BENCHMARKS``::
 Only this module's names are the stable surface (``__all__``); a file that
 imports other ``suite`` modules may break with any suite release. The rules
 a file must follow (import TensorFlow/Keras inside ``setup``, never at the
-top: the suite lists variants without TensorFlow) are in the README,
-"Benchmark your own model".
+top: the suite lists variants without TensorFlow) are in docs/own-benchmarks.md
+("Benchmark your own model").
 """
 from __future__ import annotations
 
@@ -36,8 +36,8 @@ import dataclasses
 import itertools
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from .definitions import Benchmark, NotApplicable, Prepared, Preset, Variant, make_variant
 from .harness import time_once, timer
-from .registry import Benchmark, NotApplicable, Prepared, Preset, Variant, make_variant
 
 API_VERSION = 1
 APIS = ("tf.keras", "keras", "tf")     # tf: plain TensorFlow, no Keras

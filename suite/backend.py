@@ -16,7 +16,7 @@ import sys
 from typing import Any, Dict, List, Optional
 
 from .compat import Compat, KerasHandle
-from .registry import NotApplicable
+from .definitions import NotApplicable
 
 BACKENDS = ("jax", "torch")       # the ones without TensorFlow; "tensorflow" is the default
 

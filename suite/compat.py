@@ -24,7 +24,7 @@ import os
 import re
 from typing import Any, Dict, List, Optional, Tuple
 
-from .registry import NotApplicable
+from .definitions import NotApplicable
 
 
 def parse_version(text: str) -> Tuple[int, int, int]:

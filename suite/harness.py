@@ -17,6 +17,7 @@ eager TensorFlow (it allocates many Python objects per step).
 """
 from __future__ import annotations
 
+import dataclasses
 import gc
 import itertools
 import math
@@ -49,6 +50,23 @@ class Budget:
     max_time: float = 30.0     # soft cap on the measuring time per variant (s)
     max_repeats: int = 0       # adaptive stopping's cap (0: exactly ``repeats``)
     ci: float = 0.0            # stop when the median's 95% interval is within this (0.02 = +-2%)
+
+
+def spread_over(budget: Budget, rounds: int) -> Budget:
+    """The budget of one of ``rounds`` fresh processes that share a variant's samples (pyperf's trade).
+
+    The interleaved schedule measures every variant in ``rounds`` processes;
+    each takes about 1/rounds of the samples and time, so the run costs the
+    same sampling time and the samples come from ``rounds`` process states
+    instead of one. Never fewer than two samples a process.
+    """
+    if rounds <= 1:
+        return budget
+    repeats = max(2, -(-budget.repeats // rounds))
+    return dataclasses.replace(
+        budget, repeats=repeats, min_repeats=max(2, min(budget.min_repeats, repeats)),
+        max_repeats=max(repeats, -(-budget.max_repeats // rounds)) if budget.max_repeats else 0,
+        max_time=budget.max_time / rounds)
 
 
 @dataclass

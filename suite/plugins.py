@@ -11,7 +11,9 @@ exception at import time) or whose benchmarks cannot list their variants
 never costs the cell its other results: it becomes one variant,
 ``<file>.import[file=<name>]``, whose build raises ``PluginError`` with the
 original traceback, so the run records an ``error`` with that traceback's
-tail and goes on. The parent process and every worker load the files the
+tail and goes on. That variant is selected whatever ``--only`` filter the run
+has (``Variant.always``): a filter naming the file's benchmarks must not hide
+why they are missing. The parent process and every worker load the files the
 same way, so the placeholder has the same id in both.
 """
 from __future__ import annotations
@@ -22,7 +24,8 @@ import sys
 import traceback
 from typing import Any, List
 
-from .registry import PLUGINS_ENV, Benchmark, Preset, Variant
+from .definitions import PRESETS, Benchmark, Preset, Variant
+from .schema import PLUGINS_ENV
 
 TRACEBACK_LINES = 20
 
@@ -65,7 +68,9 @@ class BrokenFile(Benchmark):
         self.message = "%s %s: %s\n%s" % (os.path.basename(path), what, last[0].strip(), _tail(error_text))
 
     def variants(self, preset: Preset) -> List[Variant]:
-        return [Variant(self.name, self.seed, (("file", os.path.basename(self.path)),), mode="eager", api="tf")]
+        # always selected: a --bench/--only filter meant for this file's benchmarks must not hide why they are missing
+        return [Variant(self.name, self.seed, (("file", os.path.basename(self.path)),), mode="eager", api="tf",
+                        always=True)]
 
     def prepare(self, variant: Variant, env: Any) -> Any:
         raise PluginError(self.message)
@@ -89,8 +94,6 @@ def _import(path: str) -> Any:
 
 def _listable(bench: Any, path: str) -> Any:
     """``bench`` when it is a Benchmark whose variants can be listed; else a BrokenFile saying why."""
-    from .registry import PRESETS
-
     if not isinstance(bench, Benchmark) or not getattr(bench, "name", ""):
         return BrokenFile(path, "declares a benchmark that is not a named Benchmark instance",
                           "TypeError: %r in BENCHMARKS (give it a name and list instances)" % (bench,))

@@ -6,6 +6,7 @@ spread, unstable flags). The results file appears atomically.
 """
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import json
 import os
@@ -17,6 +18,7 @@ from typing import IO, Any, Dict, List, Optional, Sequence
 
 from . import SUITE_VERSION, fingerprint, stats
 from .compat import mode_unsupported
+from .harness import spread_over
 from .isolation import run_group, run_worker
 from .registry import Benchmark, Preset, Variant, all_variants, benchmark_by_name, load_benchmarks, select
 from .schema import PROGRESS_FORMAT, SCHEMA_NAME, SCHEMA_VERSION
@@ -166,26 +168,17 @@ class Progress:
 
 
 def format_seconds(s: float) -> str:
+    rounded = float("%.3g" % s)       # the unit after rounding: 0.0009996 s is "1 ms", not "1e+03 us"
     for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
-        if s >= scale:
-            return "%.3g %s" % (s / scale, unit)
-    return "%.3g ns" % (s / 1e-9)
+        if rounded >= scale:
+            return "%.3g %s" % (rounded / scale, unit)
+    return "%.3g ns" % (rounded / 1e-9)
 
 
-def run(
-    preset: Preset,
-    only: Sequence[str],
-    out_path: str,
-    cell: Dict[str, Any],
-    log: IO[str] = sys.stderr,
-    benchmarks: Optional[Sequence[Benchmark]] = None,
-) -> int:
+def header(preset: Preset, only: Sequence[str], cell: Dict[str, Any], variants: Sequence[Variant]) -> Dict[str, Any]:
+    """A results document with no records yet: what was asked, of which cell."""
     started = now_iso()
-    t0 = time.monotonic()
-    benchmarks = list(benchmarks) if benchmarks is not None else load_benchmarks()
-    by_name = benchmark_by_name(benchmarks)
-    variants = select(all_variants(preset, benchmarks), only)
-    doc: Dict[str, Any] = {
+    return {
         "schema": SCHEMA_NAME,
         "schema_version": SCHEMA_VERSION,
         "suite_version": SUITE_VERSION,
@@ -211,16 +204,23 @@ def run(
         "records": [],
     }
 
+
+def take_fingerprint(doc: Dict[str, Any], log: IO[str], preset: Preset) -> Optional[Dict[str, Any]]:
+    """Import the cell's framework once in a child and record what it found; None (and ``doc`` an error) on failure.
+
+    A GPU cell whose framework sees no GPU is an error here, before anything
+    is measured: it would silently run on the CPU.
+    """
     log.write("[suite] fingerprint (importing %s)\n" % ("Keras 3 on " + os.environ["KERAS_BACKEND"]
-                                                     if os.environ.get("KERAS_BACKEND") in ("jax", "torch")
-                                                     else "TensorFlow"))
+                                                       if os.environ.get("KERAS_BACKEND") in ("jax", "torch")
+                                                       else "TensorFlow"))
     fp = run_worker("eager", preset, [], {}, log, fingerprint=True)
     facts = next((e["facts"] for e in fp.events if e.get("event") == "fingerprint"), None)
     if facts is None:
         doc["status"] = "error"
         doc["error"] = "could not import TensorFlow in this cell: %s" % (fp.log_tail.splitlines()[-1:] or ["?"])[0]
         doc["environment"]["import_log_tail"] = fp.log_tail
-        return _finish(doc, out_path, t0, log, code=3)
+        return None
     facts["import_s"] = fp.import_s
     doc["environment"]["tf"] = facts
     gpus = list(facts.get("gpus_visible") or [])
@@ -230,33 +230,38 @@ def run(
         doc["status"] = "error"
         doc["error"] = "TensorFlow was imported in a Keras 3 on %s cell: its variants must not use it" % (
             backend.get("requested"))
-        return _finish(doc, out_path, t0, log, code=3)
+        return None
     if doc["gpu"]["requested"] and not gpus:
         missing = GPU_MISSING if not backend else GPU_MISSING_BACKEND % ((backend.get("name"),) * 2)
         doc["gpu"]["ok"] = False
         doc["status"] = "error"
         doc["error"] = missing
         doc["warnings"].append(missing)
-        return _finish(doc, out_path, t0, log, code=3)
+        return None
     if not doc["gpu"]["requested"] and gpus:
         doc["warnings"].append("CPU cell, but TensorFlow sees GPUs %s: results may have used them" % ", ".join(gpus))
+    return facts
 
+
+def measure(variants: Sequence[Variant], settled: Dict[str, Dict[str, Any]], preset: Preset, log: IO[str],
+            by_name: Dict[str, Benchmark], passes: Optional[List[int]] = None) -> List[Dict[str, Any]]:
+    """Run every variant not ``settled`` (id -> its n/a record) in ``preset.processes`` processes per group.
+
+    ``passes``: the matrix rounds these processes belong to (an interleaved
+    schedule's slice), recorded per process so the host pairs cells by round.
+    """
     groups = plan_groups(variants)
     progress = Progress(len(variants) * preset.processes, log)
     runs: Dict[str, List[Dict[str, Any]]] = {v.id: [] for v in variants}
-    settled: set = set()   # n/a or broken in the first process: not worth repeating
-    # A Keras package the fingerprint found missing (or identical to tf.keras)
-    # makes its whole group n/a: no need to start a worker to learn that.
-    for v in variants:
-        why = unavailable(facts, v)
-        if why:
-            runs[v.id].append(na_record(v.id, why))
-            settled.add(v.id)
+    done_early = set(settled)   # n/a or broken in the first process: not worth repeating
+    for vid, rec in settled.items():
+        if vid in runs:
+            runs[vid].append(rec)
             progress.total -= preset.processes - 1
-            progress(runs[v.id][0])
+            progress(rec)
     for round_no in range(preset.processes):
         for group, members in groups.items():
-            todo = [v for v in members if v.id not in settled]
+            todo = [v for v in members if v.id not in done_early]
             if not todo:
                 continue
             mode = todo[0].mode
@@ -266,13 +271,120 @@ def run(
             for vid, rec in recs.items():
                 runs[vid].append(rec)
                 if rec.get("status") != "ok":
-                    settled.add(vid)
+                    done_early.add(vid)
                     progress.total -= preset.processes - 1 - round_no
-    doc["records"] = [combine(v, by_name[v.benchmark], runs[v.id], preset) for v in variants]
-    unstable = [r["id"] for r in doc["records"] if r["unstable"]]
+    records = [combine(v, by_name[v.benchmark], runs[v.id], preset) for v in variants]
+    if passes is not None:
+        for rec in records:
+            n = len(rec.get("per_process") or [])
+            rec.setdefault("schedule", {})["passes"] = [passes[min(i, len(passes) - 1)] for i in range(n)]
+    return records
+
+
+def settle(facts: Dict[str, Any], variants: Sequence[Variant]) -> Dict[str, Dict[str, Any]]:
+    """The n/a records the fingerprint alone decides (a Keras package absent, a TF-only variant on JAX), by id."""
+    out: Dict[str, Dict[str, Any]] = {}
+    for v in variants:
+        why = unavailable(facts, v)
+        if why:
+            out[v.id] = na_record(v.id, why)
+    return out
+
+
+def slices(variants: Sequence[Variant]) -> "OrderedDict[str, List[Variant]]":
+    """The run's slices for an interleaved schedule: one per process group, in catalogue order.
+
+    Defined by the catalogue alone (mode and Keras package of each variant),
+    never by what a cell can run, so slice ``eager:tf.keras`` holds the same
+    variants in every cell and the host can pair cells round by round. A
+    slice is one worker process: its variants share a fresh import.
+    """
+    return plan_groups(variants)
+
+
+def _warn_unstable(doc: Dict[str, Any], preset: Preset) -> None:
+    unstable = [r["id"] for r in doc["records"] if r.get("unstable")]
     if unstable:
         doc["warnings"].append("%d of %d variants are unstable (CV above %.0f%%)" % (
             len(unstable), len(doc["records"]), preset.unstable_cv * 100))
+
+
+def run(
+    preset: Preset,
+    only: Sequence[str],
+    out_path: str,
+    cell: Dict[str, Any],
+    log: IO[str] = sys.stderr,
+    benchmarks: Optional[Sequence[Benchmark]] = None,
+) -> int:
+    """The whole cell in one go: fingerprint, then every group (the sequential schedule)."""
+    t0 = time.monotonic()
+    benchmarks = list(benchmarks) if benchmarks is not None else load_benchmarks()
+    variants = select(all_variants(preset, benchmarks), only)
+    doc = header(preset, only, cell, variants)
+    facts = take_fingerprint(doc, log, preset)
+    if facts is None:
+        return _finish(doc, out_path, t0, log, code=3)
+    doc["records"] = measure(variants, settle(facts, variants), preset, log, benchmark_by_name(benchmarks))
+    _warn_unstable(doc, preset)
+    return _finish(doc, out_path, t0, log, code=0)
+
+
+def plan(preset: Preset, only: Sequence[str], out_path: str, cell: Dict[str, Any], log: IO[str] = sys.stderr) -> int:
+    """``python -m suite plan``: fingerprint once, settle what cannot run, and list the slices to measure.
+
+    The plan is a results document whose records are the settled (n/a)
+    variants and whose ``config.slices`` maps each slice to the ids still to
+    measure; every later ``run --plan`` of this cell starts from it and never
+    imports the framework just to learn about the cell again.
+    """
+    t0 = time.monotonic()
+    benchmarks = load_benchmarks()
+    variants = select(all_variants(preset, benchmarks), only)
+    doc = header(preset, only, cell, variants)
+    facts = take_fingerprint(doc, log, preset)
+    if facts is None:
+        return _finish(doc, out_path, t0, log, code=3)
+    settled = settle(facts, variants)
+    by_name = benchmark_by_name(benchmarks)
+    doc["records"] = [combine(v, by_name[v.benchmark], [settled[v.id]], preset) for v in variants if v.id in settled]
+    doc["config"]["slices"] = OrderedDict(
+        (key, [v.id for v in members if v.id not in settled]) for key, members in slices(variants).items())
+    doc["config"]["order"] = [v.id for v in variants]
+    return _finish(doc, out_path, t0, log, code=0)
+
+
+def run_slice(preset: Preset, plan_path: str, key: str, pass_no: int, out_path: str, log: IO[str] = sys.stderr,
+              rounds: int = 1) -> int:
+    """``python -m suite run --plan P --slice KEY --pass N --of R``: one slice of a planned cell, in fresh processes.
+
+    Writes a results document holding only the slice's records, each process
+    tagged with the matrix round (``schedule.passes``) it ran in. With ``R``
+    rounds each process takes 1/R of the preset's samples (``spread_over``).
+    """
+    t0 = time.monotonic()
+    preset = dataclasses.replace(preset, budget=spread_over(preset.budget, rounds))
+    with open(plan_path) as f:
+        planned = json.load(f)
+    wanted = (planned.get("config") or {}).get("slices", {}).get(key)
+    if wanted is None:
+        log.write("[suite] ERROR: slice %r is not in the plan %s\n" % (key, plan_path))
+        return 2
+    benchmarks = load_benchmarks()
+    by_id = {v.id: v for v in all_variants(preset, benchmarks)}
+    missing = [vid for vid in wanted if vid not in by_id]
+    doc = dict(planned, records=[], warnings=list(planned.get("warnings") or []), started=now_iso())
+    doc["config"] = dict(planned["config"], slice=key, passes=[pass_no], budget=dict(preset.budget.__dict__))
+    doc["config"].pop("slices", None)
+    doc["config"].pop("order", None)
+    if missing:
+        doc["status"] = "error"
+        doc["error"] = "the plan names variants this suite does not have (%s): plan the cell again" % missing[0]
+        return _finish(doc, out_path, t0, log, code=3)
+    variants = [by_id[vid] for vid in wanted]
+    log.write("[suite] slice %s, round %d: %d variants\n" % (key, pass_no, len(variants)))
+    doc["records"] = measure(variants, {}, preset, log, benchmark_by_name(benchmarks), passes=[pass_no])
+    _warn_unstable(doc, preset)
     return _finish(doc, out_path, t0, log, code=0)
 
 

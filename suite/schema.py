@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-# The suite's presets (``suite.registry.PRESETS`` keys, in that order); the host
+# The suite's presets (``suite.definitions.PRESETS`` keys, in that order); the host
 # validates ``preset =`` in matrix files and ``--preset`` against these.
 PRESET_NAMES = ("quick", "seed", "standard", "full")
 
@@ -91,6 +91,33 @@ RECORD_KEYS = {
     "wall_s": (int, float),
 }
 
+# Keys a record may lack: ``traceback`` (a failed process's tail, ``suite.run.combine``) and
+# ``schedule`` (records from before windows and adaptive stopping have none). Type-checked when present.
+RECORD_OPTIONAL_KEYS = {
+    "traceback": str,
+    "schedule": dict,
+}
+
+# ``iterations`` and ``schedule`` hold one list entry per process (``inner``: one number); ``suite.run.combine``
+# writes every key of ``ITERATIONS_KEYS`` and ``SCHEDULE_KEYS``; readers type-check those present.
+ITERATIONS_KEYS = {
+    "per_repeat": list,
+    "repeats": list,
+    "inner": int,
+    "warmup_calls": list,
+}
+SCHEDULE_KEYS = {
+    "windows": list,        # the window each process sampled the variant in (records of a window pair up)
+    "rounds": list,         # how many rounds each process ran
+    "stopped": list,        # why each process stopped sampling
+}
+SCHEDULE_OPTIONAL_KEYS = {
+    "passes": list,         # the matrix round (pass) each process came from
+}
+
+# Every key of a record, required or not: the host's shape check (``tfmatrix.shape.RECORD``) is built on it.
+ALL_RECORD_KEYS = dict(RECORD_KEYS, **RECORD_OPTIONAL_KEYS)
+
 
 def validate(doc: Any) -> List[str]:
     """Every way ``doc`` breaks the schema, as readable strings (empty: valid)."""
@@ -119,6 +146,12 @@ def validate_record(rec: Any, where: str = "record") -> List[str]:
     if not isinstance(rec, dict):
         return ["%s must be an object" % where]
     _check_keys(rec, RECORD_KEYS, where, problems)
+    _check_keys(rec, RECORD_OPTIONAL_KEYS, where, problems, required=False)
+    if isinstance(rec.get("iterations"), dict):
+        _check_keys(rec["iterations"], ITERATIONS_KEYS, where + ".iterations", problems, required=False)
+    if isinstance(rec.get("schedule"), dict):
+        _check_keys(rec["schedule"], dict(SCHEDULE_KEYS, **SCHEDULE_OPTIONAL_KEYS), where + ".schedule", problems,
+                    required=False)
     status = rec.get("status")
     if status not in STATUSES:
         problems.append("%s.status %r not in %s" % (where, status, STATUSES))
@@ -135,9 +168,11 @@ def validate_record(rec: Any, where: str = "record") -> List[str]:
     return problems
 
 
-def _check_keys(obj: Dict[str, Any], spec: Dict[str, Any], where: str, problems: List[str]) -> None:
+def _check_keys(obj: Dict[str, Any], spec: Dict[str, Any], where: str, problems: List[str],
+                required: bool = True) -> None:
     for key, types in spec.items():
         if key not in obj:
-            problems.append("%s.%s missing" % (where, key))
+            if required:
+                problems.append("%s.%s missing" % (where, key))
         elif not isinstance(obj[key], types):
             problems.append("%s.%s has type %s" % (where, key, type(obj[key]).__name__))

@@ -22,6 +22,7 @@ from tfmatrix.errors import UserError
 from tfmatrix.lock import run_lock
 from tfmatrix.matrix import Matrix
 from tfmatrix.names import resolve
+from tfmatrix.runners.base import Runner
 
 ROOT = Path(__file__).resolve().parent.parent
 M = "matrix.toml"
@@ -145,7 +146,9 @@ def test_out_that_is_a_file_is_one_line_not_a_traceback(tmp_path: Path, command:
 ])  # fmt: skip
 def test_allow_untested_never_relaxes_what_pip_cannot_install(error_of: ErrorOf, body: str, message: str) -> None:
     assert error_of(f"[[cell]]\n{body}allow_untested = true\n") == f"{M}: cell[0]: {message}"
-    assert error_of(f"[[cell]]\n{body}") == f"{M}: cell[0]: {message}"
+    # a cell that never set it is not told about allow_untested at all
+    unset = message.replace(" (allow_untested does not change that)", "")
+    assert unset != message and error_of(f"[[cell]]\n{body}") == f"{M}: cell[0]: {unset}"
 
 
 def test_allow_untested_still_relaxes_an_installable_cudnn(load_snippet: Callable[..., Matrix]) -> None:
@@ -240,6 +243,20 @@ def test_ambiguous_short_names_list_the_candidates_and_unknown_ones_suggest() ->
         "no cell named 'tf2.1-cpv'; did you mean 'tf2.1-cpu'? (`python -m tfmatrix list` shows them all)")
 
 
+def test_the_last_parts_of_one_name_resolve_to_it(capsys: pytest.CaptureFixture[str]) -> None:
+    backends = ["keras3-jax-cpu", "keras3-jax-gpu", "keras3-torch-cpu", "keras3-torch-gpu"]
+    names = DEFAULT_NAMES + backends
+    assert resolve("jax-cpu", names).name == "keras3-jax-cpu"
+    assert resolve("TORCH-GPU", names).name == "keras3-torch-gpu"
+    assert resolve("tf_keras-gpu", names).name == "tf2.16-tf_keras-gpu"
+    assert resolve("jax", names).problem == "no cell named 'jax'; cells are: " + ", ".join(names) + (
+        " (`python -m tfmatrix list` shows them all)")                      # a middle part alone is not a tail
+    assert resolve("cpu", names).problem.startswith("'cpu' matches 8 cells: tf1.14-keras2.2.5-cpu, ")
+    assert resolve("tf2.1-cpu", names).name == "tf2.1-cpu"                  # the TF-first reading comes first
+    assert cli.main(["list", "--json", "--only", "jax-cpu"]) == 0
+    assert [r["name"] for r in json.loads(capsys.readouterr().out)] == ["keras3-jax-cpu"]
+
+
 def test_cell_command_resolves_the_readme_name(capsys: pytest.CaptureFixture[str],
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     chosen = []
@@ -254,7 +271,7 @@ def test_cell_command_resolves_the_readme_name(capsys: pytest.CaptureFixture[str
     assert [r["name"] for r in json.loads(capsys.readouterr().out)] == ["tf2.0-keras2.3.1-cpu", "tf2.0-keras2.3.1-gpu"]
 
 
-class _SkippingRunner:
+class _SkippingRunner(Runner):
     """A runner with no GPU: every GPU cell is skipped, as on a host without the NVIDIA toolkit."""
 
     name = "fake"

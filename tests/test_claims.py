@@ -17,7 +17,17 @@ import pytest
 from report_docs import cell_doc, noisy, parse_html, record, results_doc, write
 
 from tfmatrix.report import build
-from tfmatrix.report.claims import CANNOT, CLAIMS, HOLDS, NOT_A, REVERSED, UNCLEAR, compute_claims, verdict
+from tfmatrix.report.claims import (
+    CANNOT,
+    CLAIMS,
+    HOLDS,
+    NOT_A,
+    NOT_MEASURED,
+    REVERSED,
+    UNCLEAR,
+    compute_claims,
+    verdict,
+)
 from tfmatrix.report.claims_view import ROW_COLUMNS
 from tfmatrix.report.findings import FINDINGS
 from tfmatrix.report.frame import build_frame
@@ -231,32 +241,36 @@ def test_csv_and_json_have_the_pages_rows(tmp_path):
     assert doc["schema"] == "tfmatrix.claims" and doc["columns"] == list(ROW_COLUMNS)
     assert len(rows) == len(doc["rows"]) and tuple(rows[0]) == ROW_COLUMNS
     assert [r["claim"] for r in rows] == [r["claim"] for r in doc["rows"]]
-    assert {r["verdict"] for r in rows} <= {HOLDS, REVERSED, UNCLEAR, CANNOT}
+    assert {r["verdict"] for r in rows} <= {HOLDS, REVERSED, UNCLEAR, CANNOT, NOT_MEASURED}
     (seed,) = [r for r in doc["rows"] if r["claim"] == "predict_slower_after_compile"]
     assert seed["cell"] == "tf2.0-keras2.3.1-cpu" and seed["seed_cell"] is True and seed["verdict"] == HOLDS
     assert seed["ratio"] == pytest.approx(30, rel=0.05) and seed["ci_low"] < seed["ratio"] < seed["ci_high"]
     assert seed["size"] == "batch_shape=32x4" and "1000 calls" in seed["seed_size"]
     (csv_seed,) = [r for r in rows if r["claim"] == "predict_slower_after_compile"]
     assert float(csv_seed["ratio"]) == pytest.approx(seed["ratio"]) and csv_seed["a_id"] == seed["a_id"]
-    # a claim this cell cannot answer is a row too, with the reason
+    # a claim whose benchmark this run did not measure is a row too, with the reason: not measured, not impossible
     other = [r for r in doc["rows"] if r["claim"] == "tf_matmul_faster_than_np_dot"]
-    assert other and all(r["verdict"] == CANNOT and r["reason"] for r in other)
+    assert other and all(r["verdict"] == NOT_MEASURED and r["reason"] for r in other)
     (pair,) = [r for r in doc["rows"] if r["claim"] == "tf1_faster_train_on_batch"]     # no TF 1.14 cell here
     assert pair["verdict"] == CANNOT and pair["cell"] is None and "TF 1.14 + Keras 2.2.5" in pair["reason"]
-    # the page shows the same rows: one line or one "cannot exist here" per row
+    # the page shows the same rows: a line each, the cells without one folded into one line per kind and claim
     html, dom = _report(tmp_path / "cells", tmp_path / "out2")
-    lines = len(dom.by_id("claims").find_all("div", cls="cl-line"))
-    cannot = len([s for s in dom.by_id("claims").find_all("span", cls="cl-cannot")])
-    assert lines + cannot == len(rows)
+    claims = dom.by_id("claims")
+    lines = len(claims.find_all("div", cls="cl-line"))
+    folded = claims.find_all("li", cls="folded")
+    nobody = [li for li in claims.find_all("li") if "folded" not in li.classes and li.find_all("span", cls="cl-cannot")]
+    assert lines + sum(int(li.attrs["data-n"]) for li in folded) + len(nobody) == len(rows)
+    unmeasured = [x for x in folded if NOT_MEASURED in x.text]
+    assert all(any(r["cell"] in x.attrs["title"] for x in unmeasured) for r in rows if r["verdict"] == NOT_MEASURED)
 
 
 def test_claims_section_comes_first(tmp_path):
     _hidden_effect(tmp_path / "cells")
     html, dom = _report(tmp_path / "cells", tmp_path / "out")
     main = dom.find("main")
-    first = next(n for n in main.children if not isinstance(n, str))
-    assert first.attrs.get("id") == "claims"
-    assert html.index('href="#claims"') < html.index('href="#summary"')
+    sections = [n.attrs.get("id") for n in main.children if not isinstance(n, str)]
+    assert sections[:2] == ["grid", "claims"]            # the verdict grid, then each claim's detail
+    assert html.index('href="#grid"') < html.index('href="#claims"') < html.index('href="#summary"')
 
 
 def test_a_line_below_the_seeds_size_is_marked_and_one_at_it_is_not():

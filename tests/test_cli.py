@@ -116,8 +116,27 @@ def test_render_writes_and_is_repeatable(tmp_path: Path) -> None:
 def test_every_subcommand_takes_matrix() -> None:
     parser = cli.build_parser()
     for sc in cli.SUBCOMMANDS:
-        positional = {"cell": ["some-cell"], "compare": ["run-a", "run-b"]}.get(sc.name, [])
+        positional = {"cell": ["some-cell"], "compare": ["run-a", "run-b"], "duet": ["a", "b"]}.get(sc.name, [])
         args = parser.parse_args([sc.name, *positional, "--matrix", "x.toml"])
         assert args.matrix == "x.toml" and args.run is sc.run
     assert [sc.name for sc in cli.SUBCOMMANDS] == [
-        "validate", "list", "render", "wheels", "base-images", "matrix", "cell", "report", "compare"]
+        "validate", "list", "render", "wheels", "base-images", "matrix", "cell", "report", "compare", "duet"]
+
+
+def test_an_option_is_never_read_as_a_longer_one_it_begins() -> None:
+    """``cell X --bench 'selfcheck*'`` once ran with ``--bench-path selfcheck*`` (argparse's prefix matching)."""
+    parser = cli.build_parser()
+    with pytest.raises(cli.UserError, match=r"cell: --bench is not an option of this command; use --only PATTERN"):
+        parser.parse_args(["cell", "tf1.15-cpu", "--bench", "selfcheck*"])
+    assert parser.parse_args(["cell", "tf1.15-cpu", "--only", "selfcheck*"]).bench_path == []
+    for argv in (["matrix", "--bench-p", "x"], ["cell", "c", "--proc", "2"], ["list", "--matr", "m.toml"]):
+        with pytest.raises(cli.UserError, match="unrecognized arguments"):
+            parser.parse_args(argv)
+    assert parser.parse_args(["matrix", "--bench", "selfcheck*"]).bench == ["selfcheck*"]
+
+
+def test_bench_on_cell_is_one_line_naming_only(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["cell", "tf1.15-cpu", "--bench", "selfcheck*"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("tfmatrix: error: python -m tfmatrix cell: --bench is not an option of this command; "
+                          "use --only PATTERN") and err.count("\n") == 1

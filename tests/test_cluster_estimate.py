@@ -44,3 +44,21 @@ def test_the_tally_counts_down_on_the_clusters_width_not_serially():
     a.finish_cell("ok", None, 100.0)
     assert board.eta(time.monotonic()) == 100.0             # b and c side by side
     assert board.tally().endswith("~1:40 left")
+
+
+def test_rounds_count_every_cell_once_per_round_and_never_below_zero():
+    board = ClusterProgress(2, Console(stderr=True, width=300, highlight=False), 400.0,
+                            {"a": 100.0, "b": 100.0}, width=2, rounds=2)
+    assert board.eta(time.monotonic()) == 200.0             # this round's wave, then the next round's
+    for name in ("a", "b"):
+        view = board.view(name)
+        view.start_cell(name, 1)
+        view.finish_cell("ok", None, 100.0)
+    assert " 2 done; 2 left" in board.tally()               # the second round is still to run
+    board.next_round()
+    assert board.eta(time.monotonic()) == 100.0
+    for name in ("a", "b"):
+        view = board.view(name)
+        view.start_cell(name, 1)
+        view.finish_cell("ok", None, 100.0)
+    assert board.tally().endswith("4 done; 0 left")

@@ -139,3 +139,45 @@ def test_variant_ids_and_the_report_write_a_parameter_value_the_same_way(value, 
     from tfmatrix.report.frame import param_text
 
     assert schema.param_text(value) == _fmt(value) == param_text(value) == text
+
+
+def _worker_result(variant_id: str, samples: list[float]) -> dict[str, Any]:
+    """One process's raw result for a variant, with every field ``suite.worker.run_window`` sends for an ok run."""
+    return {"id": variant_id, "status": "ok", "reason": None, "info": {"params": 10}, "extra": {}, "build_s": 0.5,
+            "first_call_s": 0.1, "unit": "s", "work_flops": 2e9, "window": "1:0", "samples": samples, "number": 20,
+            "inner": 1, "repeats": len(samples), "warmup_calls": 2, "stopped": "repeats", "rounds": len(samples),
+            "peak_rss_mb": 210.0, "wall_s": 3.0}
+
+
+def test_a_record_the_suite_writes_has_the_keys_the_schema_declares_and_the_host_checks():
+    from suite.definitions import Benchmark, Variant
+    from suite.isolation import failure_record
+    from suite.run import combine
+    from tfmatrix.shape import RECORD, problem
+
+    bench = Benchmark()
+    bench.name, bench.seed, bench.title = "contract.dense", "000", "a contract"
+    variant = Variant(bench.name, bench.seed, (("batch", 8), ("mode", "eager")))
+    ok = combine(variant, bench, [_worker_result(variant.id, [0.002, 0.0021, 0.0019])] * 2, PRESETS["quick"])
+    crashed = failure_record(variant.id, "error", "the worker died (signal 9)", "Traceback ...\nMemoryError")
+    failed = combine(variant, bench, [_worker_result(variant.id, [0.002, 0.0021]), crashed], PRESETS["quick"])
+
+    required, optional = set(schema.RECORD_KEYS), set(schema.RECORD_OPTIONAL_KEYS)
+    for rec in (ok, failed):
+        assert required <= set(rec) <= required | optional, sorted(set(rec) ^ required)
+        assert set(rec["iterations"]) == set(schema.ITERATIONS_KEYS)
+        assert set(schema.SCHEDULE_KEYS) <= set(rec["schedule"]) <= {*schema.SCHEDULE_KEYS,
+                                                                     *schema.SCHEDULE_OPTIONAL_KEYS}
+        assert schema.validate_record(rec) == []
+        assert problem(rec, RECORD, "record") is None
+    assert set(ok) | set(failed) == required | optional        # no key declared that the suite never writes
+    assert "traceback" in failed and "traceback" not in ok
+    # the host's shape check declares exactly the suite's keys, at the top and inside schedule and iterations
+    assert set(RECORD.keys) == set(schema.ALL_RECORD_KEYS)
+    assert set(RECORD.keys["schedule"].keys) == {*schema.SCHEDULE_KEYS, *schema.SCHEDULE_OPTIONAL_KEYS}
+    assert set(RECORD.keys["iterations"].keys) == set(schema.ITERATIONS_KEYS)
+    # optional keys are still type-checked, by both halves
+    assert schema.validate_record(dict(failed, traceback=5)) == ["record.traceback has type int"]
+    assert problem(dict(ok, iterations={"inner": "x"}), RECORD, "r") == "field 'r.iterations.inner' is a string " \
+                                                                         "('x'), expected a number"
+    assert schema.validate_record(dict(ok, schedule={**ok["schedule"], "passes": [1, 2]})) == []

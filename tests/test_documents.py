@@ -100,3 +100,21 @@ def test_a_wrong_type_is_one_line_naming_the_file_and_the_key(tmp_path: Path, wh
     with pytest.raises(UserError) as e:
         CellDoc.from_json(json.loads(path.read_text()), path)
     assert str(e.value).startswith(f"{path}: field '{field}' is ") and "\n" not in str(e.value)
+
+
+def test_cell_statuses_are_spelled_once():
+    """A tuple of cell statuses written out again (``("failed", "timeout")``) drifts when a status is added."""
+    import ast
+
+    from tfmatrix.documents import CELL_STATUSES
+
+    root = Path(__file__).resolve().parent.parent / "tfmatrix"
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        if path.name == "documents.py" and path.parent == root:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.Tuple, ast.List, ast.Set)) and len(node.elts) >= 2 and all(
+                    isinstance(e, ast.Constant) and e.value in CELL_STATUSES for e in node.elts):
+                found.append(f"{path.relative_to(root.parent)}:{node.lineno}")
+    assert found == [], "use tfmatrix.documents.CELL_STATUSES / CELL_FAILURES"

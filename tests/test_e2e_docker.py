@@ -129,20 +129,25 @@ def test_second_run_does_not_rebuild_and_finished_cells_are_kept(docker_run, tmp
     assert other.returncode == 0 and "kept the results" not in other.stderr
 
 
-def _interrupt_when_running(client, args, cell, sig):
-    """Start ``python -m tfmatrix ARGS``, send ``sig`` once ``cell``'s container runs; (exit code, stderr)."""
+def _interrupt_when_running(client, args, cell, sig, ready=None):
+    """Start ``python -m tfmatrix ARGS``, send ``sig`` once ``cell``'s container runs (and ``ready()`` holds);
+    (exit code, stderr). The child gets SIGINT at its default disposition whatever this process inherited (a
+    background job of a non-interactive shell ignores it), as a user's terminal would give it."""
+    import signal
     import subprocess
     import sys
 
     from e2e import ROOT
 
     proc = subprocess.Popen([sys.executable, "-m", "tfmatrix", *args], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 1800
     try:
         while time.monotonic() < deadline and proc.poll() is None:
-            running = client.containers.list(filters={"label": f"{docker_runner.RUN_LABEL}={cell}"})
-            if running:
+            running = client.containers.list(filters={"label": f"{docker_runner.RUN_LABEL}={cell}"},
+                                             ignore_removed=True)
+            if running and (ready is None or ready()):
                 time.sleep(1.0)               # mid-cell: the suite is importing TensorFlow or measuring
                 proc.send_signal(sig)
                 break
@@ -158,30 +163,48 @@ def _leftovers(cells_dir):
     return sorted(p.name for p in cells_dir.iterdir() if p.name.endswith(".partial") or p.name.startswith(".tmp-"))
 
 
-@pytest.mark.parametrize("sig_name", ["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize(("sig_name", "schedule"), [("SIGINT", "sequential"), ("SIGTERM", "sequential"),
+                                                   ("SIGINT", "interleaved")])
 def test_an_interrupted_matrix_keeps_finished_cells_leaves_nothing_behind_and_resumes(client, docker_run, tmp_path,
-                                                                                       sig_name):
+                                                                                       sig_name, schedule):
     """Issue 12's done-when, with real Docker: Ctrl-C (SIGINT) or SIGTERM mid-cell leaves no container and no
-    half-written cell file, keeps every finished cell and the results an attempt did not replace, and the
-    next `matrix` run does only what is missing."""
+    half-written cell file, keeps every finished cell (interleaved: every finished slice) and the results an
+    attempt did not replace, and the next `matrix` run does only what is missing."""
     import signal
+
+    from tfmatrix.interleaved import JOURNAL_DIR
 
     sig = getattr(signal, sig_name)
     reports = tmp_path / "reports"
     cells_dir = reports / "cells"
+    journal = reports / JOURNAL_DIR
     args = ["matrix", "--matrix", str(DOCKER_MATRIX), "--runner", "docker", "--reports", str(reports),
-            "--only", "tf1.15-cpu", "--only", "tf2.21-keras3-cpu", "--bench", "selfcheck*"]
-    code, err = _interrupt_when_running(client, args, "tf2.21-keras3-cpu", sig)
+            "--only", "tf1.15-cpu", "--only", "tf2.21-keras3-cpu", "--bench", "selfcheck*", "--schedule", schedule]
+    if schedule == "sequential":     # one round: a cell that finished is whole (one of two rounds would be run again)
+        args += ["--rounds", "1"]
+    slices = lambda: sorted(p.name for p in journal.glob("*/r*.json"))  # noqa: E731
+    code, err = _interrupt_when_running(client, args, "tf2.21-keras3-cpu", sig,
+                                        ready=(lambda: len(slices()) >= 2) if schedule == "interleaved" else None)
     assert code == 130 and "Traceback" not in err, err[-3000:]
     assert docker_runner.leftover_containers(client) == []
     assert _leftovers(cells_dir) == []
     docs = cell_docs(reports)
-    assert docs["tf1.15-cpu"]["status"] == "ok"                                   # finished before: kept
+    if schedule == "sequential":
+        assert docs["tf1.15-cpu"]["status"] == "ok"                               # finished before: kept
+    else:
+        done = slices()                                                            # every complete slice, kept
+        assert len(done) >= 2 and docs["tf1.15-cpu"]["reason"] == "interrupted"
     assert (docs["tf2.21-keras3-cpu"]["status"], docs["tf2.21-keras3-cpu"]["reason"]) == ("failed", "interrupted")
 
     resumed = tfmatrix(*args)                                                      # the next run resumes
     assert resumed.returncode == 0, resumed.stderr[-3000:]
-    assert "kept the results" in resumed.stderr
+    if schedule == "sequential":
+        assert "kept the results" in resumed.stderr
+    else:
+        assert "resuming the interrupted run" in resumed.stderr and not journal.exists()
+        assert resumed.stderr.count("== turn") == 0                                # the log, not the console
+        log = (cells_dir / "tf1.15-cpu.log").read_text()
+        assert log.count("resumed: round") >= 1                                    # not measured again
     docs = cell_docs(reports)
     assert docs["tf2.21-keras3-cpu"]["status"] == "ok"
     complete = docs["tf2.21-keras3-cpu"]

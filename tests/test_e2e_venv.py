@@ -65,7 +65,8 @@ def test_processes_reaches_the_suite_and_each_variant_runs_in_that_many_fresh_pr
     assert proc.returncode == 0 and doc["status"] == "ok", (doc["reason"], proc.stderr[-2000:])
     assert doc["request"]["processes"] == 2
     ok = [r for r in doc["results"]["records"] if r["status"] == "ok"]
-    assert ok and all(len(r["per_process"]) == 2 for r in ok)
+    rounds = doc["results"]["config"]["rounds"]    # interleaved: each round runs the slice in 2 fresh processes
+    assert rounds == 3 and ok and all(len(r["per_process"]) == 2 * rounds for r in ok)
 
 
 def test_processes_is_part_of_the_request_and_the_suites_arguments_only_when_asked():

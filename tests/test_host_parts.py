@@ -97,6 +97,30 @@ def test_progress_prints_phases_and_every_tenth(capsys):
     assert err.count("benchmark") <= 12   # every ~10%, not every line
 
 
+def test_the_time_left_is_extrapolated_from_the_run_so_far_even_when_lines_come_in_a_burst(monkeypatch, capsys):
+    """A window's records arrive together: 60 lines in a moment once said "~0:00 left" at benchmark 60 of 120."""
+    from rich.console import Console
+
+    from tfmatrix import progress as progress_module
+
+    clock = [1000.0]
+    monkeypatch.setattr(progress_module.time, "monotonic", lambda: clock[0])
+    p = Progress(1, Console(file=sys.stderr, force_terminal=False, width=200), live=False)
+    p.start_cell("tf2.15-cpu", 1)
+    p.phase("run")
+    clock[0] += 100.0                                 # import, build and sample the first window
+    for i in range(1, 61):
+        clock[0] += 0.001
+        p.suite_output("[suite %d/120] ok      x[y=%d]" % (i, i))
+    line = [ln for ln in capsys.readouterr().err.splitlines() if "benchmark 60 of 120" in ln][-1]
+    assert "~1:40 left in this cell" in line          # 100 s for 60 runs: 100 s more for the other 60
+    clock[0] += 100.0
+    for i in range(61, 121):
+        p.suite_output("[suite %d/120] ok      x[y=%d]" % (i, i))
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert "benchmark 120 of 120" in last and "left in this cell" not in last
+
+
 def test_results_are_written_atomically_and_reused_only_when_identical(tmp_path):
     path = tmp_path / "cells" / "c.json"
     request = {"preset": "quick", "only": [], "repeats": None, "suite": suite_fingerprint()}

@@ -23,12 +23,13 @@ from tfmatrix.matrix import load
 from tfmatrix.paths import DEFAULT_MATRIX
 from tfmatrix.report import build
 from tfmatrix.results import CellOutcome
+from tfmatrix.runners.base import Runner
 from tfmatrix.runners.common import RunRequest
 
 CELL = load(DEFAULT_MATRIX).cell("tf2.1-cpu")
 
 
-class FakeRunner:
+class FakeRunner(Runner):
     name = "fake"
 
     def __init__(self, how: str) -> None:

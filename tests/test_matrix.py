@@ -103,17 +103,18 @@ def test_unknown_tf_release_and_patch(error_of: ErrorOf) -> None:
 
 def test_python_without_a_wheel_is_an_error_even_when_allowed(error_of: ErrorOf) -> None:
     body = '[[cell]]\ntf = "1.15"\npython = "3.8"\n'
-    message = (f"{M}: cell[0]: key 'python': TF 1.15 has wheels for Python 3.6, 3.7 only, not 3.8 "
-               "(allow_untested does not change that); use one of those")
-    assert error_of(body) == message
-    assert error_of(body + "allow_untested = true\n") == message
+    assert error_of(body) == (f"{M}: cell[0]: key 'python': TF 1.15 has wheels for Python 3.6, 3.7 only, not 3.8; "
+                              "use one of those")      # allow_untested would not help: not named
+    assert error_of(body + "allow_untested = true\n") == (
+        f"{M}: cell[0]: key 'python': TF 1.15 has wheels for Python 3.6, 3.7 only, not 3.8 "
+        "(allow_untested does not change that); use one of those")
 
 
 def test_untested_keras_pairing_is_an_error_unless_allowed(error_of: ErrorOf, load_snippet: Snippet) -> None:
     body = '[[cell]]\ntf = "1.15"\nkeras = "2.4.3"\n'
     assert error_of(body) == (
         f"{M}: cell[0]: key 'keras': standalone Keras 2.4.3 is not known to pair with TF 1.15 (known: 2.2.5, 2.3.1); "
-        "use a known pairing or set allow_untested = true")
+        "use a known pairing, or set allow_untested = true to run it untested")
     cell = one(load_snippet, body + "allow_untested = true\n")
     warning = (f"{M}: cell[0]: key 'keras': standalone Keras 2.4.3 is not known to pair with TF 1.15 "
                "(known: 2.2.5, 2.3.1) (allowed by allow_untested = true)")
@@ -135,7 +136,7 @@ def test_unsupported_cuda(error_of: ErrorOf, load_snippet: Snippet) -> None:
     body = '[[cell]]\ntf = "2.9"\ntarget = "gpu"\ncuda = "11.8"\n'
     assert error_of(body) == (
         f"{M}: cell[0]: key 'cuda': TF 2.9 was built and tested with CUDA 11.2, not 11.8; "
-        'use cuda = "11.2" or set allow_untested = true')
+        'use cuda = "11.2", or set allow_untested = true to run it untested')
     # Allowed, but the default base carries CUDA 11.2: it needs a base that has 11.8.
     assert error_of(body + "allow_untested = true\n") == (
         f"{M}: cell[0]: key 'cuda': the default GPU base tensorflow/tensorflow:2.9.0-gpu carries CUDA 11.2, not 11.8; "
@@ -149,7 +150,7 @@ def test_unsupported_cudnn_on_pip_cuda_is_a_wheel_pin(error_of: ErrorOf, load_sn
     body = '[[cell]]\ntf = "2.18"\ntarget = "gpu"\ncudnn = "9.1"\n'
     assert error_of(body) == (
         f"{M}: cell[0]: key 'cudnn': TF 2.18 was built and tested with cuDNN 9.3, not 9.1; "
-        'use cudnn = "9.3" or set allow_untested = true')
+        'use cudnn = "9.3", or set allow_untested = true to run it untested')
     cell = one(load_snippet, body + "allow_untested = true\n")
     assert cell.cudnn == "9.1"
     assert cell.requirements[0] == "tensorflow==2.18.1"  # the extra would pin cuDNN 9.3.0.75 exactly
@@ -238,9 +239,10 @@ def test_value_errors(error_of: ErrorOf, extra: str, message: str) -> None:
     ("2.16", "tf-keras", "'tf-keras' is not a Keras choice; use \"tf.keras\", a Keras 2 version like \"2.2.5\", "
                          "\"keras3\" or a 3.x version, or \"tf_keras\""),
     ("1.14", "2.2.4", "standalone Keras 2.2.4 is not known to pair with TF 1.14 (known: 2.2.5, 2.3.1); "
-                      "use a known pairing or set allow_untested = true"),
+                      "use a known pairing, or set allow_untested = true to run it untested"),
     ("2.9", "2.3.1", "standalone Keras 2.3.1 is not known to pair with TF 2.9 (known: none (from TF 2.2 the keras "
-                     "package is tf.keras itself)); use a known pairing or set allow_untested = true"),
+                     "package is tf.keras itself)); use a known pairing, or set allow_untested = true to run it "
+                     "untested"),
 ])  # fmt: skip
 def test_keras_errors(error_of: ErrorOf, tf: str, keras: str, message: str) -> None:
     assert error_of(f'[[cell]]\ntf = "{tf}"\nkeras = "{keras}"\n') == f"{M}: cell[0]: key 'keras': {message}"

@@ -55,6 +55,17 @@ def test_versions_order_numerically_with_prereleases_first():
 # -- statistics ---------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("seconds, text", [
+    (0.0009996, "1 ms"), (0.000999, "999 µs"), (9.996e-7, "1 µs"), (9.994e-7, "999 ns"), (0.9996, "1 s"),
+    (0.0123, "12.3 ms"), (2.5e-10, "0.25 ns"), (999.6, "1000 s"), (4321.0, "4321 s"), (-0.0009996, "-1 ms"),
+    (0, "0 s"), (None, ""), (float("nan"), ""),
+])  # fmt: skip
+def test_fmt_seconds_rolls_the_unit_over_after_rounding(seconds, text):
+    from tfmatrix.report.tables import fmt_seconds
+
+    assert fmt_seconds(seconds) == text
+
+
 def test_spread_is_from_raw_samples_like_the_suite():
     values = [5.0, 1.0, 4.0, 2.0, 3.0, 10.0]
     s = spread(values)

@@ -7,11 +7,15 @@ Driven through the DevTools protocol over ``--remote-debugging-pipe``
 """
 from __future__ import annotations
 
+import tarfile
+from pathlib import Path
+
 import pytest
 from cdp_pipe import Chromium, find_chromium
 from report_docs import synthetic_matrix
 
 from tfmatrix.report import build
+from tfmatrix.report.claims import CLAIMS
 
 pytestmark = pytest.mark.browser
 
@@ -111,9 +115,10 @@ def test_filters_hide_benchmarks_and_targets(page):
 
 def test_claims_render_first_and_their_links_resolve(page):
     pg, _ = page
-    # the first section of the page, and the first thing on screen under the header
-    assert pg.evaluate("document.querySelector('main > section').id") == "claims"
-    top = pg.evaluate("document.getElementById('claims').getBoundingClientRect().top")
+    # the verdict grid, then the claims' detail: the first things on screen under the header
+    assert pg.evaluate("Array.from(document.querySelectorAll('main > section')).slice(0, 2).map(s => s.id)") \
+        == ["grid", "claims"]
+    top = pg.evaluate("document.getElementById('grid').getBoundingClientRect().top")
     assert 0 <= top < 400
     assert pg.evaluate("document.querySelectorAll('#claims tr.claim').length") >= 13
     assert pg.evaluate("document.querySelectorAll('#claims svg.spark').length") >= 1
@@ -133,3 +138,46 @@ def test_claims_render_first_and_their_links_resolve(page):
                           " return r.bottom > 0 && r.top < window.innerHeight; })()" % target)
     assert visible
     assert pg.console_problems() == []
+
+
+DEFAULT_RUN = Path(__file__).parent / "golden" / "default-matrix.tar.gz"
+
+
+def _png_size(path: Path) -> tuple[int, int]:
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+
+
+def test_the_default_report_opens_on_a_verdict_grid_that_fits_a_laptop_screen(tmp_path):
+    """The report of a real default run (12 CPU cells, 12 GPU cells skipped; tests/golden/default-matrix.tar.gz)
+    at 1366x768: a square for every claim x cell, no horizontal scroll, the grid within the first screen, and a
+    click on a square lands on the claim's detail."""
+    if CHROMIUM is None:
+        pytest.skip("headless Chromium not found (apt-get install -y chromium, or set TFMATRIX_CHROMIUM)")
+    with tarfile.open(DEFAULT_RUN) as tar:
+        tar.extractall(tmp_path, filter="data")
+    build(tmp_path / "cells", tmp_path / "out", generated="2026-11-24T00:00:00+00:00")
+    with Chromium.start(tmp_path / "profile", CHROMIUM, width=1366, height=768) as browser:
+        pg = browser.open_page((tmp_path / "out" / "index.html").as_uri(), width=1366, height=768)
+        ran = pg.evaluate("document.querySelectorAll('#grid th.g-cell').length")
+        assert ran == 12
+        rows = pg.evaluate("Array.from(document.querySelectorAll('#grid tbody tr'))"
+                           ".map(tr => tr.querySelectorAll('td.g').length)")
+        assert rows == [ran] * len(CLAIMS)
+        # every square says something: a verdict with its ratio, or a blank with the reason on hover
+        assert pg.evaluate("Array.from(document.querySelectorAll('#grid td.g'))"
+                           ".filter(td => !td.textContent.trim() && !td.title).length") == 0
+        assert pg.evaluate("document.querySelectorAll('#grid td.g-holds').length") >= 5
+        assert pg.evaluate("document.documentElement.scrollWidth") <= 1366           # no horizontal scroll
+        assert pg.evaluate("(function () { var box = document.querySelector('#grid .scroll');"
+                           " return box.scrollWidth <= box.clientWidth; })()")            # nor inside the grid's box
+        assert pg.evaluate("document.querySelector('#grid table').getBoundingClientRect().right") <= 1366
+        assert pg.evaluate("document.querySelector('#grid table').getBoundingClientRect().bottom") <= 768
+        pg.evaluate("document.querySelector('#grid td.g-holds a').click()")
+        target = pg.evaluate("location.hash.slice(1)")
+        assert target.startswith("claim-") and pg.evaluate(f"!!document.getElementById({target!r})")
+        pg.evaluate("window.scrollTo(0, 0)")
+        shot = pg.screenshot(tmp_path / "grid.png", full_page=False)
+        assert _png_size(shot) == (1366, 768)
+        assert pg.console_problems() == []

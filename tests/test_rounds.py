@@ -12,6 +12,7 @@ from tfmatrix import execution
 from tfmatrix.documents import SuiteResults
 from tfmatrix.results import PREVIOUS_DIR, CellOutcome, load_cell
 from tfmatrix.rounds import merge_results
+from tfmatrix.runners.base import Runner
 from tfmatrix.runners.common import RunRequest
 
 PARAMS = {"model": "tiny", "path": "predict", "stage": "compiled", "api": "tf.keras", "mode": "eager"}
@@ -45,7 +46,7 @@ def test_merge_keeps_a_failure_and_says_in_which_round():
     assert rec["status"] == "error" and rec["reason"] == "error in the last round: broken"
 
 
-class ScriptedRunner:
+class ScriptedRunner(Runner):
     """A runner whose outcomes are scripted per call: enough to test the execution loop's bookkeeping."""
 
     name = "scripted"

@@ -9,9 +9,9 @@ import pytest
 from report_docs import cell_doc, noisy, parse_html, record, results_doc, table_rows, write
 
 from tfmatrix.cli import main
-from tfmatrix.compare import variant_changes
 from tfmatrix.errors import UserError
 from tfmatrix.report import build
+from tfmatrix.report.compare import variant_changes
 from tfmatrix.report.frame import build_frame
 from tfmatrix.report.load import load_dir
 from tfmatrix.report.upgrade import upgrade_view
@@ -113,3 +113,19 @@ def test_report_command_takes_candidate_or_the_matrix_pair(tmp_path, capsys, mon
     assert main(["report", "--cells", str(cells), "--out", str(out), "--matrix", "none.toml",
                  "--candidate", CAND]) == 2
     assert "add --baseline CELL" in capsys.readouterr().err
+
+
+def test_a_run_that_measured_no_claim_leads_with_the_upgrade_and_says_so(tmp_path):
+    """A user's own benchmarks on two cells: one line says no claim was measured, the upgrade comes first, and the
+    claims (at the end) say "not measured in this run", never "cannot exist here" for what a filter left out."""
+    out = tmp_path / "out"
+    build(_cells(tmp_path), out, BASE, upgrade=(BASE, CAND), generated="2026-01-01T00:00:00+00:00")
+    html = (out / "index.html").read_text()
+    dom = parse_html(html)
+    main_sections = [n.attrs.get("id") for n in dom.find("main").children if not isinstance(n, str)]
+    assert main_sections[0] == "no-claims" and main_sections[1] == "upgrade"
+    assert main_sections.index("claims") > main_sections.index("tables")
+    assert "No seed claim was measured in this run" in dom.by_id("no-claims").text
+    claims = dom.by_id("claims")
+    folded = claims.find_all("li", cls="folded")
+    assert folded and all("not measured in this run" in li.text and "cannot exist" not in li.text for li in folded)

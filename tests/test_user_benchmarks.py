@@ -11,8 +11,9 @@ from tfmatrix.cli import main
 from tfmatrix.render import render_cell
 from tfmatrix.results import CellOutcome, load_cell
 from tfmatrix.runners import docker as docker_runner
-from tfmatrix.runners.common import RunRequest
-from tfmatrix.user_benchmarks import BENCH_MOUNT, PLUGINS_ENV, files_hash, requirements_failure
+from tfmatrix.runners.base import Runner
+from tfmatrix.runners.common import RunRequest, requirements_failure
+from tfmatrix.user_benchmarks import BENCH_MOUNT, PLUGINS_ENV, files_hash
 
 CELLS = """
 [[cell]]
@@ -102,7 +103,7 @@ def test_files_hash_follows_content_not_mtime(bench_dir):
     assert files_hash([]) == ""
 
 
-class _Runner:
+class _Runner(Runner):
     name = "scripted"
 
     def __init__(self) -> None:

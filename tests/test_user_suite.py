@@ -63,6 +63,24 @@ def test_a_file_that_fails_to_import_is_one_error_variant(tmp_path):
     assert "broken.py\", line 2" in "\n".join(rest)
 
 
+def test_a_broken_file_is_selected_whatever_the_filter(tmp_path, monkeypatch):
+    """``--bench 'mine.*'`` must not hide that one of the user's files failed to import."""
+    from suite.registry import all_variants, load_benchmarks, select
+
+    (tmp_path / "good.py").write_text(
+        "from suite.api import UserBenchmark\n\n"
+        "class Mine(UserBenchmark):\n    name = 'mine.sum'\n    params = {'n': [1, 2]}\n\n"
+        "BENCHMARKS = [Mine()]\n")
+    (tmp_path / "bad.py").write_text("import a_package_nobody_has\n")
+    monkeypatch.setenv("TFMATRIX_SUITE_PLUGINS", str(tmp_path))
+    variants = all_variants(PRESETS["quick"], load_benchmarks())
+    picked = [v.id for v in select(variants, ["mine.*"])]
+    assert picked == ["bad.import[file=bad.py]", "mine.sum[n=1,api=tf.keras,mode=eager]",
+                      "mine.sum[n=2,api=tf.keras,mode=eager]"]            # files in name order
+    assert "bad.import[file=bad.py]" in [v.id for v in select(variants, ["training.*"])]
+    assert not any(v.always for v in variants if v.benchmark != "bad.import")   # only the broken file's
+
+
 def test_a_benchmark_whose_variants_cannot_be_listed_is_an_error_variant(tmp_path):
     (tmp_path / "listing.py").write_text(
         "from suite.api import UserBenchmark\n"

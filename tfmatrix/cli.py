@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from rich.markup import escape
 
 from . import __version__, paths
-from .command_args import add_only, load_matrix, output_dir, selected
+from .command_args import add_only, find_cell, load_matrix, output_dir, selected
+from .documents import CELL_FAILURES, CELL_STATUSES
 from .errors import UserError
 from .matrix import KNOWN_PRESETS, Cell, Matrix
 from .report_commands import _configure_compare, _configure_report, cmd_compare, cmd_report, report_refused
@@ -32,10 +33,30 @@ PROG = "python -m tfmatrix"
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse that reports usage errors as one-line UserErrors (exit 2, no usage dump)."""
+    """argparse that reports usage errors as one-line UserErrors (exit 2, no usage dump).
+
+    No prefix matching (``allow_abbrev=False``): ``--bench`` must never be read
+    as ``--bench-path``; an option is written in full or refused.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         raise UserError(f"{self.prog}: {message}; see {self.prog} --help")
+
+
+class _OtherCommands(argparse.Action):
+    """An option of another command, refused with the name of this command's own (``--bench`` on ``cell``)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, use: str = "", **kwargs: Any) -> None:
+        self.use = use
+        super().__init__(option_strings, dest, help=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        parser.error(f"{option_string} is not an option of this command; use {self.use}")
 
 
 @dataclass(frozen=True)
@@ -152,12 +173,13 @@ def _run_cells(args: argparse.Namespace, cells: Sequence[Cell], bench: Sequence[
         else:
             runner = make_runner(args.runner, matrix.settings.base_registry, console)
         rounds = args.rounds if args.rounds is not None else matrix.settings.rounds
+        schedule = args.schedule or matrix.settings.schedule
         request = RunRequest(preset=args.preset, only=tuple(bench), repeats=args.repeats, rounds=rounds,
-                             bench_paths=user_paths, processes=args.processes)
+                             bench_paths=user_paths, processes=args.processes, schedule=schedule, seed=args.seed)
         outcomes = execute(cells, runner, request, reports, redo=redo, console=console)
         refused = _refresh_report(reports, matrix, console)
-    bad = [o for o in outcomes if o.status in ("failed", "timeout")]
-    counts = {s: sum(1 for o in outcomes if o.status == s) for s in ("ok", "failed", "timeout", "skipped")}
+    bad = [o for o in outcomes if o.status in CELL_FAILURES]
+    counts = {s: sum(1 for o in outcomes if o.status == s) for s in CELL_STATUSES}
     console.print("\\[tfmatrix] cells: %s; open %s" % (", ".join("%d %s" % (n, s) for s, n in counts.items() if n),
                                                        reports / "index.html"))
     code = 1 if bad else 0
@@ -219,15 +241,17 @@ def cmd_cell(args: argparse.Namespace) -> int:
     return _run_cells(args, [cell], args.only, redo=True, requested=cell.name)
 
 
-def find_cell(matrix: Matrix, typed: str) -> Cell:
-    """The cell ``typed`` names, in full or by an unambiguous short form (``tf2.0-gpu``)."""
-    from .matrix import display_path
-    from .names import resolve
+def cmd_duet(args: argparse.Namespace) -> int:
+    """Two cells at the same time, one CPU each (``tfmatrix.duet``)."""
+    from .duet import cmd_duet as run
 
-    found = resolve(typed, [c.name for c in matrix.cells])
-    if found.name is None:
-        raise UserError(f"{display_path(matrix.path)}: {found.problem}")
-    return matrix.cell(found.name)
+    return run(args)
+
+
+def _configure_duet(p: argparse.ArgumentParser) -> None:
+    from .duet import configure
+
+    configure(p)
 
 
 def _add_run_options(p: argparse.ArgumentParser) -> None:
@@ -236,10 +260,16 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--preset", choices=KNOWN_PRESETS, help="override every cell's suite preset")
     p.add_argument("--repeats", type=int, help="override the samples per process")
     p.add_argument("--processes", type=int, choices=range(1, 11), metavar="N",
-                   help="fresh processes per variant (default: the preset's, 1 for seed and quick); more agree "
-                        "better from run to run at N times the suite's time (README: Reproducibility)")
+                   help="fresh processes per variant in each round (default: the preset's, 1 for seed and quick); more "
+                        "agree better from run to run at N times the suite's time (docs/measurement.md)")
     p.add_argument("--rounds", type=int, choices=range(1, 21), metavar="N",
-                   help="run every cell N times, interleaved across cells, pooled (default: matrix.toml's rounds)")
+                   help="measure every variant in N rounds, a fresh process each, pooled (default: matrix.toml's "
+                        "rounds, 3)")
+    p.add_argument("--schedule", choices=("interleaved", "sequential"),
+                   help="interleaved: every cell provisioned first, then one slice of each cell per turn in a random "
+                        "order (default); sequential: whole cells one after another, round after round")
+    p.add_argument("--seed", type=int, metavar="N",
+                   help="the interleaved order's seed (default: a fresh one, recorded in every cell file)")
     p.add_argument("--runner", default="auto", choices=RUNNERS,
                    help="auto: Docker when an engine answers, else local virtualenvs (default); ray: the cells as "
                         "tasks on a Ray cluster (--address)")
@@ -266,6 +296,7 @@ def _configure_cell(p: argparse.ArgumentParser) -> None:
     _add_run_options(p)
     p.add_argument("--only", action="append", default=[], metavar="PATTERN",
                    help="run only benchmarks matching PATTERN (glob on variant id; repeatable)")
+    p.add_argument("--bench", action=_OtherCommands, use="--only PATTERN to pick benchmarks in one cell")
 
 
 # --------------------------------------------------------------------------- report
@@ -350,6 +381,8 @@ SUBCOMMANDS: tuple[Subcommand, ...] = (
                _configure_report),
     Subcommand("compare", "two result sets side by side: per-variant ratio, interval, verdict; run-to-run "
                "agreement", cmd_compare, _configure_compare),
+    Subcommand("duet", "two cells at the same time, one CPU each, CPUs swapped every round; B against A",
+               cmd_duet, _configure_duet),
 )
 
 

@@ -46,9 +46,10 @@ class ClusterProgress:
     """The whole run's tally; thread-safe (one thread per cell in flight)."""
 
     def __init__(self, total_cells: int, console: Console | None = None, estimate_s: float = 0.0,
-                 estimates: Mapping[str, float] | None = None, width: int = 1) -> None:
+                 estimates: Mapping[str, float] | None = None, width: int = 1, rounds: int = 1) -> None:
         self.console = console or Console(stderr=True, highlight=False, soft_wrap=True)
-        self.total_cells = total_cells
+        self.total_cells = total_cells * max(1, rounds)   # each round runs every cell again
+        self.rounds, self.round_no = max(1, rounds), 1
         self.estimate_s = estimate_s          # the serial estimate of the whole run, before any cell ends
         self.estimates = dict(estimates or {})   # each runnable cell's expected seconds (execution.cell_estimates)
         self.width = max(1, width)            # cells the cluster runs at once
@@ -70,7 +71,14 @@ class ClusterProgress:
             state = self.running.get(name)
             started = state is not None and state.node != "queued"
             left.append(max(0.0, est - (now - state.started)) if started and state else est)
-        return makespan(left, self.width) if left else None
+        later = (self.rounds - self.round_no) * makespan(list(self.estimates.values()), self.width)
+        return makespan(left, self.width) + later if left or later else None
+
+    def next_round(self) -> None:
+        """The next round starts: every cell is to run again."""
+        with self._lock:
+            self.round_no += 1
+            self.ended.clear()
 
     def view(self, name: str) -> CellProgress:
         return CellProgress(self, name)

@@ -29,7 +29,7 @@ def selected(matrix: Matrix, patterns: Sequence[str]) -> tuple[Cell, ...]:
 
     A pattern that matches nothing is an error that suggests the closest name.
     """
-    from .names import matches, resolve
+    from .names import ends, matches, resolve
 
     names = [c.name for c in matrix.cells]
     globs: list[str] = []
@@ -37,7 +37,8 @@ def selected(matrix: Matrix, patterns: Sequence[str]) -> tuple[Cell, ...]:
         if matrix.select([pattern]):
             globs.append(pattern)
             continue
-        short = [n for n in names if matches(pattern, n)] if not set("*?[") & set(pattern) else []
+        short = ([n for n in names if matches(pattern, n)] or [n for n in names if ends(pattern, n)]
+                 if not set("*?[") & set(pattern) else [])
         if not short:
             why = resolve(pattern, names).problem or ""
             raise UserError(f"--only {pattern!r}: {why.replace('no cell named', 'no cell matches', 1)}")
@@ -69,3 +70,14 @@ def output_dir(value: str, flag: str, create: bool = True) -> Path:
 def add_only(p: argparse.ArgumentParser) -> None:
     p.add_argument("--only", action="append", default=[], metavar="GLOB",
                    help="select cells by name (fnmatch glob, repeatable)")
+
+
+def find_cell(matrix: Matrix, typed: str) -> Cell:
+    """The cell ``typed`` names, in full or by an unambiguous short form (``tf2.0-gpu``)."""
+    from .matrix import display_path
+    from .names import resolve
+
+    found = resolve(typed, [c.name for c in matrix.cells])
+    if found.name is None:
+        raise UserError(f"{display_path(matrix.path)}: {found.problem}")
+    return matrix.cell(found.name)

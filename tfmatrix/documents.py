@@ -47,7 +47,8 @@ class Format:
 # fixture in tests/fixtures then loads through it (tests/test_documents.py).
 CELL_FORMAT = Format("tfmatrix.cell", 1, {}, "cell file")
 RESULTS_FORMAT = Format(suite_schema.SCHEMA_NAME, suite_schema.SCHEMA_VERSION, {}, "suite results")
-CELL_STATUSES = ("ok", "failed", "timeout", "skipped")
+CELL_STATUSES = ("ok", "failed", "timeout", "skipped")     # in the order summaries count them
+CELL_FAILURES = ("failed", "timeout")                    # the cell ran and did not finish: the run fails
 
 
 def upgrade(doc: dict[str, Any], fmt: Format, path: Path) -> dict[str, Any]:

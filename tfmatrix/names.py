@@ -2,9 +2,11 @@
 
 The README and the issues this project grew from say "run ``tf2.0-gpu``"; the
 default matrix names that cell ``tf2.0-keras2.3.1-gpu`` because it pins a
-standalone Keras. A short form resolves when exactly one cell matches it; when
-several do, the message lists them; when none does, it suggests the closest
-name. Pure functions over cell names: the CLI turns the answer into a cell.
+standalone Keras. A short form (the TF part and some of the others, in order;
+or the last parts of a name, ``jax-cpu`` for ``keras3-jax-cpu``) resolves when
+exactly one cell matches it; when several do, the message lists them; when
+none does, it suggests the closest name. Pure functions over cell names: the
+CLI turns the answer into a cell.
 """
 from __future__ import annotations
 
@@ -30,6 +32,13 @@ def matches(short: str, name: str) -> bool:
     return all(any(part == h for h in rest) for part in want[1:])
 
 
+def ends(short: str, name: str) -> bool:
+    """True when ``short`` is the trailing parts of ``name``: ``jax-cpu`` for ``keras3-jax-cpu``."""
+    want = [p for p in short.strip().lower().split("-") if p]
+    have = [p for p in name.strip().lower().split("-") if p]
+    return bool(want) and len(want) < len(have) and have[-len(want):] == want
+
+
 @dataclass(frozen=True)
 class Resolution:
     """The cell a typed name means (``name``), or why not (``problem``, one line ending in the fix)."""
@@ -39,10 +48,14 @@ class Resolution:
 
 
 def resolve(typed: str, names: Sequence[str]) -> Resolution:
-    """The one cell name ``typed`` means: itself, or the only cell its short form matches."""
+    """The one cell name ``typed`` means: itself, or the only cell its short form matches.
+
+    A short form starting with the TF part is matched that way first; only when
+    no cell matches so does the short form count as a name's trailing parts.
+    """
     if typed in names:
         return Resolution(typed)
-    found = [n for n in names if matches(typed, n)]
+    found = [n for n in names if matches(typed, n)] or [n for n in names if ends(typed, n)]
     if len(found) == 1:
         return Resolution(found[0])
     if found:

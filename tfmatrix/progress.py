@@ -43,7 +43,6 @@ class _CellState:
     phase_started: float = field(default_factory=time.monotonic)
     done: int = 0
     measured: int = 0        # finished runs that measured something (not n/a: those take no time)
-    first_measured: float = 0.0
     total: int = 0
     last_printed_pct: int = -10
 
@@ -85,13 +84,14 @@ class Progress:
         self.cell.done, self.cell.total = parsed[0], parsed[1]
         if parsed[2] != "n/a":
             self.cell.measured += 1
-            if self.cell.measured == 1:
-                self.cell.first_measured = time.monotonic()
         pct = int(100 * self.cell.done / max(1, self.cell.total))
         force = pct >= self.cell.last_printed_pct + 10 or self.cell.done == self.cell.total
         if force:
             self.cell.last_printed_pct = pct
         self._emit(self._line(), force=force)
+
+    def placed(self, node: str) -> None:
+        """A cluster placed the cell on ``node`` (the Ray runner says so; a local run has nothing to show)."""
 
     def finish_cell(self, status: str, reason: str | None, seconds: float) -> None:
         self.finished += 1
@@ -118,10 +118,12 @@ class Progress:
         if c.total:
             parts.append("benchmark %d of %d" % (c.done, c.total))
         parts.append("%s elapsed" % fmt_duration(now - c.started))
-        if c.total and c.measured >= 3:
-            # From the second measured run on (the first also paid for importing TF);
-            # conservative: as if every remaining run measured something (n/a ones are instant).
-            rate = (now - c.first_measured) / (c.measured - 1)
+        if c.total and c.measured >= 3 and c.done < c.total:
+            # The phase's whole time over the runs that measured something: lines come in bursts (a
+            # window of variants is sampled together and reported at once), so the time between the
+            # first line and the last says nothing (60 lines in one second gave "~0:00 left" at 60 of
+            # 120). Conservative: the import counts in, and every remaining run as one that measures.
+            rate = (now - c.phase_started) / c.measured
             parts.append("~%s left in this cell" % fmt_duration(rate * (c.total - c.done)))
         if detail:
             parts.append(detail)

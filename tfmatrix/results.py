@@ -172,3 +172,17 @@ def keep_previous(doc: CellDoc | None, filename: str, reports_dir: Path) -> Path
     target = reports_dir / PREVIOUS_DIR / filename
     write_cell(target, doc)
     return target
+
+
+def record_outcome(json_path: Path, cell: dict[str, Any], outcome: CellOutcome, asked: dict[str, Any],
+                   earlier: CellDoc | None, attempt_log: Path) -> bool:
+    """Write the cell's file; True when an earlier complete result was kept instead (the attempt beside it).
+
+    A failed, timed-out, skipped or interrupted attempt never replaces a cell's
+    last complete results: they stay, with ``last_attempt`` saying what happened.
+    """
+    if outcome.status != "ok" and earlier is not None and earlier.complete:
+        write_cell(json_path, with_attempt(earlier, outcome, attempt_log.name))
+        return True
+    write_cell(json_path, cell_document(cell, outcome, asked))
+    return False

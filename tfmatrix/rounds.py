@@ -23,7 +23,7 @@ from .documents import SuiteResults
 # Lists in a record that hold one entry per process, concatenated across rounds.
 PER_PROCESS_LISTS = (("iterations", "per_repeat"), ("iterations", "repeats"), ("iterations", "warmup_calls"),
                      ("setup", "build_s"), ("setup", "first_call_s"), ("schedule", "windows"),
-                     ("schedule", "rounds"), ("schedule", "stopped"))
+                     ("schedule", "rounds"), ("schedule", "stopped"), ("schedule", "passes"))
 
 
 def merge_results(earlier: SuiteResults, later: SuiteResults) -> SuiteResults:

@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Union
 
+from suite import schema as suite_schema
+
 
 @dataclass(frozen=True)
 class Leaf:
@@ -48,20 +50,36 @@ STR = Leaf((str,), "a string")
 NUM = Leaf((int, float), "a number")
 BOOL = Leaf((bool,), "true or false")
 
-RECORD = Obj({
-    "id": STR, "benchmark": STR, "seed": STR, "title": STR, "mode": STR, "api": STR, "status": STR,
-    "reason": STR, "unit": STR, "traceback": STR,
-    "params": Obj(),
+
+def from_types(types: Any) -> Shape:
+    """The shape of a ``suite.schema`` type spec (``(str, type(None))`` -> a string; None: any value)."""
+    kinds = {t for t in (types if isinstance(types, tuple) else (types,)) if t is not type(None)}
+    if kinds == {str}:
+        return STR
+    if kinds in ({int, float}, {int}, {float}):
+        return NUM
+    if kinds == {bool}:
+        return BOOL
+    if kinds == {dict}:
+        return Obj()
+    if kinds == {list}:
+        return ListOf()
+    return None
+
+
+# What the host knows of a record beyond the suite's top-level types; its keys are the suite's
+# (``suite.schema.ALL_RECORD_KEYS``), so one definition says which keys a record has.
+RECORD_DETAIL: Mapping[str, Shape] = {
     "samples": ListOf(NUM),
     "per_process": ListOf(ListOf(NUM)),
+    "iterations": Obj({"per_repeat": ListOf(NUM), "repeats": ListOf(NUM), "inner": NUM, "warmup_calls": ListOf(NUM)}),
     "stats": Obj(rest=NUM),
     "between_process": Obj({"cv": NUM}),
-    "unstable": BOOL,
     "setup": Obj({"build_s": ListOf(NUM), "first_call_s": ListOf(NUM)}),
-    "extra": Obj(),
+    "schedule": Obj({"windows": ListOf(STR), "rounds": ListOf(NUM), "stopped": ListOf(STR), "passes": ListOf(NUM)}),
     "info": Obj({"keras": Obj({"flavour": STR})}),
-    "peak_rss_mb": NUM, "wall_s": NUM,
-})
+}
+RECORD = Obj({key: RECORD_DETAIL.get(key, from_types(types)) for key, types in suite_schema.ALL_RECORD_KEYS.items()})
 KERAS_FACTS = Obj({"flavour": STR, "version": STR})
 TF_FACTS = Obj({
     "tensorflow": Obj({"version": STR, "git_version": STR}),

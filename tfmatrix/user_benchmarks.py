@@ -13,7 +13,6 @@ import hashlib
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from suite.schema import PLUGINS_ENV
 
@@ -24,7 +23,7 @@ BENCH_MOUNT = "/opt/tfmatrix/bench"
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}")
 _SKIP_DIRS = {"__pycache__", ".git", ".mypy_cache", ".pytest_cache", ".ruff_cache"}
 
-__all__ = ["BENCH_MOUNT", "PLUGINS_ENV", "check_path", "container_paths", "files_hash", "requirements_failure"]
+__all__ = ["BENCH_MOUNT", "PLUGINS_ENV", "check_path", "container_paths", "files_hash"]
 
 
 def check_path(value: object, base: Path, where: str, base_text: str) -> Path:
@@ -74,11 +73,3 @@ def container_paths(paths: Sequence[Path]) -> list[tuple[Path, str]]:
         out.append((Path(p), f"{target}/{Path(p).name}" if Path(p).is_file() else target))
     return out
 
-
-def requirements_failure(cell: Any, message: str) -> str:
-    """A cell's build/install failure, naming ``[suite] requirements`` when the cell has any (they may be why)."""
-    extra = getattr(cell, "user_requirements", ())
-    if not extra:
-        return message
-    return (f"{message} (this cell also installs [suite] requirements {', '.join(extra)}: check that they exist "
-            f"for Python {cell.python} and agree with TF {cell.tf}'s pins; other cells are not affected)")

@@ -19,7 +19,7 @@ from __future__ import annotations
 import inspect
 from typing import Any, Dict, List
 
-from ..registry import Benchmark, NotApplicable, Prepared, Preset, Variant, make_variant
+from ..definitions import Benchmark, NotApplicable, Prepared, Preset, Variant, make_variant
 
 KERAS_APIS = ("tf.keras", "keras")
 JIT = ("false", "true")

@@ -49,7 +49,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from ..registry import Benchmark, NotApplicable, Prepared, Preset, Variant, make_variant
+from ..definitions import Benchmark, NotApplicable, Prepared, Preset, Variant, make_variant
 
 # -- graphs.xla -----------------------------------------------------------------
 

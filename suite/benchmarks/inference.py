@@ -45,7 +45,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Tuple
 
-from ..registry import Benchmark, Prepared, Preset, Variant, make_variant
+from ..definitions import Benchmark, Prepared, Preset, Variant, make_variant
 from .training import scaled
 
 KERAS_APIS = ("tf.keras", "keras")

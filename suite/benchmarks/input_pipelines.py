@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Tuple
 
-from ..registry import Benchmark, NotApplicable, Prepared, Preset, Variant, make_variant
+from ..definitions import Benchmark, NotApplicable, Prepared, Preset, Variant, make_variant
 from .training import ANSWER_DATA, answer_small
 
 KERAS_APIS = ("tf.keras", "keras")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, List
 
-from ..registry import Benchmark, Prepared, Preset, Variant
+from ..definitions import Benchmark, Prepared, Preset, Variant
 
 
 def _empty() -> None:

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Tuple
 
-from ..registry import Benchmark, NotApplicable, Prepared, Preset, Variant, make_variant
+from ..definitions import Benchmark, NotApplicable, Prepared, Preset, Variant, make_variant
 from .graphs import eager_step, session_step
 
 MATMUL_N = {"quick": 256, "seed": 2000, "standard": 4000, "full": 10000}

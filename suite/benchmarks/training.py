@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Tuple
 
-from ..registry import Benchmark, NotApplicable, Prepared, Preset, Variant, make_variant
+from ..definitions import Benchmark, NotApplicable, Prepared, Preset, Variant, make_variant
 
 KERAS_APIS = ("tf.keras", "keras")
 MODES = ("eager", "graph")

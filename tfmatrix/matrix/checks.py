@@ -18,11 +18,14 @@ from .records import (
     DEFAULT_CLUSTER_CPUS,
     DEFAULT_MEMORY,
     DEFAULT_PRESET,
+    DEFAULT_ROUNDS,
+    DEFAULT_SCHEDULE,
     DEFAULT_TIMEOUT_S,
     IMAGES_KEYS,
     KNOWN_PRESETS,
     PATTERNS,
     REGISTRY_ENV,
+    SCHEDULES,
     SETTINGS_KEYS,
     Settings,
 )
@@ -37,6 +40,10 @@ class _Where:
     allow_untested: bool = False
     untested: list[str] = field(default_factory=list)
 
+    def cannot_install(self) -> str:
+        """Said after what pip cannot install, only to a cell that set allow_untested (it does not help there)."""
+        return " (allow_untested does not change that)" if self.allow_untested else ""
+
     def error(self, key: str | None, problem: str, fix: str) -> UserError:
         keypart = f"key '{key}': " if key else ""
         return UserError(f"{self.file}: {self.origin}: {keypart}{problem}; {fix}")
@@ -44,7 +51,7 @@ class _Where:
     def not_tested(self, key: str, problem: str, fix: str) -> None:
         """An unsupported-but-possible pairing: an error, or a warning under allow_untested."""
         if not self.allow_untested:
-            raise self.error(key, problem, f"{fix} or set allow_untested = true")
+            raise self.error(key, problem, f"{fix}, or set allow_untested = true to run it untested")
         self.untested.append(f"{self.file}: {self.origin}: key '{key}': {problem} (allowed by allow_untested = true)")
 
 
@@ -121,6 +128,12 @@ def _rounds(where: _Where, key: str, value: Any) -> int:
     return value
 
 
+def _schedule(where: _Where, key: str, value: Any) -> str:
+    if value not in SCHEDULES:
+        raise where.error(key, f"{value!r} is not a schedule", "use " + " or ".join(repr(s) for s in SCHEDULES))
+    return str(value)
+
+
 def _preset(where: _Where, key: str, value: Any) -> str:
     if not isinstance(value, str) or not PATTERNS["preset"].fullmatch(value) or value not in KNOWN_PRESETS:
         raise where.error(key, f"{value!r} is not a suite preset", "use one of: " + ", ".join(KNOWN_PRESETS))
@@ -164,7 +177,8 @@ def parse_settings(file: str, doc: Mapping[str, Any], environ: Mapping[str, str]
         repeats=_repeats(where, "repeats", m["repeats"]) if "repeats" in m else None,
         base_registry=registry,
         max_cells=_max_cells(where, m["max_cells"]) if "max_cells" in m else DEFAULT_MAX_CELLS,
-        rounds=_rounds(where, "rounds", m["rounds"]) if "rounds" in m else 1,
+        rounds=_rounds(where, "rounds", m["rounds"]) if "rounds" in m else DEFAULT_ROUNDS,
+        schedule=_schedule(where, "schedule", m["schedule"]) if "schedule" in m else DEFAULT_SCHEDULE,
         **_cluster(_Where(file, "[cluster]"), cl),
     )
 

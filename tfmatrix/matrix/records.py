@@ -69,7 +69,10 @@ CELL_KEYS = (
     "preset", "repeats", "timeout", "memory", "allow_untested", "name", "backend", "pool",
 )  # fmt: skip
 PRODUCT_KEYS = CELL_KEYS + ("include", "exclude")
-SETTINGS_KEYS = ("preset", "baseline", "timeout", "memory", "repeats", "max_cells", "rounds")
+SETTINGS_KEYS = ("preset", "baseline", "timeout", "memory", "repeats", "max_cells", "rounds", "schedule")
+DEFAULT_ROUNDS = 3                  # rounds of the interleaved schedule: each a fresh process per variant
+DEFAULT_SCHEDULE = "interleaved"
+SCHEDULES = ("interleaved", "sequential")
 IMAGES_KEYS = ("base_registry",)
 CLUSTER_KEYS = ("address", "pool", "cpus")
 DEFAULT_CLUSTER_CPUS = 2         # the CPUs a cell's preset is sized for (a 2-core host): what a CPU cell asks Ray
@@ -206,7 +209,8 @@ class Settings:
     repeats: int | None = None
     base_registry: str | None = None
     max_cells: int = DEFAULT_MAX_CELLS
-    rounds: int = 1                 # every cell once, then every cell again: rounds.py
+    rounds: int = DEFAULT_ROUNDS    # every variant measured in this many rounds of the matrix, pooled
+    schedule: str = DEFAULT_SCHEDULE    # interleaved (slices of every cell per turn) | sequential (whole cells)
     cluster_address: str | None = None   # [cluster] address: the Ray cluster the ray runner joins
     cluster_pool: str | None = None      # [cluster] pool: every cell's hardware pool unless the cell names one
     cluster_cpus: int = DEFAULT_CLUSTER_CPUS   # [cluster] cpus: the CPUs each CPU cell asks of a node

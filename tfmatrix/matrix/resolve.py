@@ -137,7 +137,7 @@ def _resolve_keras(where: _Where, values: Mapping[str, Any], rel: Release) -> tu
     if given.startswith("2.") and PATTERNS["keras_version"].fullmatch(given):
         if rel.keras3_min:  # the TF wheel itself requires keras >= 3: pip cannot install this pair at all
             raise where.error("keras", f"TF {rel.tf} requires keras>={rel.keras3_min}, so pip cannot install "
-                                       f"standalone Keras {given} with it (allow_untested does not change that)",
+                                       f"standalone Keras {given} with it{where.cannot_install()}",
                               'use keras = "tf_keras" for Keras 2 on this release, or "keras3"')
         if given not in rel.keras2:
             known = ", ".join(rel.keras2) if rel.keras2 else "none (from TF 2.2 the keras package is tf.keras itself)"
@@ -152,8 +152,8 @@ def _check_python(where: _Where, python: str, rel: Release, table: Table) -> Non
         raise where.error("python", f"the suite needs Python >= {table.suite_min_python}, not {python}",
                           f"use Python {table.suite_min_python} or newer")
     if python not in rel.python:  # no wheel: pip cannot install it, allow_untested or not
-        raise where.error("python", f"TF {rel.tf} has wheels for Python {', '.join(rel.python)} only, not {python} "
-                                    "(allow_untested does not change that)", "use one of those")
+        raise where.error("python", f"TF {rel.tf} has wheels for Python {', '.join(rel.python)} only, not {python}"
+                                    f"{where.cannot_install()}", "use one of those")
 
 
 @dataclass(frozen=True)
@@ -260,8 +260,9 @@ def _resolve_cuda(where: _Where, values: Mapping[str, Any], rel: Release, target
         oldest = table.cudnn_installable(rel.cuda, cudnn)
         if oldest:
             raise where.error("cudnn", f"cuDNN comes from the {table.cudnn_wheel(rel.cuda)} wheel, whose oldest "
-                                       f"version is {oldest}, so pip cannot install cuDNN {cudnn} (allow_untested "
-                                       "does not change that)", f'use cudnn = "{rel.cudnn}" or a version >= {oldest}')
+                                       f"version is {oldest}, so pip cannot install cuDNN {cudnn}"
+                                       f"{where.cannot_install()}",
+                              f'use cudnn = "{rel.cudnn}" or a version >= {oldest}')
     if cudnn_differs:
         where.not_tested("cudnn", f"TF {rel.tf} was built and tested with cuDNN {rel.cudnn}, not {cudnn}",
                          f'use cudnn = "{rel.cudnn}"')

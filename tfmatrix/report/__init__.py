@@ -93,7 +93,7 @@ def run_to_run(cells: list[CellResult], earlier: list[CellResult]) -> list[str]:
     """Agreement with the previous run, as summary lines (none without a previous run)."""
     if not earlier:
         return []
-    from ..compare import compare_cells
+    from .compare import compare_cells
 
     now = {c.name: c for c in cells}
     result = compare_cells(earlier, [now[c.name] for c in earlier], "previous run", "this run")

@@ -235,3 +235,36 @@ def sparkline(label: str, xs: list[str], series: list[list[SparkPoint]]) -> str:
                        f'<title>{escape(p.tip)}</title></circle>')
     out.append("</svg>")
     return "".join(out)
+
+
+def host_speed_svg(series: list[tuple[int, float]], width: int = 640, height: int = 120) -> str:
+    """The host's reference workload over an interleaved run: its time (ms) per turn, a line at the median.
+
+    What the machine itself did while the cells were measured: a stretch
+    where the line rises is a slow period that hit every cell of those turns
+    alike (and cancels in their round-by-round ratios).
+    """
+    pad = 28
+    pts = [(t, ms) for t, ms in series if ms > 0]
+    if not pts:
+        return ""
+    lo, hi = min(ms for _, ms in pts), max(ms for _, ms in pts)
+    span = max(hi - lo, hi * 0.05)
+    t_max = max(max(t for t, _ in pts), 2)
+    med = sorted(ms for _, ms in pts)[len(pts) // 2]
+
+    def xy(t: float, ms: float) -> str:
+        x = pad + (t - 1) / (t_max - 1) * (width - 2 * pad)
+        y = height - pad / 2 - (ms - lo) / span * (height - pad)
+        return f"{x:.1f},{y:.1f}"
+
+    y_med = xy(1, med).split(",")[1]
+    coords = " ".join(xy(t, ms) for t, ms in pts)
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" class="hostspeed" width="{width}" height="{height}" '
+            f'viewBox="0 0 {width} {height}" role="img" aria-label="host reference workload per turn">'
+            f"<title>host reference workload per turn: {lo:.2f}-{hi:.2f} ms, median {med:.2f} ms</title>"
+            f'<line x1="{pad}" x2="{width - pad}" y1="{y_med}" y2="{y_med}" stroke="#aaa" stroke-dasharray="4 3"/>'
+            f'<polyline points="{coords}" fill="none" stroke="#2b6cb0" stroke-width="1.5"/>'
+            f'<text x="2" y="12" font-size="10">{hi:.2f} ms</text>'
+            f'<text x="2" y="{height - 2}" font-size="10">{lo:.2f} ms</text>'
+            f'<text x="{width - pad}" y="{height - 2}" font-size="10" text-anchor="end">turn {t_max}</text></svg>')

@@ -21,8 +21,11 @@ are computed changes the claims with it. A claim's verdict per line:
 * ``reversed``: the same on the other side;
 * ``no clear difference``: the interval includes 1, or the ratio is within
   the measured noise;
-* ``cannot exist here``: the cell lacks a side (an n/a variant, a cell that
-  did not run, a benchmark not in its selection), with the reason.
+* ``cannot exist here``: the cell lacks a side (an n/a variant, a variant that
+  failed), with the reason;
+* ``not measured in this run``: a side's variants are not in the cell's
+  results at all (a ``--bench`` filter or a user's own selection left them
+  out): nothing says the claim cannot exist there.
 """
 from __future__ import annotations
 
@@ -39,7 +42,8 @@ from .load import CellResult
 from .pairing import Compare, Comparison, Finding, FindingResult, _p, _pair, _side_missing, in_benchmarks, matches
 
 HOLDS, REVERSED, UNCLEAR, CANNOT = "holds", "reversed", "no clear difference", "cannot exist here"
-VERDICTS = (HOLDS, REVERSED, UNCLEAR, CANNOT)
+NOT_MEASURED = "not measured in this run"
+VERDICTS = (HOLDS, REVERSED, UNCLEAR, CANNOT, NOT_MEASURED)
 NOT_A = "not_a"       # a claim that side a does not help: a clearly faster reverses it, anything else holds
 
 
@@ -292,10 +296,16 @@ class ClaimCell:
     seed_cell: bool                 # the seed's own cell (pair): the headline
     lines: list[ClaimLine] = field(default_factory=list)
     reason: str = ""                # why the claim cannot exist here (no lines)
+    not_measured: bool = False      # no lines because a side's variants are absent from the results (filtered out)
 
     @property
     def name(self) -> str:
         return self.cell.name if self.ref is None else f"{self.cell.name} vs {self.ref.name}"
+
+    @property
+    def empty_verdict(self) -> str:
+        """The verdict of a cell without lines: filtered out of this run, or impossible here."""
+        return NOT_MEASURED if self.not_measured else CANNOT
 
     @property
     def target(self) -> str:
@@ -350,6 +360,7 @@ def answer_cell(claim: Claim, rows: pd.DataFrame, cell: CellResult, ref: CellRes
     """The claim in one cell (against ``ref`` for cross-cell claims): its seed setup, else a stand-in."""
     out = ClaimCell(cell, ref, seed_cell)
     reasons: list[str] = []
+    absent = True                   # every setup lacks a side's rows entirely: filtered out, not impossible
     for setup in claim.setups:
         cmp = setup.compare
         here = _where(rows, [in_benchmarks(b, cmp.benchmarks) for b in rows["benchmark"]])
@@ -357,6 +368,7 @@ def answer_cell(claim: Claim, rows: pd.DataFrame, cell: CellResult, ref: CellRes
         b_rows = _side_rows(here, ref or cell, cmp.b)
         why = [w for w in (_side_missing(claim.a, cmp.a, a_rows, cmp.benchmarks),
                            _side_missing(claim.b, cmp.b, b_rows, cmp.benchmarks)) if w]
+        absent = absent and (not len(a_rows) or not len(b_rows))
         if not why:
             result = FindingResult(_finding_for(claim, setup), [], [])
             missing = _pair(result.finding, cmp, a_rows, b_rows, cell, ref or cell, result)
@@ -372,6 +384,7 @@ def answer_cell(claim: Claim, rows: pd.DataFrame, cell: CellResult, ref: CellRes
             return out
         reasons.append("; ".join(why) or "nothing to pair")
     out.reason = reasons[0]
+    out.not_measured = absent
     return out
 
 

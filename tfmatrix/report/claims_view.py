@@ -15,14 +15,15 @@ from typing import Any
 from markupsafe import Markup
 
 from .charts import SparkPoint, sparkline
-from .claims import CANNOT, HOLDS, REVERSED, UNCLEAR, ClaimCell, ClaimLine, ClaimResult
+from .claims import CANNOT, HOLDS, NOT_MEASURED, REVERSED, UNCLEAR, ClaimCell, ClaimLine, ClaimResult
 from .tables import fmt_seconds, row_anchor
 
 CLAIMS_SCHEMA, CLAIMS_SCHEMA_VERSION = "tfmatrix.claims", 1
-VERDICT_CLASS = {HOLDS: "holds", REVERSED: "reversed", UNCLEAR: "unclear", CANNOT: "cannot"}
+VERDICT_CLASS = {HOLDS: "holds", REVERSED: "reversed", UNCLEAR: "unclear", CANNOT: "cannot", NOT_MEASURED: "unmeasured"}
 ROW_COLUMNS = ("claim", "seed", "claim_text", "seed_figure", "seed_setup", "seed_size", "seed_device", "rule",
                "target", "cell", "ref_cell", "seed_cell", "configuration", "a", "b", "a_id", "b_id", "size",
-               "standin", "time_a_s", "time_b_s", "ratio", "ci_low", "ci_high", "verdict", "reason", "unstable")
+               "standin", "time_a_s", "time_b_s", "ratio", "ci_low", "ci_high", "verdict", "reason", "unstable",
+               "rounds")
 
 
 def _config_dict(text: str) -> dict[str, str]:
@@ -80,6 +81,7 @@ def line_view(result: ClaimResult, line: ClaimLine, varying: list[str]) -> dict[
         "below_seed_size": below_seed_size(line.size, result.claim.seed_size),
         "ratio": f"{ci.ratio:.3g}",
         "ci": f"{ci.low:.3g}–{ci.high:.3g}",
+        "rounds": f"paired over {ci.rounds} rounds" if ci.rounds else "",
         "words": ratio_words(line, result.claim.a),
         "times": f"{fmt_seconds(c.time_a)} vs {fmt_seconds(c.time_b)}",
         "verdict": line.verdict,
@@ -123,8 +125,28 @@ def trend_svgs(result: ClaimResult, varying: list[str]) -> list[dict[str, Any]]:
 def tally(result: ClaimResult) -> str:
     """"holds 3, reversed 1, no clear difference 2, cannot exist here 4": lines and cells, never a median."""
     counts = Counter(line.verdict for c in result.cells for line in c.lines)
-    counts[CANNOT] = sum(1 for c in result.cells if not c.lines)
-    return ", ".join(f"{v} {counts[v]}" for v in (HOLDS, REVERSED, UNCLEAR, CANNOT) if counts[v])
+    counts.update(c.empty_verdict for c in result.cells if not c.lines)
+    return ", ".join(f"{v} {counts[v]}" for v in (HOLDS, REVERSED, UNCLEAR, CANNOT, NOT_MEASURED) if counts[v])
+
+
+def folded(result: ClaimResult) -> list[dict[str, Any]]:
+    """The cells without a line, one line per kind ("cannot exist in 7 cells: ..."), the reasons most common first.
+
+    Listing each such cell on its own line made every claim a screen tall; the per-cell reasons stay on hover.
+    """
+    out = []
+    for kind in (CANNOT, NOT_MEASURED):
+        mine = [c for c in result.headline() if not c.lines and c.empty_verdict == kind]
+        if not mine:
+            continue
+        reasons = Counter(c.reason for c in mine)
+        text = "; ".join(r if len(reasons) == 1 else f"{r} ({n})" for r, n in reasons.most_common(2))
+        if len(reasons) > 2:
+            text += f"; and {len(reasons) - 2} more reasons"
+        out.append({"verdict": kind, "verdict_class": VERDICT_CLASS[kind], "n": len(mine),
+                    "cells": ", ".join(c.name for c in mine), "text": text,
+                    "title": "\n".join(f"{c.name}: {c.reason}" for c in mine)})
+    return out
 
 
 def claim_view(result: ClaimResult) -> dict[str, Any]:
@@ -142,7 +164,8 @@ def claim_view(result: ClaimResult) -> dict[str, Any]:
         "seed_size": claim.seed_size,
         "rule": claim.rule(),
         "finding": claim.finding,
-        "cells": [cell_view(result, c, varying) for c in result.headline()],
+        "cells": [cell_view(result, c, varying) for c in result.headline() if c.lines],
+        "folded": folded(result),
         "trends": trend_svgs(result, varying),
         "tally": tally(result),
         "notes": result.notes,
@@ -163,14 +186,14 @@ def rows(results: list[ClaimResult]) -> list[dict[str, Any]]:
             where = dict(base, target=cell.target, cell=cell.cell.name, ref_cell=cell.ref.name if cell.ref else "",
                          seed_cell=cell.seed_cell)
             if not cell.lines:
-                out.append(_row(dict(where, verdict=CANNOT, reason=cell.reason)))
+                out.append(_row(dict(where, verdict=cell.empty_verdict, reason=cell.reason)))
             for line in cell.lines:
                 c, ci = line.comparison, line.comparison.ci
                 out.append(_row(dict(where, configuration=c.config, a=_side(claim.a, c.a_detail),
                                      b=_side(claim.b, c.b_detail), a_id=c.a_id, b_id=c.b_id, size=line.size,
                                      standin=line.standin, time_a_s=c.time_a, time_b_s=c.time_b,
                                      ratio=ci.ratio, ci_low=ci.low, ci_high=ci.high, verdict=line.verdict,
-                                     unstable=c.unstable)))
+                                     unstable=c.unstable, rounds=ci.rounds or "")))
     return out
 
 

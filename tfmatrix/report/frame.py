@@ -26,7 +26,7 @@ CELL_COLUMNS = ["cell", "cell_status", "order", "tf", "tf_installed", "keras_fla
 RECORD_COLUMNS = ["benchmark", "id", "variant", "seed", "title", "mode", "api", "keras_used", "status", "reason",
                   "unit", "time", "median", "q1", "q3", "iqr", "min", "max", "n", "cv", "unstable", "processes",
                   "between_cv", "build_s", "first_call_s", "peak_rss_mb", "wall_s"]
-OBJECT_COLUMNS = ["params", "samples", "per_process", "windows"]
+OBJECT_COLUMNS = ["params", "samples", "per_process", "windows", "rounds"]
 RESERVED = set(CELL_COLUMNS) | set(RECORD_COLUMNS) | set(OBJECT_COLUMNS)
 
 
@@ -49,6 +49,16 @@ def _median(values: Any) -> float | None:
         return None
     s = spread(vals)
     return s.median if s else None
+
+
+def round_tags(cell: CellResult, rec: dict[str, Any]) -> list[str]:
+    """Which round of which interleaved run each process of ``rec`` ran in; [] outside an interleaved run."""
+    schedule = (cell.results.config.get("schedule") if cell.results else None) or {}
+    run = schedule.get("run") if isinstance(schedule, dict) else None
+    passes = (rec.get("schedule") or {}).get("passes") or []
+    if not run or len(passes) != len([p for p in (rec.get("per_process") or []) if p]):
+        return []
+    return ["%s#%s" % (run, p) for p in passes]
 
 
 def record_row(cell: CellResult, rec: dict[str, Any]) -> dict[str, Any]:
@@ -100,6 +110,8 @@ def record_row(cell: CellResult, rec: dict[str, Any]) -> dict[str, Any]:
         "per_process": per_process,
         # per process, the window it was sampled in; two rows with equal windows pair up sample by sample
         "windows": list((rec.get("schedule") or {}).get("windows") or []),
+        # per process, "<run>#<round>" of an interleaved run: two cells' rows pair up round by round
+        "rounds": round_tags(cell, rec),
     }
     for name, value in params.items():
         if name in ("mode", "api"):

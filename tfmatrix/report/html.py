@@ -20,11 +20,13 @@ import pandas as pd
 from markupsafe import Markup
 
 from .. import __version__
+from ..documents import CELL_FAILURES, CELL_STATUSES
 from .chart_model import chart_data
-from .charts import chart_html
+from .charts import chart_html, host_speed_svg
 from .claims import ClaimResult
 from .claims_view import claim_view, line_label, ratio_words, varying_keys
 from .findings import CHARTS
+from .grid import grid_view
 from .hardware import hardware_groups, mixed_hardware
 from .load import CellResult, Refused
 from .pairing import Comparison, FindingResult, GroupSummary
@@ -76,7 +78,8 @@ def comparison_view(f: FindingResult, c: Comparison) -> dict[str, Any]:
         "pct_ci": f"{fmt_pct(c.pct_low)} … {fmt_pct(c.pct_high)}",
         "verdict": verdict,
         "verdict_class": {"a": "faster", "b": "slower"}.get(ci.verdict, "unclear"),
-        "n": f"{ci.n_a} / {ci.n_b}" + (" paired" if ci.paired else ""),
+        "n": f"{ci.rounds} rounds, paired by round" if ci.rounds else
+             f"{ci.n_a} / {ci.n_b}" + (" paired" if ci.paired else ""),
         "noise": (f"±{ci.noise:.0%}" if ci.noise else "not measured")
         + (f" (previous run: {ci.rerun:.3g})" if ci.rerun is not None else ""),
         "beyond_noise": not ci.within_noise,
@@ -197,7 +200,7 @@ def warnings_for(cells: list[CellResult]) -> list[Warning_]:
                                         f"{_first(c.reason or (c.results.error if c.results else None))}"))
     failed: dict[str, list[str]] = {}
     for c in cells:
-        if c.status in ("failed", "timeout") and not c.gpu_problem:
+        if c.status in CELL_FAILURES and not c.gpu_problem:
             what = "FAILED" if c.status == "failed" else "TIMED OUT"
             failed.setdefault(f"{what}: {_first(c.reason)}", []).append(c.name)
     for text, names in failed.items():
@@ -345,8 +348,8 @@ def summary_view(cells: list[CellResult], df: pd.DataFrame, baselines: Baselines
     status_counts = Counter(df["status"]) if len(df) else Counter()
     return {
         "cells": cells,
-        "counts": [(s, counts.get(s, 0)) for s in ("ok", "failed", "timeout", "skipped") if counts.get(s, 0)]
-        + [(s, n) for s, n in counts.items() if s not in ("ok", "failed", "timeout", "skipped")],
+        "counts": [(s, counts.get(s, 0)) for s in CELL_STATUSES if counts.get(s, 0)]
+        + [(s, n) for s, n in counts.items() if s not in CELL_STATUSES],
         "n_cells": len(cells),
         "hosts": sorted({_host_line(c) for c in cells if c.doc.host or c.host_facts}),
         "presets": sorted({c.preset for c in ran}) or sorted({c.preset for c in cells}),
@@ -401,16 +404,35 @@ def render(cells: list[CellResult], df: pd.DataFrame, tables: list[BenchTable], 
         summary={**summary_view(cells, df, baselines, generated), "agreement": agreement or []},
         warnings=warnings_for(cells) + refused_warnings(refused),
         claims=[claim_view(r) for r in claims or []],
+        grid=grid_view(claims or [], cells),
         findings=[finding_view(f, claims) for f in findings],
         charts=charts,
         tables=tables,
         benchmarks=[t.benchmark for t in tables],
         targets=targets,
         env_rows=[env_row(c) for c in cells],
-        failed=[c for c in cells if c.status in ("failed", "timeout")],
+        failed=[c for c in cells if c.status in CELL_FAILURES],
         skipped=[c for c in cells if c.status == "skipped"],
         variant_errors=variant_errors(cells),
         refused=list(refused),
         upgrade=upgrade,
         hardware=hardware,
+        schedule=schedule_view(cells),
     )
+
+
+def schedule_view(cells: list[CellResult]) -> dict[str, Any] | None:
+    """How the run was scheduled (interleaved: seed, rounds, turns) and the host's speed over it, from the first
+    cell that recorded them (every cell of one run holds the same series)."""
+    for c in cells:
+        config = c.results.config if c.results else {}
+        schedule, series = config.get("schedule"), config.get("host_speed")
+        if isinstance(schedule, dict) and series:
+            points = [(int(p[0]), float(p[2]) * 1e3) for p in series if isinstance(p, list) and len(p) == 3]
+            runs = {str(((x.results.config.get("schedule") or {}) if x.results else {}).get("run")) for x in cells
+                    if x.results and x.results.config.get("schedule")}
+            values = sorted(ms for _, ms in points)
+            return {"run": schedule.get("run"), "seed": schedule.get("seed"), "rounds": schedule.get("rounds_asked"),
+                    "turns": len(points), "runs": len(runs), "svg": Markup(host_speed_svg(points)),
+                    "spread": f"{values[0]:.2f}–{values[-1]:.2f} ms (median {values[len(values) // 2]:.2f} ms)"}
+    return None

@@ -20,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
@@ -30,7 +30,7 @@ import pandas as pd
 from .frame import param_text
 from .hardware import same_hardware
 from .load import CellResult
-from .stats import RatioCI, deviation, paired_ratio_ci, pct_faster, ratio_ci, same_windows
+from .stats import RatioCI, deviation, paired_ratio_ci, pct_faster, ratio_ci, round_paired_ratio_ci, same_windows
 
 ParamSpec = Mapping[str, "str | tuple[str, ...]"]
 
@@ -247,10 +247,10 @@ def comparison_ci(ra: Row, rb: Row, key: str) -> RatioCI | None:
     how far it moved between the runs joins the noise a verdict must beat.
     """
     ci = _ratio(ra["per_process"] or [ra["samples"]], rb["per_process"] or [rb["samples"]], ra["windows"],
-                rb["windows"], key)
+                rb["windows"], key, _get(ra, "rounds") or [], _get(rb, "rounds") or [])
     prev_a, prev_b = _get(ra, "prev_per_process"), _get(rb, "prev_per_process")
-    if ci is None or not prev_a or not prev_b:
-        return ci
+    if ci is None or not prev_a or not prev_b or ci.rounds:
+        return ci        # paired by round: the spread between rounds is this run's own run-to-run noise
     before = _ratio(prev_a, prev_b, _get(ra, "prev_windows") or [], _get(rb, "prev_windows") or [], key)
     if before is None:
         return ci
@@ -258,9 +258,16 @@ def comparison_ci(ra: Row, rb: Row, key: str) -> RatioCI | None:
     return dataclasses.replace(ci, noise=max(ci.noise, moved), rerun=before.ratio)
 
 
-def _ratio(a: Any, b: Any, wa: Any, wb: Any, key: str) -> RatioCI | None:
+def _ratio(a: Any, b: Any, wa: Any, wb: Any, key: str, rounds_a: Sequence[str] = (),
+           rounds_b: Sequence[str] = ()) -> RatioCI | None:
+    """Sample by sample within one window; else round by round across two cells of one interleaved run; else
+    the two sides' own samples."""
     if same_windows(wa, wb):
         return paired_ratio_ci(a, b, key=key)
+    if rounds_a and rounds_b:
+        by_round = round_paired_ratio_ci(a, b, rounds_a, rounds_b, key=key)
+        if by_round is not None:
+            return by_round
     return ratio_ci(a, b, key=key)
 
 

@@ -22,7 +22,7 @@ CONFIDENCE = 0.95
 # What "the time" of a variant is, everywhere in the report: a low quantile of its per-repeat times.
 # Interference on a shared host only ever adds time, and it comes and goes; samples spread over a
 # cell's run (interleaved) catch the quiet moments, and their low quantile reproduces from run to
-# run where the median, which tracks how busy the host was, does not (README: "How it measures").
+# run where the median, which tracks how busy the host was, does not (docs/measurement.md: "How it measures").
 # The median stays beside it in every table, as what a call typically cost under that load.
 ESTIMATOR_Q = 0.10
 ESTIMATOR = "p10"
@@ -80,6 +80,7 @@ class RatioCI:
     paired: bool = False
     noise: float = 0.0
     rerun: float | None = None          # the same ratio in the previous run, when there is one
+    rounds: int = 0                     # paired by round of an interleaved run: how many rounds it rests on
 
     @property
     def within_noise(self) -> bool:
@@ -209,6 +210,88 @@ def paired_ratio_ci(a: Sequence[Sequence[float]], b: Sequence[Sequence[float]], 
     low, high = _interval(boot, confidence)
     return RatioCI(ratio, low, high, n, n, resamples, confidence, paired=True,
                    noise=noise_of(groups) if noise is None else noise)
+
+
+# Student's t, two-sided 95% (0.975 quantile) for 1-30 degrees of freedom; the normal's 1.96 beyond.
+T_975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+         2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
+
+
+def t_975(df: float) -> float:
+    """The 0.975 quantile of Student's t with ``df`` degrees of freedom (rounded down: the wider interval)."""
+    k = int(math.floor(df))
+    if k < 1:
+        return math.inf
+    return T_975[k - 1] if k <= len(T_975) else 1.96
+
+
+def round_paired_ratio_ci(a: Sequence[Sequence[float]], b: Sequence[Sequence[float]], rounds_a: Sequence[str],
+                          rounds_b: Sequence[str], key: str = "", resamples: int = BOOTSTRAP_RESAMPLES,
+                          confidence: float = CONFIDENCE) -> RatioCI | None:
+    """Two cells' variants measured in the same rounds of an interleaved run: the median of per-round ratios.
+
+    Round r's process of ``a`` and of ``b`` ran in the same turn (seconds to
+    minutes apart), so the ratio of their times (each the report's estimator
+    over that process's samples) cancels how fast the host was during that
+    turn. The ratio is the report's time of each side over all its samples
+    (the estimator that reproduces best from run to run: measured, docs/measurement.md
+    "How it measures"); the interval around it is as wide as Student's t on
+    the per-round log ratios makes it (a paired t-test: with three rounds a
+    bootstrap cannot see past its own three values), and the noise is their
+    standard deviation: the measured round-to-round noise of this
+    comparison. None with fewer than two common rounds.
+    """
+    by_round_b = {tag: list(pb) for tag, pb in zip(rounds_b, b, strict=False) if len(pb)}
+    ratios = []
+    for tag, pa in zip(rounds_a, a, strict=False):
+        pb = by_round_b.get(tag)
+        if pb and len(pa):
+            ea, eb = estimate(pa), estimate(pb)
+            if ea > 0 and eb > 0:
+                ratios.append(ea / eb)
+    if len(ratios) < 2:
+        return None
+    logs = np.log(np.asarray(ratios))
+    n = len(ratios)
+    sd = float(logs.std(ddof=1))
+    half = t_975(n - 1) * sd / math.sqrt(n)
+    ratio = estimate([v for g in a for v in g]) / estimate([v for g in b for v in g])
+    return RatioCI(ratio, ratio * math.exp(-half), ratio * math.exp(half), n, n, 0, confidence,
+                   paired=True, noise=math.expm1(sd), rounds=n)
+
+
+def process_times(per_process: Sequence[Sequence[float]]) -> list[float]:
+    """Each process's time (the report's estimator over its own samples)."""
+    return [estimate(p) for p in per_process if len(p) and estimate(p) > 0]
+
+
+def welch_ratio_ci(a: Sequence[Sequence[float]], b: Sequence[Sequence[float]], shift: float = 1.0,
+                   confidence: float = CONFIDENCE) -> RatioCI | None:
+    """a/b for two runs that cannot be paired (two runs of the matrix): Welch's t on log process times.
+
+    Each side's fresh processes (its rounds) are its independent measurements;
+    the interval comes from the spread between them (the run-to-run noise the
+    rounds measured), with Welch's degrees of freedom. ``shift``: a/b that the
+    whole comparison moved by in common (the host's mood between the runs,
+    ``compare --normalise``), taken out of the ratio and its interval. The
+    ratio shown is the report's estimator over all samples. None unless both
+    sides have two processes or more.
+    """
+    ta, tb = process_times(a), process_times(b)
+    if len(ta) < 2 or len(tb) < 2:
+        return None
+    la, lb = np.log(ta), np.log(tb)
+    va, vb = float(la.var(ddof=1)) / len(ta), float(lb.var(ddof=1)) / len(tb)
+    se = math.sqrt(va + vb)
+    if se > 0:
+        df = (va + vb) ** 2 / ((va ** 2 / (len(ta) - 1) if va else 0.0) + (vb ** 2 / (len(tb) - 1) if vb else 0.0))
+    else:
+        df = float(len(ta) + len(tb) - 2)
+    half = t_975(df) * se
+    ratio = estimate([v for g in a for v in g]) / estimate([v for g in b for v in g]) / shift
+    noise = math.expm1(math.sqrt((float(la.var(ddof=1)) + float(lb.var(ddof=1))) / 2.0))
+    return RatioCI(ratio, ratio * math.exp(-half), ratio * math.exp(half), sum(len(g) for g in a),
+                   sum(len(g) for g in b), 0, confidence, noise=noise, rounds=0)
 
 
 def same_windows(a: Sequence[Any], b: Sequence[Any]) -> bool:

@@ -72,10 +72,13 @@ def fmt_seconds(s: float | None) -> str:
         return ""
     if s == 0:
         return "0 s"
+    rounded = float(f"{s:.3g}")       # the unit is chosen after rounding: 0.0009996 s is "1 ms", not "1e+03 µs"
+    if abs(rounded) >= 1000:
+        return f"{s:.0f} s"
     for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
-        if abs(s) >= scale:
-            return f"{s / scale:.3g} {unit}"
-    return f"{s / 1e-9:.3g} ns"
+        if abs(rounded) >= scale:
+            return f"{rounded / scale:.3g} {unit}"
+    return f"{rounded / 1e-9:.3g} ns"
 
 
 def ratio_colour(ratio: float) -> str:

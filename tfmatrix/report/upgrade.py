@@ -85,7 +85,7 @@ def _first_line(text: Any) -> str:
 
 def upgrade_view(df: pd.DataFrame, baseline: str, candidate: str) -> UpgradeView:
     """The upgrade view from the report's frame (one row per cell x variant)."""
-    from ..compare import variant_changes
+    from .compare import variant_changes
 
     changes, _, _ = variant_changes(df, df, [(baseline, candidate)])
     rows = sorted(changes, key=lambda c: (-_effect(c), c.id))
@@ -115,22 +115,23 @@ def to_rows(view: UpgradeView) -> list[dict[str, Any]]:
     for c in view.rows:
         out.append({"benchmark": c.benchmark, "id": c.id, "baseline_s": c.time_a, "candidate_s": c.time_b,
                     "ratio": c.ci.ratio, "ci_low": c.ci.low, "ci_high": c.ci.high, "noise": c.noise,
-                    "verdict": VERDICTS[c.verdict], "baseline_status": "ok", "candidate_status": "ok", "reason": ""})
+                    "rounds": c.ci.rounds or None, "verdict": VERDICTS[c.verdict], "baseline_status": "ok",
+                    "candidate_status": "ok", "reason": ""})
     for u in view.unpaired:
         why = "; ".join(f"{cell}: {status}" + (f" ({reason})" if reason else "")
                         for cell, status, reason in ((view.baseline, u.baseline, u.baseline_reason),
                                                      (view.candidate, u.candidate, u.candidate_reason))
                         if status != "ok")
         out.append({"benchmark": u.benchmark, "id": u.id, "baseline_s": None, "candidate_s": None, "ratio": None,
-                    "ci_low": None, "ci_high": None, "noise": None,
+                    "ci_low": None, "ci_high": None, "noise": None, "rounds": None,
                     "verdict": "broken by the upgrade" if u.baseline == "ok" else
                     ("new in the candidate" if u.candidate == "ok" else "not measured in either"),
                     "baseline_status": u.baseline, "candidate_status": u.candidate, "reason": why})
     return out
 
 
-CSV_COLUMNS = ["benchmark", "id", "baseline_s", "candidate_s", "ratio", "ci_low", "ci_high", "noise", "verdict",
-               "baseline_status", "candidate_status", "reason"]
+CSV_COLUMNS = ["benchmark", "id", "baseline_s", "candidate_s", "ratio", "ci_low", "ci_high", "noise", "rounds",
+               "verdict", "baseline_status", "candidate_status", "reason"]
 
 
 def to_csv(view: UpgradeView) -> str:

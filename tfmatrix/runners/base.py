@@ -1,16 +1,27 @@
 """The runner interface: what ``execution`` needs from anything that runs a cell.
 
 Docker containers (``docker.py``), local virtualenvs (``venv.py``) and a Ray
-cluster (``cluster.py``, which runs one of the first two on each node) implement
-the same four members; a runner that places cells on other machines also says
-how many it may have in flight (``slots``), and ``execution`` then runs that
-many side by side (``parallel.py``). A ``Protocol``, not a base class: the runners share
-helpers (``common.py``), not behaviour, and mypy checks each one against it
-where ``execution.make_runner`` returns it.
+cluster (``cluster.py``, which runs one of the first two on each node)
+implement ``Runner``. Every member ``execution`` and ``interleaved`` use is
+declared here, with a default where most runners need nothing (one cell at a
+time, nothing to cancel or sweep): runners subclass the Protocol explicitly
+to inherit those defaults, and mypy checks each one against it.
+
+Two ways to run a cell:
+
+* ``run_cell``: the whole suite at once (the sequential schedule, and a
+  cluster's tasks);
+* ``prepare`` → ``CellEnv``: a cell made ready once (image built, container
+  or virtualenv live), then any number of suite commands in it: the
+  interleaved schedule runs one slice of every cell per round this way.
+  Runners that cannot (``interleaves = False``) run the sequential schedule.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from ..matrix import Cell
@@ -19,11 +30,50 @@ if TYPE_CHECKING:
     from .common import CellLog, RunRequest
 
 
+@dataclass(frozen=True)
+class SuiteExit:
+    """How one suite command in a prepared cell ended."""
+
+    returncode: int | None
+    late: bool = False          # killed at its time limit
+    oom: bool = False           # the cell's memory limit killed it
+    seconds: float = 0.0
+
+
+class CellEnv(Protocol):
+    """A prepared cell: its environment is built and live, ready for suite commands."""
+
+    runner: dict[str, Any]
+    """What the cell file records about where it ran (image, interpreter, ...)."""
+    timings: dict[str, float]
+    """Preparation times (``wheels_s``, ``build_s``)."""
+    out_dir: Path
+    """The host directory the suite writes its files into."""
+
+    def suite_path(self, name: str) -> str:
+        """``out_dir / name`` as the suite sees it (a container's mount point, or the host path)."""
+        ...
+
+    def run_suite(self, args: Sequence[str], log: CellLog, timeout_s: float, cpus: str | None = None) -> SuiteExit:
+        """``python -m suite ARGS`` in the cell; ``cpus``: pin it to these CPUs (``taskset -c`` syntax)."""
+        ...
+
+    def close(self) -> None:
+        """Stop what ``prepare`` started (the container) and remove ``out_dir``; safe to call twice."""
+        ...
+
+
 class Runner(Protocol):
     """Runs one cell's suite somewhere isolated and judges the result."""
 
     name: str
     """Short name written into results (``runner.name``) and shown in progress lines."""
+
+    slots: int = 1
+    """How many cells it may have in flight at once: more than 1 places cells on other machines (``parallel``)."""
+
+    interleaves: bool = False
+    """``prepare`` works: cells can be made ready once and run slice by slice (the interleaved schedule)."""
 
     def inputs(self, cell: Cell) -> str:
         """A hash of everything this runner installs for ``cell``: equal hashes let a re-run keep results."""
@@ -36,3 +86,21 @@ class Runner(Protocol):
     def run_cell(self, cell: Cell, request: RunRequest, log: CellLog, progress: Progress | None) -> CellOutcome:
         """Prepare and run ``cell``; every failure comes back as an outcome, never as an exception."""
         ...
+
+    def prepare(self, cell: Cell, request: RunRequest, log: CellLog, progress: Progress | None
+                ) -> CellEnv | CellOutcome:
+        """Build ``cell``'s environment and make it live (``request``: the user's files to mount); a failure comes
+        back as an outcome."""
+        raise NotImplementedError("the %s runner runs whole cells only" % self.name)
+
+    def width(self, cells: Sequence[Cell]) -> int:
+        """How many of ``cells`` run at once (a cluster: what its live nodes fit); estimates become a makespan."""
+        return 1
+
+    def cancel(self) -> None:
+        """Ctrl-C while cells are in flight elsewhere: ask them to stop."""
+        return None
+
+    def sweep(self) -> int:
+        """After a round: remove what workers that died with their machine left behind; how many."""
+        return 0

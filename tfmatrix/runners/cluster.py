@@ -32,10 +32,12 @@ from typing import Any
 
 from .. import render
 from ..errors import UserError
+from ..matrix import Cell
 from ..paths import REPO_ROOT
 from ..progress import Progress
 from ..results import CellOutcome
 from . import shipping
+from .base import Runner
 from .common import CellLog, RunRequest
 from .node import Event
 
@@ -78,9 +80,9 @@ class Needs:
                 "max_retries": 0, "retry_exceptions": False}
 
 
-def needs(cell: Any, cpus: int) -> Needs:
+def needs(cell: Cell, cpus: int) -> Needs:
     """A GPU cell: one GPU (and a CPU to feed it); a CPU cell: ``cpus``. Plus its pool, if any."""
-    pool = {cell.pool: POOL_SHARE} if getattr(cell, "pool", None) else {}
+    pool = {cell.pool: POOL_SHARE} if cell.pool else {}
     if cell.target == "gpu":
         return Needs(1, 1, pool)
     return Needs(cpus, 0, pool)
@@ -140,8 +142,8 @@ def node_name(facts: Mapping[str, Any]) -> str:
     return "%s/%s" % (facts.get("host", "?"), str(facts.get("node_id", "?"))[:8])
 
 
-class RayRunner:
-    """Cells as Ray tasks on a cluster (implements ``runners.base.Runner``; ``execution`` runs ``slots`` at once)."""
+class RayRunner(Runner):
+    """Cells as Ray tasks on a cluster (``execution`` runs ``slots`` at once; whole cells: sequential schedule)."""
 
     name = "ray"
     slots = 64               # cells in flight at once: Ray queues them by resources
@@ -173,7 +175,7 @@ class RayRunner:
 
     # -- Runner --------------------------------------------------------------
 
-    def inputs(self, cell: Any) -> str:
+    def inputs(self, cell: Cell) -> str:
         """The cell's content-hashed image tag (each node builds, or reuses, exactly that image)."""
         return render.render_cell(cell).tag
 
@@ -186,10 +188,10 @@ class RayRunner:
         """How many of ``cells`` the cluster runs at once now."""
         return capacity([needs(c, self.cpus) for c in cells], self.nodes())
 
-    def skip_reason(self, cell: Any) -> str | None:
+    def skip_reason(self, cell: Cell) -> str | None:
         return unserved(needs(cell, self.cpus), self.nodes())
 
-    def run_cell(self, cell: Any, request: RunRequest, log: CellLog, progress: Progress | None) -> CellOutcome:
+    def run_cell(self, cell: Cell, request: RunRequest, log: CellLog, progress: Progress | None) -> CellOutcome:
         need = needs(cell, self.cpus)
         why = unserved(need, self.nodes())
         if why:
@@ -217,7 +219,7 @@ class RayRunner:
 
     # -- one attempt -----------------------------------------------------------
 
-    def _submit(self, cell: Any, request: RunRequest, need: Needs) -> Iterator[Any]:
+    def _submit(self, cell: Cell, request: RunRequest, need: Needs) -> Iterator[Any]:
         """Start the cell's task; an iterator of its event refs."""
         import ray
 
@@ -265,7 +267,7 @@ class RayRunner:
             log("sent %d wheels (%.0f MB) to node %s in %.1f s" % (sent.count, sent.bytes / 1e6, where, sent.seconds))
         return sent
 
-    def _follow(self, cell: Any, events: Iterator[Any], log: CellLog, progress: Progress | None) -> CellOutcome:
+    def _follow(self, cell: Cell, events: Iterator[Any], log: CellLog, progress: Progress | None) -> CellOutcome:
         """Relay one attempt's events to the log and progress; its outcome, or NodeLost."""
         where = "?"
         submitted, queued = time.monotonic(), 0.0    # until a node starts it, the cell waits in Ray's queue
@@ -278,9 +280,8 @@ class RayRunner:
                     where = node_name(value)
                     log("on node %s (%s)%s" % (where, value.get("ip"), ", GPUs %s" % ",".join(value["gpu_ids"])
                                                if value.get("gpu_ids") else ""))
-                    placed = getattr(progress, "placed", None)
-                    if placed:
-                        placed(where)
+                    if progress is not None:
+                        progress.placed(where)
                 elif kind == "lines":
                     for line in value:
                         log(line)

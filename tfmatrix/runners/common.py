@@ -14,6 +14,7 @@ from suite.schema import validate
 from .. import wheelhouse
 from ..documents import SuiteResults
 from ..errors import UserError
+from ..matrix.records import Cell
 from ..progress import Progress
 from ..results import CellOutcome, read_tail
 
@@ -34,18 +35,21 @@ class RunRequest:
     only: tuple[str, ...] = ()
     repeats: int | None = None
     suite: str = ""                     # hash of the suite's source
-    rounds: int = 1                     # the matrix runs every cell this many times, pooled (rounds.py)
+    rounds: int = 1                     # every variant is measured in this many rounds of the matrix, pooled
+    schedule: str = "interleaved"       # interleaved: slices of every cell in random order per turn; sequential
+    seed: int | None = None             # the interleaved order's seed (None: a fresh one, recorded)
     bench_paths: tuple[Path, ...] = ()  # the user's benchmark files and directories (user_benchmarks.py)
     bench: str = ""                     # hash of their content
     processes: int | None = None        # fresh processes per variant; None: the preset's
 
-    def for_cell(self, cell: Any) -> dict[str, Any]:
+    def for_cell(self, cell: Cell) -> dict[str, Any]:
         asked = {
             "preset": self.preset or cell.preset,
             "only": list(self.only),
             "repeats": self.repeats if self.repeats is not None else cell.repeats,
             "suite": self.suite,
             "rounds": self.rounds,
+            "schedule": self.schedule,
         }
         if self.bench_paths:            # absent without user benchmarks: earlier results stay comparable
             asked["bench"] = self.bench
@@ -53,7 +57,7 @@ class RunRequest:
             asked["processes"] = self.processes
         return asked
 
-    def suite_args(self, cell: Any, out: str, image: str | None, runner: str) -> list[str]:
+    def suite_args(self, cell: Cell, out: str, image: str | None, runner: str) -> list[str]:
         """``python -m suite`` arguments: the one way the cell's facts (name, target, image, runner) reach the suite."""
         req = self.for_cell(cell)
         args = ["run", "--preset", req["preset"], "--out", out, "--cell", cell.name, "--target", cell.target,
@@ -68,15 +72,30 @@ class RunRequest:
             args += ["--processes", str(self.processes)]
         return args
 
+    def plan_args(self, cell: Cell, out: str, image: str | None, runner: str) -> list[str]:
+        """``python -m suite plan`` arguments: the fingerprint and the slices, once per cell and run."""
+        return ["plan", *self.suite_args(cell, out, image, runner)[1:]]
+
+    def slice_args(self, cell: Cell, plan: str, key: str, round_no: int, out: str, image: str | None,
+                   runner: str) -> list[str]:
+        """``python -m suite run`` arguments for one slice of a planned cell in one round."""
+        return [*self.suite_args(cell, out, image, runner), "--plan", plan, "--slice", key, "--pass", str(round_no),
+                "--of", str(self.rounds)]
+
 
 class CellLog:
     """The cell's log file; written as ``.partial`` and renamed when complete."""
 
-    def __init__(self, path: Path, progress: Progress | None = None) -> None:
+    def __init__(self, path: Path, progress: Progress | None = None, after: str | None = None) -> None:
+        """``after``: a heading for a later round of the same run; the log goes on from the file on disk."""
         self.path = path
         self.partial = path.with_name(path.name + ".partial")
         path.parent.mkdir(parents=True, exist_ok=True)
         self._f: TextIO = open(self.partial, "w", encoding="utf-8", errors="replace")  # noqa: SIM115 (closed by close())
+        if after is not None:
+            if path.is_file():
+                self._f.write(path.read_text(encoding="utf-8", errors="replace"))
+            self._f.write("--- %s ---\n" % after)
         self.progress = progress
         self._lock = threading.Lock()   # the docker runner streams logs from a thread
 
@@ -126,7 +145,7 @@ class LineReader:
             self._buf = b""
 
 
-def timed_out(cell: Any, runner: dict[str, Any], timings: dict[str, float], log: CellLog) -> CellOutcome:
+def timed_out(cell: Cell, runner: dict[str, Any], timings: dict[str, float], log: CellLog) -> CellOutcome:
     """The outcome of a cell killed at its time limit, with the log's tail for the report."""
     return CellOutcome(cell.name, "timeout", "the cell ran past its %d s limit" % cell.timeout_s,
                        runner, timings, None, log.tail())
@@ -162,3 +181,12 @@ def outcome_from_suite(name: str, results: SuiteResults | None, problem: str | N
     else:
         reason = "the suite exited with code %s" % exit_code
     return CellOutcome(name, "failed", reason, runner, timings, results, log.tail())
+
+
+def requirements_failure(cell: Cell, message: str) -> str:
+    """A cell's build/install failure, naming ``[suite] requirements`` when the cell has any (they may be why)."""
+    extra = cell.user_requirements
+    if not extra:
+        return message
+    return (f"{message} (this cell also installs [suite] requirements {', '.join(extra)}: check that they exist "
+            f"for Python {cell.python} and agree with TF {cell.tf}'s pins; other cells are not affected)")

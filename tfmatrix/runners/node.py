@@ -29,11 +29,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
 
+from ..matrix.records import Cell
 from ..paths import SUITE_DIR, cache_dir
 from ..results import CellOutcome, host_summary, suite_fingerprint
 from . import docker, shipping
+from .base import Runner
 from .common import CellLog, RunRequest
-from .venv import VENV_ROOT_ENV, VenvRunner
+from .local import local_runner
+from .venv import VENV_ROOT_ENV
 
 Event = tuple[str, Any]
 """("start", node facts) | ("lines", [log lines]) | ("phase", phase) | ("outcome", CellOutcome)."""
@@ -63,13 +66,12 @@ def node_facts(gpu_ids: list[str]) -> dict[str, Any]:
             "gpu_ids": gpu_ids, "pid": os.getpid(), "started": time.time()}
 
 
-def node_runner(registry: str | None, gpu_ids: list[str], suite_dir: Path, wheels: Any = None) -> Any:
+def node_runner(registry: str | None, gpu_ids: list[str], suite_dir: Path, wheels: Any = None) -> Runner:
     """The runner this node can offer: Docker when its engine answers, else the venv runner."""
-    client = docker.engine()
-    if client is None:     # virtualenvs in the node's cache: the job's working_dir goes when the job ends
-        root = os.environ.get(VENV_ROOT_ENV)
-        return VenvRunner(wheels, Path(root) if root else cache_dir() / "venvs")
-    return docker.DockerRunner(client, registry, gpu_ids or None, suite_dir, wheels)
+    root = os.environ.get(VENV_ROOT_ENV)   # virtualenvs in the node's cache: the job's working_dir goes with the job
+    runner, _ = local_runner("auto", registry, gpu_ids or None, suite_dir, wheels,
+                             Path(root) if root else cache_dir() / "venvs")
+    return runner
 
 
 def cached_suite(expected: str) -> Path | None:
@@ -95,7 +97,7 @@ def cached_suite(expected: str) -> Path | None:
     return root
 
 
-def device_request(cell: Any, gpu_ids: list[str]) -> dict[str, Any] | None:
+def device_request(cell: Cell, gpu_ids: list[str]) -> dict[str, Any] | None:
     """The ``--gpus`` request a GPU cell's container is given here (recorded whether or not it can run)."""
     if cell.target != "gpu":
         return None
@@ -103,7 +105,7 @@ def device_request(cell: Any, gpu_ids: list[str]) -> dict[str, Any] | None:
     return dict(request)
 
 
-def cell_task(cell: Any, request: RunRequest, registry: str | None, mailbox: Any = None, key: str = "",
+def cell_task(cell: Cell, request: RunRequest, registry: str | None, mailbox: Any = None, key: str = "",
               bench: bytes | None = None) -> Iterator[Event]:
     """Run ``cell`` on this node; yields events, the outcome last. A Ray streaming task's body.
 
@@ -163,7 +165,7 @@ def cell_task(cell: Any, request: RunRequest, registry: str | None, mailbox: Any
     yield ("outcome", outcome)
 
 
-def relayed_cell_task(cell: Any, request: RunRequest, registry: str | None, mailbox: Any, key: str,
+def relayed_cell_task(cell: Cell, request: RunRequest, registry: str | None, mailbox: Any, key: str,
                       bench: bytes | None = None) -> None:
     """``cell_task`` for a head on Ray Client (``ray://``), which has no streaming tasks: events go up the mailbox."""
     import ray
@@ -201,7 +203,8 @@ def remove_own_containers() -> int:
     client = docker.engine()
     if client is None:
         return 0
-    mine = client.containers.list(all=True, filters={"label": "%s=%s" % (docker.OWNER_LABEL, docker.owner())})
+    mine = client.containers.list(all=True, filters={"label": "%s=%s" % (docker.OWNER_LABEL, docker.owner())},
+                                   ignore_removed=True)
     for c in mine:
         try:
             c.remove(force=True)

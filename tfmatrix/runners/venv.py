@@ -17,24 +17,19 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from .. import interpreters, wheelhouse
+from ..matrix.records import Cell
 from ..paths import REPO_ROOT
 from ..progress import Progress
 from ..results import CellOutcome
-from ..user_benchmarks import PLUGINS_ENV, requirements_failure
-from .common import (
-    CellLog,
-    LineReader,
-    RunRequest,
-    WheelsSource,
-    outcome_from_suite,
-    own_wheelhouse,
-    read_suite_results,
-    timed_out,
-)
+from ..user_benchmarks import PLUGINS_ENV
+from .base import Runner, SuiteExit
+from .common import CellLog, LineReader, RunRequest, WheelsSource, own_wheelhouse, requirements_failure
+from .whole import run_whole
 
 VENV_ROOT_ENV = "TFMATRIX_VENV_ROOT"
 MARKER = "tfmatrix-cell.json"
@@ -45,22 +40,23 @@ def venv_root() -> Path:
     return Path(env) if env else REPO_ROOT / ".nox"
 
 
-class VenvRunner:
-    """Each cell in a local virtualenv, CPU only, not isolated (implements ``runners.base.Runner``)."""
+class VenvRunner(Runner):
+    """Each cell in a local virtualenv, CPU only, not isolated."""
 
     name = "venv"
+    interleaves = True
 
     def __init__(self, wheels_source: WheelsSource | None = None, root: Path | None = None) -> None:
         self.wheels_source = wheels_source or own_wheelhouse
         self.root = root      # where the cells' virtualenvs live; None: venv_root() (the checkout's .nox)
 
-    def inputs(self, cell: Any) -> str:
+    def inputs(self, cell: Cell) -> str:
         interp = interpreters.find(cell.python)
         text = json.dumps({"python": cell.python, "interpreter": str(interp.executable) if interp else None,
                            "requirements": list(cell.requirements), "env": list(cell.env)}, sort_keys=True)
         return "venv-" + hashlib.sha256(text.encode()).hexdigest()[:16]
 
-    def skip_reason(self, cell: Any) -> str | None:
+    def skip_reason(self, cell: Cell) -> str | None:
         """Why this runner cannot serve ``cell`` here (it is then ``skipped``), or None."""
         if cell.target != "cpu":
             return "the venv runner runs CPU cells only; GPU cells need the Docker runner with the NVIDIA runtime"
@@ -68,7 +64,12 @@ class VenvRunner:
             return "no CPython %s on this host (looked on PATH and in pyenv)" % cell.python
         return None
 
-    def run_cell(self, cell: Any, request: RunRequest, log: CellLog, progress: Progress | None) -> CellOutcome:
+    def run_cell(self, cell: Cell, request: RunRequest, log: CellLog, progress: Progress | None) -> CellOutcome:
+        return run_whole(self, cell, request, log, progress)
+
+    def prepare(self, cell: Cell, request: RunRequest, log: CellLog, progress: Progress | None
+                ) -> VenvCellEnv | CellOutcome:
+        """The cell's virtualenv (made or reused from the wheelhouse), ready for suite commands."""
         runner: dict[str, Any] = {"name": self.name, "network": "host (not isolated)", "memory_limit": None}
         timings: dict[str, float] = {}
         why = self.skip_reason(cell)
@@ -94,13 +95,16 @@ class VenvRunner:
             return CellOutcome(cell.name, "failed", requirements_failure(cell, str(e)), runner, timings, None,
                                log.tail())
         runner["venv"] = str(python.parent.parent)
-        if progress:
-            progress.phase("run")
-        return self._run_suite(cell, python, request, log, runner, timings)
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV", "TFMATRIX_"))}
+        env.update(dict(cell.env))
+        env.update({"PYTHONPATH": str(REPO_ROOT), "PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1"})
+        if request.bench_paths:       # the user's benchmark files, loaded by suite.plugins
+            env[PLUGINS_ENV] = os.pathsep.join(str(p) for p in request.bench_paths)
+        return VenvCellEnv(python, env, runner, timings)
 
     # -- the environment -----------------------------------------------------
 
-    def ensure_venv(self, cell: Any, interp: interpreters.Interpreter, wheels: wheelhouse.WheelSet, inputs: str,
+    def ensure_venv(self, cell: Cell, interp: interpreters.Interpreter, wheels: wheelhouse.WheelSet, inputs: str,
                     log: CellLog) -> Path:
         """A virtualenv holding exactly the cell's wheels; reused while its inputs are unchanged."""
         from nox.virtualenv import VirtualEnv
@@ -141,35 +145,40 @@ class VenvRunner:
         marker.write_text(json.dumps({"inputs": inputs, "requirements": list(cell.requirements)}, indent=1) + "\n")
         return python
 
-    # -- the run ---------------------------------------------------------------
 
-    def _run_suite(self, cell: Any, python: Path, request: RunRequest, log: CellLog, runner: dict[str, Any],
-                   timings: dict[str, float]) -> CellOutcome:
-        with tempfile.TemporaryDirectory(prefix="tfmatrix-run-") as tmp:
-            out = Path(tmp) / "results.json"
-            env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV", "TFMATRIX_"))}
-            env.update(dict(cell.env))
-            env.update({"PYTHONPATH": str(REPO_ROOT), "PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1"})
-            if request.bench_paths:       # the user's benchmark files, loaded by suite.plugins
-                env[PLUGINS_ENV] = os.pathsep.join(str(p) for p in request.bench_paths)
-            cmd = [str(python), "-m", "suite", *request.suite_args(cell, str(out), None, self.name)]
-            log("$ " + " ".join(cmd))
-            t0 = time.monotonic()
-            proc = subprocess.Popen(cmd, cwd=tmp, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL, start_new_session=True)
-            deadline = t0 + cell.timeout_s
-            late = False
-            try:
-                late = _pump(proc, log, deadline)
-            finally:
-                if proc.poll() is None:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                    proc.wait()
-            timings["run_s"] = time.monotonic() - t0
-            if late:
-                return timed_out(cell, runner, timings, log)
-            doc, problem = read_suite_results(out)
-            return outcome_from_suite(cell.name, doc, problem, proc.returncode, runner, timings, log)
+
+class VenvCellEnv:
+    """A cell's virtualenv and a scratch directory: each suite command is a fresh child process."""
+
+    def __init__(self, python: Path, env: dict[str, str], runner: dict[str, Any], timings: dict[str, float]) -> None:
+        self.python = python
+        self.env = env
+        self.runner = runner
+        self.timings = timings
+        self.out_dir = Path(tempfile.mkdtemp(prefix="tfmatrix-run-"))
+
+    def suite_path(self, name: str) -> str:
+        return str(self.out_dir / name)
+
+    def run_suite(self, args: Sequence[str], log: CellLog, timeout_s: float, cpus: str | None = None) -> SuiteExit:
+        cmd = [str(self.python), "-m", "suite", *args]
+        if cpus:
+            cmd = ["taskset", "-c", cpus, *cmd]
+        log("$ " + " ".join(cmd))
+        t0 = time.monotonic()
+        proc = subprocess.Popen(cmd, cwd=self.out_dir, env=self.env, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+        late = False
+        try:
+            late = _pump(proc, log, t0 + timeout_s)
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+        return SuiteExit(None if late else proc.returncode, late=late, seconds=time.monotonic() - t0)
+
+    def close(self) -> None:
+        shutil.rmtree(self.out_dir, ignore_errors=True)
 
 
 class VenvError(Exception):

@@ -15,6 +15,7 @@ Pure functions over loaded cells (``report.load``) and frames
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import math
 from collections.abc import Iterable, Sequence
@@ -22,13 +23,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from .errors import UserError
-from .report.findings import FINDINGS, FindingResult, compute_all
-from .report.frame import build_frame
-from .report.load import CellResult, load_dir, load_file
-from .report.stats import RatioCI, deviation, noise_of, ratio_ci
+from ..errors import UserError
+from .findings import FINDINGS, FindingResult, compute_all
+from .frame import build_frame
+from .load import CellResult, load_dir, load_file
+from .stats import RatioCI, deviation, noise_of, ratio_ci, round_paired_ratio_ci, welch_ratio_ci
 
 # The agreement thresholds the project's reproducibility target is stated in.
 THRESHOLDS = (0.05, 0.10, 0.20)
@@ -127,6 +129,23 @@ class CompareResult:
     only_a: list[str] = field(default_factory=list)    # "cell: id" measured ok on one side only
     only_b: list[str] = field(default_factory=list)
     cells: list[tuple[str, str]] = field(default_factory=list)
+    host_a: float | None = None       # the host reference's median time in each run (hostspeed), when recorded
+    host_b: float | None = None
+    scale: float = 1.0                # B's times were divided by this (--normalise: host_b / host_a)
+    broke: list[tuple[str, str]] = field(default_factory=list)   # ("cell: id", reason): ok in A, failed in B
+    normalise: str = "none"
+    shift: float | None = None        # the median B/A over every variant: what the whole run moved by
+
+    def offenders(self, slower_than: float) -> list[str]:
+        """What fails a CI gate (``--fail-on slower:X%``): each variant that broke, then each one clearly slower
+        (the report's verdict rule: interval and noise) by more than ``slower_than`` (0.1 = 10%: the whole 95%
+        interval above 1.1), worst first."""
+        out = [f"broke: {what}: {why}" for what, why in self.broke]
+        slow = sorted((v for v in self.variants if v.verdict == "slower" and v.ci.low > 1.0 + slower_than),
+                      key=lambda v: -v.ci.ratio)
+        out += [f"slower: {v.cell_b}: {v.id}: {v.ci.ratio:.3f}x [{v.ci.low:.3f}, {v.ci.high:.3f}], noise "
+                f"{v.noise:.1%}" for v in slow]
+        return out
 
     @property
     def agreement(self) -> Agreement:
@@ -157,15 +176,40 @@ class CompareResult:
             self.comparison_agreement.line("findings' comparisons (time ratios)"),
             f"findings' comparisons clear in A: {clear_a}; reversed in B: {len(self.reversed)}; "
             f"clear in one and unclear in the other: {sum(1 for c in self.comparisons if c.flipped)}",
+            self.host_line(),
         ]
+
+    def host_line(self) -> str:
+        moved = f"every variant together moved B/A {self.shift:.3f} (median)" if self.shift else \
+            "too few variants to tell what the whole run moved by"
+        if self.host_a and self.host_b:
+            host = (f"the host reference workload {self.host_a * 1e3:.2f} ms in A, {self.host_b * 1e3:.2f} ms in B "
+                    f"(B/A {self.host_b / self.host_a:.3f})")
+        else:
+            host = "no host reference on both sides (runs before the interleaved schedule)"
+        how = {"none": "ratios as measured (--normalise host|run takes a common move out)",
+               "host": f"ratios divided by the host reference's B/A {self.scale:.3f}",
+               "run": f"ratios divided by the common move {self.scale:.3f}: a change that slowed every variant "
+                      "alike is not seen"}[self.normalise]
+        if self.normalise == "host" and self.scale == 1.0:
+            how = "ratios as measured (no host reference on both sides)"
+        return f"{moved}; {host}; {how}"
 
 
 # --------------------------------------------------------------------------- pure core
 
 
-def variant_changes(df_a: pd.DataFrame, df_b: pd.DataFrame, pairs: Sequence[tuple[str, str]]
+def variant_changes(df_a: pd.DataFrame, df_b: pd.DataFrame, pairs: Sequence[tuple[str, str]], scale_b: float = 1.0
                     ) -> tuple[list[VariantChange], list[str], list[str]]:
-    """Every variant measured ok in both cells of each pair, and those ok on one side only."""
+    """Every variant measured ok in both cells of each pair, and those ok on one side only.
+
+    Two cells of one interleaved run are paired round by round (the spread of
+    the per-round ratios is the noise). Two runs are compared by Welch's t on
+    each side's process times (its rounds: the spread between them is the
+    noise). Results with one process a side (older runs) fall back to a
+    bootstrap of the samples with the between-process spread as noise.
+    ``scale_b``: what B moved by in common (``--normalise``), taken out.
+    """
     changes: list[VariantChange] = []
     only_a: list[str] = []
     only_b: list[str] = []
@@ -178,13 +222,48 @@ def variant_changes(df_a: pd.DataFrame, df_b: pd.DataFrame, pairs: Sequence[tupl
             rb = rows_b.get(vid)
             if rb is None:
                 continue
-            ci = ratio_ci(rb["per_process"] or [rb["samples"]], ra["per_process"] or [ra["samples"]],
-                          key=f"compare|{name_a}|{name_b}|{vid}", noise=0.0)
+            pp_a = ra["per_process"] or [ra["samples"]]
+            pp_b = rb["per_process"] or [rb["samples"]]
+            key = f"compare|{name_a}|{name_b}|{vid}"
+            ci = None
+            if ra["rounds"] and rb["rounds"] and scale_b == 1.0:
+                ci = round_paired_ratio_ci(pp_b, pp_a, rb["rounds"], ra["rounds"], key=key)
+            if ci is None:
+                ci = welch_ratio_ci(pp_b, pp_a, shift=scale_b)
+            if ci is None:
+                ci = ratio_ci([[x / scale_b for x in p] for p in pp_b], pp_a, key=key, noise=0.0)
+                if ci is not None:
+                    ci = dataclasses.replace(ci, noise=noise_of(pp_a, pp_b))
             if ci is None:
                 continue
             changes.append(VariantChange(name_a, name_b, str(vid), str(ra["benchmark"]), float(ra["time"]),
-                                         float(rb["time"]), ci, noise_of(ra["per_process"], rb["per_process"])))
+                                         float(rb["time"]) / scale_b, ci, ci.noise))
     return changes, only_a, only_b
+
+
+def common_shift(df_a: pd.DataFrame, df_b: pd.DataFrame, pairs: Sequence[tuple[str, str]]) -> float | None:
+    """How much every variant moved in common between two runs: the median B/A time ratio over all of them.
+
+    On a shared host a whole run is faster or slower than another (the
+    host's mood over its stretch of time); an interleaved run shares that
+    mood across its cells, so it shows as one common factor.
+    """
+    ratios = []
+    for name_a, name_b in pairs:
+        rows_a, rows_b = _ok_rows(df_a, name_a), _ok_rows(df_b, name_b)
+        ratios += [float(rb["time"]) / float(rows_a[vid]["time"]) for vid, rb in rows_b.items()
+                   if vid in rows_a and float(rows_a[vid]["time"]) > 0]
+    return float(np.exp(np.median(np.log(ratios)))) if len(ratios) >= 10 else None
+
+
+def host_reference(cells: Sequence[CellResult]) -> float | None:
+    """The median time of the host's reference workload over a run (``hostspeed``), from its cells' files."""
+    for cell in cells:
+        series = (cell.results.config.get("host_speed") if cell.results else None) or []
+        values = [float(p[2]) for p in series if isinstance(p, list) and len(p) == 3]
+        if values:
+            return float(pd.Series(values).median())
+    return None
 
 
 def _ok_rows(df: pd.DataFrame, cell: str) -> dict[str, Any]:
@@ -210,18 +289,49 @@ def comparison_changes(results_a: Iterable[FindingResult], results_b: Iterable[F
             for key, ca in ia.items() if key in ib]
 
 
+NORMALISE = ("none", "host", "run")
+
+
 def compare_cells(cells_a: list[CellResult], cells_b: list[CellResult], label_a: str, label_b: str,
-                  pairs: Sequence[tuple[str, str]] | None = None) -> CompareResult:
-    """Compare two loaded result sets; ``pairs`` (cell in A, cell in B) default to equal names."""
+                  pairs: Sequence[tuple[str, str]] | None = None, normalise: str = "none") -> CompareResult:
+    """Compare two loaded result sets; ``pairs`` (cell in A, cell in B) default to equal names.
+
+    ``normalise``: take out of every ratio how much B moved in common with A:
+    ``host``, the host's reference workload (both runs need its series);
+    ``run``, the median ratio over every variant compared (a change that
+    slows every variant alike then goes unseen: say so).
+    """
     if pairs is None:
         names_b = {c.name for c in cells_b}
         pairs = [(c.name, c.name) for c in cells_a if c.name in names_b and c.has_records]
     df_a, df_b = build_frame(cells_a), build_frame(cells_b)
-    variants, only_a, only_b = variant_changes(df_a, df_b, pairs)
+    host_a, host_b = host_reference(cells_a), host_reference(cells_b)
+    shift = common_shift(df_a, df_b, pairs)
+    scale = 1.0
+    if normalise == "host" and host_a and host_b:
+        scale = host_b / host_a
+    elif normalise == "run" and shift:
+        scale = shift
+    variants, only_a, only_b = variant_changes(df_a, df_b, pairs, scale)
     comparisons: list[ComparisonChange] = []
     if all(a == b for a, b in pairs):   # same cells on both sides: the findings can be matched line by line
         comparisons = comparison_changes(compute_all(df_a, cells_a, FINDINGS), compute_all(df_b, cells_b, FINDINGS))
-    return CompareResult(label_a, label_b, variants, comparisons, only_a, only_b, list(pairs))
+    return CompareResult(label_a, label_b, variants, comparisons, only_a, only_b, list(pairs), host_a, host_b,
+                         scale, broken(df_a, df_b, pairs), normalise, shift)
+
+
+def broken(df_a: pd.DataFrame, df_b: pd.DataFrame, pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Variants ok in A whose B record is an error or a timeout, with B's reason."""
+    out = []
+    for name_a, name_b in pairs:
+        ok_a = _ok_rows(df_a, name_a)
+        if not len(df_b):
+            continue
+        rows_b = df_b[(df_b["cell"] == name_b) & df_b["status"].isin(["error", "timeout"])]
+        for _, rb in rows_b.iterrows():
+            if str(rb["id"]) in ok_a:
+                out.append((f"{name_b}: {rb['id']}", str(rb["reason"] or rb["status"]).splitlines()[0]))
+    return out
 
 
 # --------------------------------------------------------------------------- I/O edges
@@ -240,13 +350,13 @@ def load_side(path: Path) -> list[CellResult]:
                     "one cell file")
 
 
-def compare_paths(a: Path, b: Path, cells: Sequence[str] = ()) -> CompareResult:
+def compare_paths(a: Path, b: Path, cells: Sequence[str] = (), normalise: str = "none") -> CompareResult:
     """``tfmatrix compare A B``: two directories (cells matched by name) or two cell files (compared as a pair)."""
     cells_a, cells_b = load_side(a), load_side(b)
     pairs: list[tuple[str, str]] | None = None
     if a.is_file() and b.is_file():
         pairs = [(cells_a[0].name, cells_b[0].name)]
-    result = compare_cells(cells_a, cells_b, str(a), str(b), pairs)
+    result = compare_cells(cells_a, cells_b, str(a), str(b), pairs, normalise)
     if cells:
         wanted = set(cells)
         unknown = wanted - {n for pair in result.cells for n in pair}

@@ -1,0 +1,283 @@
+"""The interleaved schedule: provision, then turns of slices in a seeded random order, paired by round.
+
+A fake runner stands in for Docker and the venvs (the real ones run it in
+test_e2e_venv.py and test_e2e_docker.py). Its cells' "TensorFlow" takes a
+fixed time per variant, multiplied by the host's mood: a clock that advances
+with every slice run and has a slow period over one stretch of the run.
+"""
+from __future__ import annotations
+
+import io
+import json
+import random
+import zlib
+from pathlib import Path
+from typing import Any
+
+import pytest
+from report_docs import record, results_doc
+from rich.console import Console
+
+from suite.schema import validate
+from tfmatrix import execution
+from tfmatrix.interleaved import JOURNAL_DIR
+from tfmatrix.report.frame import build_frame
+from tfmatrix.report.load import load_dir
+from tfmatrix.report.pairing import comparison_ci
+from tfmatrix.results import CellOutcome, load_cell
+from tfmatrix.runners.base import Runner, SuiteExit
+from tfmatrix.runners.common import RunRequest
+from tfmatrix.runners.whole import run_whole
+from tfmatrix.schedule import plan_turns
+
+BASE = {"a": {"v1": 1e-3, "v2": 2e-3}, "b": {"v1": 2e-3, "v2": 2e-3}}       # a/b: v1 0.5, v2 1.0
+
+
+class FakeCell:
+    def __init__(self, name: str) -> None:
+        self.name, self.target, self.preset, self.repeats = name, "cpu", "quick", None
+        self.timeout_s, self.memory = 600, "1g"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "tf": "2.15", "target": "cpu", "preset": "quick"}
+
+
+def _params(vid: str) -> dict[str, Any]:
+    return {"v": vid, "api": "tf", "mode": "eager" if vid == "v1" else "graph"}
+
+
+def _id(vid: str) -> str:
+    return str(record("fake.bench", _params(vid), [1.0])["id"])
+
+
+SLICES = {"eager:tf": [_id("v1")], "graph:tf": [_id("v2")]}
+VIDS = {"eager:tf": "v1", "graph:tf": "v2"}
+
+
+class DriftingHost:
+    """The host's speed: every slice run is one tick; ticks in ``slow`` run 1.5 times slower."""
+
+    def __init__(self, slow: range) -> None:
+        self.tick = 0
+        self.slow = slow
+
+    def factor(self) -> float:
+        return 1.5 if self.tick in self.slow else 1.0
+
+
+class FakeEnv:
+    def __init__(self, runner: FakeRunner, cell: FakeCell, out_dir: Path) -> None:
+        self.runner_ = runner
+        self.cell = cell
+        self.out_dir = out_dir
+        self.runner = {"name": "fake", "inputs": "inputs-1"}
+        self.timings = {"build_s": 0.0}
+
+    def suite_path(self, name: str) -> str:
+        return str(self.out_dir / name)
+
+    def run_suite(self, args: list[str], log: Any, timeout_s: float, cpus: str | None = None) -> SuiteExit:
+        opts = dict(zip(args[1::2], args[2::2], strict=False))
+        out = Path(opts["--out"])
+        if args[0] == "plan":
+            doc = results_doc([], tf="2.15.1", cell=self.cell.name)
+            doc["config"]["slices"] = SLICES
+            doc["config"]["order"] = sorted((v for ids in SLICES.values() for v in ids), reverse=True)
+            out.write_text(json.dumps(doc))
+            return SuiteExit(0)
+        key, round_no = opts.get("--slice"), int(opts.get("--pass", 1))
+        self.runner_.calls.append((self.cell.name, key, round_no))
+        if self.runner_.interrupt_at == len(self.runner_.calls):
+            raise KeyboardInterrupt
+        if (self.cell.name, round_no) in self.runner_.fail or (self.cell.name, round_no, key) in self.runner_.fail:
+            return SuiteExit(1)
+        keys = [key] if key else list(SLICES)
+        records = []
+        for k in keys:
+            for vid in [VIDS[k]]:
+                rng = random.Random(zlib.crc32(f"{self.cell.name}|{vid}|{self.runner_.host.tick}".encode()))
+                center = BASE[self.cell.name][vid] * self.runner_.host.factor()
+                rec = record("fake.bench", _params(vid), [center * (1 + 0.005 * rng.random()) for _ in range(5)])
+                rec["schedule"] = {"windows": ["%s:%d" % (self.cell.name, self.runner_.host.tick)], "rounds": [5],
+                                   "stopped": ["repeats"]}
+                if key:
+                    rec["schedule"]["passes"] = [round_no]
+                records.append(rec)
+            self.runner_.host.tick += 1
+        doc = results_doc(records, tf="2.15.1", cell=self.cell.name)
+        out.write_text(json.dumps(doc))
+        return SuiteExit(0, seconds=0.01)
+
+    def close(self) -> None:
+        self.runner_.closed.append(self.cell.name)
+
+
+class FakeRunner(Runner):
+    name = "fake"
+    interleaves = True
+
+    def __init__(self, tmp: Path, slow: range = range(0), fail: tuple[tuple[Any, ...], ...] = (),
+                 interrupt_at: int = 0) -> None:
+        self.tmp = tmp
+        self.host = DriftingHost(slow)
+        self.fail = set(fail)
+        self.interrupt_at = interrupt_at
+        self.calls: list[tuple[str, str | None, int]] = []
+        self.prepared: list[str] = []
+        self.closed: list[str] = []
+
+    def inputs(self, cell: Any) -> str:
+        return "inputs-1"
+
+    def skip_reason(self, cell: Any) -> str | None:
+        return None
+
+    def prepare(self, cell: Any, request: RunRequest, log: Any, progress: Any) -> FakeEnv | CellOutcome:
+        self.prepared.append(cell.name)
+        out = self.tmp / "env" / cell.name
+        out.mkdir(parents=True, exist_ok=True)
+        return FakeEnv(self, cell, out)
+
+    def run_cell(self, cell: Any, request: RunRequest, log: Any, progress: Any) -> CellOutcome:
+        return run_whole(self, cell, request, log, progress)
+
+
+CELLS = [FakeCell("a"), FakeCell("b")]
+
+
+def _execute(reports: Path, runner: FakeRunner, schedule: str = "interleaved", rounds: int = 3,
+             seed: int | None = 7, redo: bool = True) -> list[CellOutcome]:
+    request = RunRequest(rounds=rounds, schedule=schedule, seed=seed)
+    return execution.execute(CELLS, runner, request, reports, redo=redo, console=Console(file=io.StringIO()))
+
+
+def _ratio(reports: Path, vid: str) -> Any:
+    cells = load_dir(reports / "cells").cells
+    df = build_frame(cells)
+    ra = df[(df["cell"] == "a") & (df["variant"].str.contains(f"v={vid}"))].iloc[0]
+    rb = df[(df["cell"] == "b") & (df["variant"].str.contains(f"v={vid}"))].iloc[0]
+    return comparison_ci(ra, rb, "test")
+
+
+def test_the_interleaved_ratio_cancels_a_slow_period_that_the_sequential_order_does_not(tmp_path: Path) -> None:
+    # sequential (today's order): a runs in the slow period (ticks 0-1), b after it
+    _execute(tmp_path / "seq", FakeRunner(tmp_path, slow=range(0, 2)), schedule="sequential", rounds=1)
+    seq = _ratio(tmp_path / "seq", "v1")
+    assert seq.ratio == pytest.approx(0.75, rel=0.02)           # 1.5 x 0.5: the host, not the cells
+    # interleaved: the slow period covers the first round's turns, both cells alike
+    runner = FakeRunner(tmp_path, slow=range(0, 4))
+    outcomes = _execute(tmp_path / "int", runner)
+    assert [o.status for o in outcomes] == ["ok", "ok"]
+    assert runner.prepared == ["a", "b"] and len(runner.calls) == 2 * 2 * 3   # provisioned first, then 12 slices
+    ci = _ratio(tmp_path / "int", "v1")
+    assert ci.rounds == 3 and ci.ratio == pytest.approx(0.5, rel=0.02)
+    assert ci.verdict == "a"                                      # a is clearly faster
+    v2 = _ratio(tmp_path / "int", "v2")
+    assert v2.ratio == pytest.approx(1.0, rel=0.02) and v2.verdict == "unclear"
+
+
+def test_every_round_draws_a_fresh_recorded_order_from_the_seed(tmp_path: Path) -> None:
+    runner = FakeRunner(tmp_path)
+    _execute(tmp_path, runner, seed=11)
+    doc = load_cell(tmp_path / "cells" / "a.json")
+    assert doc is not None and doc.results is not None
+    assert validate(doc.results.to_json()) == []
+    schedule = doc.results.config["schedule"]
+    assert schedule["kind"] == "interleaved" and schedule["seed"] == 11 and schedule["rounds_asked"] == 3
+    turns = schedule["turns"]
+    assert turns == [t.to_json() for t in plan_turns(list(SLICES), ["a", "b"], 3, 11)]
+    # the calls followed the recorded order, turn by turn
+    assert [(c, k, r) for _, r, k, order in turns for c in order] == runner.calls
+    assert len(doc.results.config["host_speed"]) == 6           # one probe of the host per turn
+    ids = [r["id"] for r in doc.results.records]                # the catalogue's order (the plan's), not the turns'
+    assert ids == sorted(ids, reverse=True) and "order" not in doc.results.config
+    # the order is random: over many seeds each cell goes first sometimes, and slices change places by round
+    firsts = {plan_turns(["s1", "s2"], ["a", "b", "c"], 4, seed)[0].order[0] for seed in range(20)}
+    assert firsts == {"a", "b", "c"}
+    many = plan_turns(["s1", "s2", "s3"], ["a", "b", "c", "d"], 5, 3)
+    assert len({t.order for t in many}) > 1 and len({tuple(t.slice for t in many[i:i + 3]) for i in (0, 3, 6, 9)}) > 1
+    assert plan_turns(["s1", "s2"], ["a", "b"], 3, 5) == plan_turns(["s2", "s1"], ["b", "a"], 3, 5)
+
+
+def test_an_interrupted_run_keeps_every_complete_slice_and_resumes(tmp_path: Path) -> None:
+    first = FakeRunner(tmp_path, interrupt_at=7)
+    with pytest.raises(KeyboardInterrupt):
+        _execute(tmp_path, first, seed=None)
+    assert len(first.calls) == 7 and sorted(first.closed) == ["a", "b"]      # containers stopped
+    journal = tmp_path / JOURNAL_DIR
+    assert len(list(journal.glob("*/r*.json"))) == 6                        # six slices complete
+    for name in ("a", "b"):      # no cell file claims results it does not have
+        doc = json.loads((tmp_path / "cells" / f"{name}.json").read_text())
+        assert doc["status"] == "failed" and doc["reason"] == "interrupted"
+    second = FakeRunner(tmp_path)
+    outcomes = _execute(tmp_path, second, seed=None, redo=False)
+    assert len(second.calls) == 6 and [o.status for o in outcomes] == ["ok", "ok"]
+    assert first.calls[6] == second.calls[0]            # the interrupted slice first: same seed, same order
+    doc = load_cell(tmp_path / "cells" / "a.json")
+    assert doc is not None and doc.results is not None and doc.rounds == 3
+    (rec,) = [r for r in doc.results.records if "v=v1" in r["id"]]
+    assert rec["schedule"]["passes"] == [1, 2, 3] and len(rec["per_process"]) == 3
+    assert not journal.exists()                           # a complete run leaves no journal
+
+
+def test_a_cell_that_fails_in_round_two_keeps_round_one_and_says_so(tmp_path: Path) -> None:
+    runner = FakeRunner(tmp_path, fail=(("a", 2),))
+    outcomes = _execute(tmp_path, runner)
+    assert [o.status for o in outcomes] == ["ok", "ok"]
+    assert [c for c in runner.calls if c[0] == "a" and c[2] == 3] == []      # no more turns for a
+    a = load_cell(tmp_path / "cells" / "a.json")
+    b = load_cell(tmp_path / "cells" / "b.json")
+    assert a is not None and a.results is not None and b is not None and b.results is not None
+    assert a.rounds == 1 and b.rounds == 3
+    assert any("failed in round 2" in w and "round" in w for w in a.results.warnings)
+    assert all(len(r["per_process"]) >= 1 for r in a.results.records if r["status"] == "ok")
+    assert validate(a.results.to_json()) == []
+
+
+def test_a_cell_that_fails_before_one_whole_round_is_failed_not_ok(tmp_path: Path) -> None:
+    """A timeout or crash in round 1 is the cell's status, whatever slices ran before it (they stay in its file)."""
+    for slice_key in SLICES:
+        runner = FakeRunner(tmp_path / slice_key.replace(":", "_"), fail=(("a", 1, slice_key),))
+        outcomes = _execute(tmp_path / slice_key.replace(":", "_"), runner)
+        assert [o.status for o in outcomes] == ["failed", "ok"], slice_key
+        assert [c for c in runner.calls if c[0] == "a" and c[2] > 1] == []
+
+
+def test_each_round_takes_its_share_of_the_samples() -> None:
+    """pyperf's trade: three rounds take about the samples and sampling time of one process, spread over three."""
+    from suite.harness import spread_over
+    from suite.registry import QUICK_BUDGET
+
+    one = spread_over(QUICK_BUDGET, 1)
+    three = spread_over(QUICK_BUDGET, 3)
+    assert one == QUICK_BUDGET
+    assert (three.repeats, three.min_repeats, three.max_repeats) == (2, 2, 4)
+    assert three.max_time == pytest.approx(QUICK_BUDGET.max_time / 3)
+    assert 3 * three.max_repeats == QUICK_BUDGET.max_repeats and three.warmup == QUICK_BUDGET.warmup
+    assert RunRequest(rounds=3).slice_args(CELLS[0], "p", "eager:tf", 2, "o", None, "x")[-6:] == [
+        "--slice", "eager:tf", "--pass", "2", "--of", "3"]
+
+
+def test_the_time_left_counts_slices_not_yet_run_at_the_rate_measured_so_far():
+    """After round 1's first turn most slices have never run: they are estimated from the seconds per variant so
+    far (the cell's own, else every cell's), not counted as 0 ('~0:00 left' at turn 1 of 6)."""
+    from types import SimpleNamespace
+
+    from tfmatrix.interleaved import _seconds_left, slice_estimate
+    from tfmatrix.schedule import plan_turns
+
+    a = SimpleNamespace(slices={"s1": ["v"] * 10, "s2": ["v"] * 20}, slice_s={"s1": 5.0}, failure=None, done=set())
+    b = SimpleNamespace(slices={"s1": ["v"] * 10, "s2": ["v"] * 40}, slice_s={}, failure=None, done=set())
+    assert slice_estimate(a, "s1", 9.0) == 5.0                   # run before: its last time
+    assert slice_estimate(a, "s2", 9.0) == pytest.approx(10.0)   # 0.5 s a variant in this cell
+    assert slice_estimate(b, "s2", 0.5) == pytest.approx(20.0)   # nothing run in b yet: every cell's rate
+    turns = plan_turns(["s1", "s2"], ["a", "b"], 2, seed=1)
+    first = next(t for t in turns if t.slice == "s1" and t.round == 1)
+    a.done.add((1, "s1"))
+    b.done.add((1, "s1"))
+    b.slice_s["s1"] = 5.0
+    left = _seconds_left({"a": a, "b": b}, turns, first)
+    assert left > 0
+    later = [t for t in turns if t.number > first.number]
+    expected = sum({"s1": 5.0, "s2": 10.0 if n == "a" else 20.0}[t.slice] for t in later for n in t.order)
+    assert left == pytest.approx(expected)
