@@ -23,6 +23,7 @@ with ``tfmatrix compare`` and prints the targets:
 
     python scripts/bench_stability.py                      # the default matrix, as matrix.toml says
     python scripts/bench_stability.py --only 'tf1.15-cpu' --only 'tf2.15-cpu' --rounds 1
+    python scripts/bench_stability.py --schedule sequential --only 'tf2.1*' --bench 'inference.*'
     python scripts/bench_stability.py --compare-only WORK  # re-read two earlier runs in WORK/run1, WORK/run2
     python scripts/bench_stability.py --duet tf2.15-cpu tf2.21-keras3-cpu --bench 'inference.*'
 
@@ -64,6 +65,10 @@ def run_matrix(reports: Path, args: argparse.Namespace) -> float:
         cmd += ["--preset", args.preset]
     if args.rounds:
         cmd += ["--rounds", str(args.rounds)]
+    if args.schedule:
+        cmd += ["--schedule", args.schedule]
+    for b in args.bench:
+        cmd += ["--bench", b]
     t0 = time.monotonic()
     stderr = _run(cmd, reports.parent / f"{reports.name}.log")
     took = time.monotonic() - t0
@@ -304,7 +309,8 @@ def main() -> int:
     p.add_argument("--compare-only", type=Path, metavar="WORK", help="only compare WORK/run1 and WORK/run2")
     p.add_argument("--duet", nargs=2, metavar=("CELL_A", "CELL_B"),
                    help="one upgrade question: the interleaved schedule against a duet, twice each")
-    p.add_argument("--bench", action="append", default=[], metavar="PATTERN", help="with --duet: the variants")
+    p.add_argument("--bench", action="append", default=[], metavar="PATTERN", help="the variants (repeatable)")
+    p.add_argument("--schedule", choices=("interleaved", "sequential"), help="override the schedule")
     args = p.parse_args()
 
     work = args.compare_only or args.work or Path(tempfile.mkdtemp(prefix="tfmatrix-stability-"))

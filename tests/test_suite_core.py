@@ -231,67 +231,13 @@ def test_variant_ids_are_stable_strings():
 
 # -- imports run one way -------------------------------------------------------
 
-def _suite_imports() -> dict[str, set[str]]:
-    """suite module -> the suite modules it imports (at the top or inside a function), from the source."""
-    import ast
-
-    def module_of(path: Path) -> str:
-        parts = list(path.relative_to(ROOT).with_suffix("").parts)
-        return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-    files = {module_of(p): p for p in (ROOT / "suite").rglob("*.py") if "__pycache__" not in p.parts}
-    graph: dict[str, set[str]] = {}
-    for name, path in files.items():
-        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        edges: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Import):
-                edges |= {a.name for a in node.names if a.name in files}
-            elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
-                    anchor = package.split(".")[: len(package.split(".")) - (node.level - 1)]
-                    base = ".".join(anchor + ([base] if base else []))
-                for alias in node.names:      # `from . import schema`: a submodule; else the module itself
-                    sub = "%s.%s" % (base, alias.name)
-                    edges.add(sub if sub in files else base)
-        graph[name] = {e for e in edges if e in files and e not in ("suite", name)}
-    # registry imports every suite.benchmarks.* module by name (importlib), which the source does not show
-    graph["suite.registry"] |= {n for n in files if n.startswith("suite.benchmarks.")}
-    return graph
-
-
-def _cycle(graph: dict[str, set[str]]) -> list[str]:
-    state: dict[str, int] = {}
-    stack: list[str] = []
-
-    def visit(node: str) -> list[str]:
-        state[node] = 1
-        stack.append(node)
-        for nxt in sorted(graph.get(node, ())):
-            if state.get(nxt) == 1:
-                return stack[stack.index(nxt):] + [nxt]
-            if nxt not in state:
-                found = visit(nxt)
-                if found:
-                    return found
-        stack.pop()
-        state[node] = 2
-        return []
-
-    for start in sorted(graph):
-        if start not in state:
-            found = visit(start)
-            if found:
-                return found
-    return []
-
-
 def test_the_suite_imports_run_one_way():
-    graph = _suite_imports()
+    """The plugin loader sits under the registry, never above it (no circle at all: ``test_imports``)."""
+    from test_imports import cycle, imports
+
+    graph = imports("suite")
     assert "suite.plugins" in graph["suite.registry"] and "suite.registry" not in graph["suite.plugins"]
-    assert _cycle(graph) == [], "import circle in the suite: " + " -> ".join(_cycle(graph))
-    assert _cycle({"a": {"b"}, "b": {"a"}}) == ["a", "b", "a"]      # the check itself sees a circle
+    assert cycle(graph) == [], "import circle in the suite: " + " -> ".join(cycle(graph))
 
 
 def test_a_user_file_and_the_plugin_loader_import_neither_the_registry_nor_tensorflow():
