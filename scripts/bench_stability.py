@@ -67,6 +67,8 @@ def run_matrix(reports: Path, args: argparse.Namespace) -> float:
         cmd += ["--rounds", str(args.rounds)]
     if args.schedule:
         cmd += ["--schedule", args.schedule]
+    if args.processes:
+        cmd += ["--processes", str(args.processes)]
     for b in args.bench:
         cmd += ["--bench", b]
     t0 = time.monotonic()
@@ -310,6 +312,7 @@ def main() -> int:
     p.add_argument("--duet", nargs=2, metavar=("CELL_A", "CELL_B"),
                    help="one upgrade question: the interleaved schedule against a duet, twice each")
     p.add_argument("--bench", action="append", default=[], metavar="PATTERN", help="the variants (repeatable)")
+    p.add_argument("--processes", type=int, help="fresh processes per variant in each round")
     p.add_argument("--schedule", choices=("interleaved", "sequential"), help="override the schedule")
     args = p.parse_args()
 

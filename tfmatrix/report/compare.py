@@ -135,6 +135,8 @@ class CompareResult:
     broke: list[tuple[str, str]] = field(default_factory=list)   # ("cell: id", reason): ok in A, failed in B
     normalise: str = "none"
     shift: float | None = None        # the median B/A over every variant: what the whole run moved by
+    unmeasured: int = 0               # variants with one process a side, judged against the runs' spread
+    floor: float | None = None        # that spread: the 97th percentile of every variant's move (0.1 = 10%)
 
     def offenders(self, slower_than: float) -> list[str]:
         """What fails a CI gate (``--fail-on slower:X%``): each variant that broke, then each one clearly slower
@@ -177,7 +179,13 @@ class CompareResult:
             f"findings' comparisons clear in A: {clear_a}; reversed in B: {len(self.reversed)}; "
             f"clear in one and unclear in the other: {sum(1 for c in self.comparisons if c.flipped)}",
             self.host_line(),
-        ]
+        ] + ([self.floor_line()] if self.unmeasured else [])
+
+    def floor_line(self) -> str:
+        return (f"{self.unmeasured} variants have one process a side (a run with --rounds 1, or from before the "
+                f"interleaved schedule): no noise of their own was measured, so each must move more than "
+                f"{FLOOR_Q:.0%} of the other variants did between the runs ({self.floor or 0.0:.1%} here) to be "
+                f"called different; use --rounds 2 or more for verdicts that resolve smaller changes")
 
     def host_line(self) -> str:
         moved = f"every variant together moved B/A {self.shift:.3f} (median)" if self.shift else \
@@ -290,6 +298,37 @@ def comparison_changes(results_a: Iterable[FindingResult], results_b: Iterable[F
 
 
 NORMALISE = ("none", "host", "run")
+FLOOR_Q = 0.97
+
+
+def run_noise_floor(variants: Sequence[VariantChange]) -> tuple[list[VariantChange], float | None]:
+    """Variants compared with one process a side get the two runs' own spread as their noise.
+
+    A single process per side measures no between-process spread, so its
+    interval (a bootstrap of one process's samples) is far too narrow: read
+    that way, two runs of the same code called half the variants different
+    (docs/measurement.md). What two runs do tell is how far variants move
+    between them as a whole: each such variant must move further than
+    ``FLOOR_Q`` of the *other* variants did, the common move taken out (so
+    a slowdown of every variant alike is still seen). In two runs of the
+    same code that calls about 3% different, by construction. Variants
+    with processes to compare keep their own measured noise.
+    """
+    alone = [i for i, v in enumerate(variants) if v.ci.resamples > 0]      # the bootstrap fallback
+    if not alone or len(variants) < 3:
+        return list(variants), None
+    logs = np.log([max(v.ci.ratio, 1e-12) for v in variants])
+    moves = np.abs(logs - np.median(logs))
+    out = list(variants)
+    floors = []
+    for i in alone:
+        others = np.delete(moves, i)
+        floor = float(np.expm1(np.quantile(others, FLOOR_Q)))
+        floors.append(floor)
+        v = out[i]
+        noise = max(v.noise, floor)
+        out[i] = dataclasses.replace(v, noise=noise, ci=dataclasses.replace(v.ci, noise=max(v.ci.noise, noise)))
+    return out, float(np.median(floors))
 
 
 def compare_cells(cells_a: list[CellResult], cells_b: list[CellResult], label_a: str, label_b: str,
@@ -313,11 +352,13 @@ def compare_cells(cells_a: list[CellResult], cells_b: list[CellResult], label_a:
     elif normalise == "run" and shift:
         scale = shift
     variants, only_a, only_b = variant_changes(df_a, df_b, pairs, scale)
+    variants, floor = run_noise_floor(variants)
     comparisons: list[ComparisonChange] = []
     if all(a == b for a, b in pairs):   # same cells on both sides: the findings can be matched line by line
         comparisons = comparison_changes(compute_all(df_a, cells_a, FINDINGS), compute_all(df_b, cells_b, FINDINGS))
     return CompareResult(label_a, label_b, variants, comparisons, only_a, only_b, list(pairs), host_a, host_b,
-                         scale, broken(df_a, df_b, pairs), normalise, shift)
+                         scale, broken(df_a, df_b, pairs), normalise, shift,
+                         sum(1 for v in variants if v.ci.resamples > 0) if floor is not None else 0, floor)
 
 
 def broken(df_a: pd.DataFrame, df_b: pd.DataFrame, pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
