@@ -301,8 +301,9 @@ NORMALISE = ("none", "host", "run")
 FLOOR_Q = 0.97
 
 
-def run_noise_floor(variants: Sequence[VariantChange]) -> tuple[list[VariantChange], float | None]:
-    """Variants compared with one process a side get the two runs' own spread as their noise.
+def run_noise_floor(variants: Sequence[VariantChange]) -> tuple[list[VariantChange], float | None, int]:
+    """Variants compared with one process a side get the two runs' own spread as their noise; with that
+    spread (the median floor) and how many variants it applied to.
 
     A single process per side measures no between-process spread, so its
     interval (a bootstrap of one process's samples) is far too narrow: read
@@ -314,9 +315,10 @@ def run_noise_floor(variants: Sequence[VariantChange]) -> tuple[list[VariantChan
     same code that calls about 3% different, by construction. Variants
     with processes to compare keep their own measured noise.
     """
-    alone = [i for i, v in enumerate(variants) if v.ci.resamples > 0]      # the bootstrap fallback
+    # the bootstrap fallback of ``variant_changes`` (Welch and round pairing resample nothing)
+    alone = [i for i, v in enumerate(variants) if v.ci.resamples > 0]
     if not alone or len(variants) < 3:
-        return list(variants), None
+        return list(variants), None, 0
     logs = np.log([max(v.ci.ratio, 1e-12) for v in variants])
     moves = np.abs(logs - np.median(logs))
     out = list(variants)
@@ -328,7 +330,7 @@ def run_noise_floor(variants: Sequence[VariantChange]) -> tuple[list[VariantChan
         v = out[i]
         noise = max(v.noise, floor)
         out[i] = dataclasses.replace(v, noise=noise, ci=dataclasses.replace(v.ci, noise=max(v.ci.noise, noise)))
-    return out, float(np.median(floors))
+    return out, float(np.median(floors)), len(alone)
 
 
 def compare_cells(cells_a: list[CellResult], cells_b: list[CellResult], label_a: str, label_b: str,
@@ -352,13 +354,12 @@ def compare_cells(cells_a: list[CellResult], cells_b: list[CellResult], label_a:
     elif normalise == "run" and shift:
         scale = shift
     variants, only_a, only_b = variant_changes(df_a, df_b, pairs, scale)
-    variants, floor = run_noise_floor(variants)
+    variants, floor, unmeasured = run_noise_floor(variants)
     comparisons: list[ComparisonChange] = []
     if all(a == b for a, b in pairs):   # same cells on both sides: the findings can be matched line by line
         comparisons = comparison_changes(compute_all(df_a, cells_a, FINDINGS), compute_all(df_b, cells_b, FINDINGS))
     return CompareResult(label_a, label_b, variants, comparisons, only_a, only_b, list(pairs), host_a, host_b,
-                         scale, broken(df_a, df_b, pairs), normalise, shift,
-                         sum(1 for v in variants if v.ci.resamples > 0) if floor is not None else 0, floor)
+                         scale, broken(df_a, df_b, pairs), normalise, shift, unmeasured, floor)
 
 
 def broken(df_a: pd.DataFrame, df_b: pd.DataFrame, pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
