@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from cdp_pipe import Chromium, find_chromium
+from e2e import require
 from report_docs import synthetic_matrix
 
 from tfmatrix.report import build
@@ -24,8 +25,7 @@ CHROMIUM = find_chromium()
 
 @pytest.fixture
 def page(tmp_path):
-    if CHROMIUM is None:
-        pytest.skip("headless Chromium not found (apt-get install -y chromium, or set TFMATRIX_CHROMIUM)")
+    require(CHROMIUM is not None, "headless Chromium not found (apt-get install -y chromium, or set TFMATRIX_CHROMIUM)")
     synthetic_matrix(tmp_path / "cells")
     build(tmp_path / "cells", tmp_path / "out")
     url = (tmp_path / "out" / "index.html").as_uri()
@@ -153,8 +153,7 @@ def test_the_default_report_opens_on_a_verdict_grid_that_fits_a_laptop_screen(tm
     """The report of a real default run (12 CPU cells, 12 GPU cells skipped; tests/golden/default-matrix.tar.gz)
     at 1366x768: a square for every claim x cell, no horizontal scroll, the grid within the first screen, and a
     click on a square lands on the claim's detail."""
-    if CHROMIUM is None:
-        pytest.skip("headless Chromium not found (apt-get install -y chromium, or set TFMATRIX_CHROMIUM)")
+    require(CHROMIUM is not None, "headless Chromium not found (apt-get install -y chromium, or set TFMATRIX_CHROMIUM)")
     with tarfile.open(DEFAULT_RUN) as tar:
         tar.extractall(tmp_path, filter="data")
     build(tmp_path / "cells", tmp_path / "out", generated="2026-11-24T00:00:00+00:00")
