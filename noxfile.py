@@ -88,6 +88,18 @@ def compare(session: nox.Session) -> None:
 
 
 @nox.session
+def bisect(session: nox.Session) -> None:
+    """Which release changed a claim: nox -s bisect -- --claim NAME --good 2.1 --bad 2.0 [--patches] [--axis keras]."""
+    _tfmatrix(session, "bisect")
+
+
+@nox.session
+def timeline(session: nox.Session) -> None:
+    """Every claim across every TF minor release: nox -s timeline [-- --from 2.0 --to 2.9] [--axis keras]."""
+    _tfmatrix(session, "timeline")
+
+
+@nox.session
 def wheels(session: nox.Session) -> None:
     """Download every wheel the cells need into the shared wheelhouse (for air-gapped hosts)."""
     _tfmatrix(session, "wheels")

@@ -116,11 +116,13 @@ def test_render_writes_and_is_repeatable(tmp_path: Path) -> None:
 def test_every_subcommand_takes_matrix() -> None:
     parser = cli.build_parser()
     for sc in cli.SUBCOMMANDS:
-        positional = {"cell": ["some-cell"], "compare": ["run-a", "run-b"], "duet": ["a", "b"]}.get(sc.name, [])
+        positional = {"cell": ["some-cell"], "compare": ["run-a", "run-b"], "duet": ["a", "b"],
+                      "bisect": ["--claim", "c", "--good", "2.1", "--bad", "2.0"]}.get(sc.name, [])
         args = parser.parse_args([sc.name, *positional, "--matrix", "x.toml"])
         assert args.matrix == "x.toml" and args.run is sc.run
     assert [sc.name for sc in cli.SUBCOMMANDS] == [
-        "validate", "list", "render", "wheels", "base-images", "matrix", "cell", "report", "compare", "duet"]
+        "validate", "list", "render", "wheels", "base-images", "matrix", "cell", "report", "compare", "duet", "bisect",
+        "timeline"]
 
 
 def test_an_option_is_never_read_as_a_longer_one_it_begins() -> None:

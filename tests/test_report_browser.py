@@ -180,3 +180,54 @@ def test_the_default_report_opens_on_a_verdict_grid_that_fits_a_laptop_screen(tm
         shot = pg.screenshot(tmp_path / "grid.png", full_page=False)
         assert _png_size(shot) == (1366, 768)
         assert pg.console_problems() == []
+
+
+def test_the_timeline_and_bisect_sections_open_with_charts_tooltips_and_their_files(tmp_path):
+    """The golden default run's report with a timeline (six real cells as six releases) and a bisect answer beside
+    it: the nav links land on both sections, every claim has a chart whose points carry their values on hover,
+    the files the sections link to (timeline.json beside timeline.csv, the bisect answer) resolve."""
+    require(CHROMIUM is not None, "headless Chromium not found (apt-get install -y chromium, or set TFMATRIX_CHROMIUM)")
+    import json
+
+    from tfmatrix.history.axis import tf_axis
+    from tfmatrix.history.bisect import bisect
+    from tfmatrix.history.search import Measure
+    from tfmatrix.history.targets import claim_target
+    from tfmatrix.history.timeline import points_for, timeline_claims, to_csv, to_json
+    from tfmatrix.releases import load_table
+    from tfmatrix.report.load import load_dir
+
+    with tarfile.open(DEFAULT_RUN) as tar:
+        tar.extractall(tmp_path, filter="data")
+    cells = {c.name: c for c in load_dir(tmp_path / "cells").cells}
+    names = ["tf1.15-cpu", "tf2.1-cpu", "tf2.9-cpu", "tf2.15-cpu", "tf2.16-keras3-cpu", "tf2.21-keras3-cpu"]
+    releases = [cells[n].tf_installed for n in names]
+    points = [p for n, r in zip(names, releases, strict=True) for p in points_for(r, cells[n], f"cells/{n}.json")]
+    out = tmp_path / "out"
+    (out / "bisect").mkdir(parents=True)
+    axis = tf_axis(load_table())
+    (out / "timeline.json").write_text(json.dumps(to_json(points, axis, releases, "quick")))
+    (out / "timeline.csv").write_text(to_csv(points))
+    truth = {"2.0.4": Measure(24.0, 22.0, 27.0), "2.1.4": Measure(0.97, 0.9, 1.04)}
+    answer = bisect(claim_target("predict_slower_after_compile", "seed"), axis, "2.1.4", "2.0.4",
+                    lambda r, attempt: truth[r], patches=False)
+    (out / "bisect" / "predict.json").write_text(json.dumps(answer.to_json()))
+    build(tmp_path / "cells", out, generated="2026-11-25T00:00:00+00:00")
+    with Chromium.start(tmp_path / "profile", CHROMIUM, width=1366, height=900) as browser:
+        pg = browser.open_page((out / "index.html").as_uri(), width=1366, height=900)
+        for section in ("timeline", "bisect"):
+            pg.evaluate(f"document.querySelector('nav a[href=\"#{section}\"]').click()")
+            assert pg.evaluate("location.hash") == f"#{section}"
+            assert pg.evaluate(f"document.getElementById('{section}').getBoundingClientRect().top") < 200
+        assert pg.evaluate("document.querySelectorAll('#timeline svg.timeline').length") == len(timeline_claims())
+        tips = pg.evaluate("Array.from(document.querySelectorAll('#timeline circle.point title'))"
+                           ".map(t => t.textContent)")
+        assert len(tips) == sum(1 for p in points if p.ratio is not None)
+        assert all(t.split(":")[0] in releases and "x [" in t for t in tips)
+        assert pg.evaluate("document.querySelector('#timeline svg.timeline').getBoundingClientRect().width") <= 1366
+        links = pg.evaluate("Array.from(document.querySelectorAll('#timeline a, #bisect a')).map(a => a.href)")
+        assert any(h.endswith("timeline.json") for h in links) and any(h.endswith("bisect/predict.json") for h in links)
+        assert all(Path(h.removeprefix("file://")).exists() for h in links if h.startswith("file:"))
+        assert "changed between 2.1.4 and 2.0.4" in pg.evaluate("document.querySelector('#bisect .answer').textContent")
+        pg.screenshot(tmp_path / "timeline.png")
+        assert pg.console_problems() == []

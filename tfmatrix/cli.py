@@ -254,6 +254,46 @@ def _configure_duet(p: argparse.ArgumentParser) -> None:
     configure(p)
 
 
+def cmd_bisect(args: argparse.Namespace) -> int:
+    """Which release changed a claim or a variant (``tfmatrix.history.bisect``)."""
+    from rich.console import Console
+
+    from .history.bisect import cmd_bisect as run
+
+    code = run(args)
+    reports = Path(args.reports)
+    if any((reports / "cells").glob("*.json")):        # the report gains the answer ("When did it change")
+        refused = _refresh_report(reports, load_matrix(args), Console(stderr=True, highlight=False, soft_wrap=True))
+        report_refused(refused, sys.stderr)
+    return code
+
+
+def _configure_bisect(p: argparse.ArgumentParser) -> None:
+    from .history.bisect import configure
+
+    configure(p)
+
+
+def cmd_timeline(args: argparse.Namespace) -> int:
+    """Every claim across every release (``tfmatrix.history.timeline``), then the report's Timeline section."""
+    from rich.console import Console
+
+    from .history.timeline import cmd_timeline as run
+
+    code = run(args)
+    reports = Path(args.reports)
+    if any((reports / "cells").glob("*.json")):
+        refused = _refresh_report(reports, load_matrix(args), Console(stderr=True, highlight=False, soft_wrap=True))
+        report_refused(refused, sys.stderr)
+    return code
+
+
+def _configure_timeline(p: argparse.ArgumentParser) -> None:
+    from .history.timeline import configure
+
+    configure(p)
+
+
 def _add_run_options(p: argparse.ArgumentParser) -> None:
     from .execution import RUNNERS
 
@@ -383,6 +423,10 @@ SUBCOMMANDS: tuple[Subcommand, ...] = (
                "agreement", cmd_compare, _configure_compare),
     Subcommand("duet", "two cells at the same time, one CPU each, CPUs swapped every round; B against A",
                cmd_duet, _configure_duet),
+    Subcommand("bisect", "which release changed a claim (or one variant's time): a binary search over TF or Keras "
+               "releases, each probe a cell built on demand", cmd_bisect, _configure_bisect),
+    Subcommand("timeline", "every claim across every TF minor release (or Keras 3 release): one cell per release, "
+               "only the claims' variants; timeline.csv and a chart per claim", cmd_timeline, _configure_timeline),
 )
 
 

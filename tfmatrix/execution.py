@@ -10,6 +10,7 @@ always does (``parallel.py``).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import signal
 from collections.abc import Sequence
 from pathlib import Path
@@ -55,7 +56,9 @@ def cell_estimates(cells: Sequence[Cell], request: RunRequest, reports_dir: Path
     """Seconds each cell may take: its last run time with the same preset, else a per-preset guess.
 
     Preparation (image build, virtualenv) is counted only for cells that have
-    never completed here; a warm cell costs its run time.
+    never completed here; a warm cell costs its run time. Both scale with the
+    share of the preset's variants ``--bench``/``only`` selects (a bisect probe
+    runs 2 of 120: its estimate once said 2:40 for a 20-second run).
     """
     out = {}
     for cell in cells:
@@ -63,13 +66,29 @@ def cell_estimates(cells: Sequence[Cell], request: RunRequest, reports_dir: Path
         preset = request.for_cell(cell)["preset"]
         asked = preset_processes(preset)
         wanted = request.processes or asked
+        share = selected_share(preset, request.only)
         if doc is not None and doc.request.get("preset") == preset and "run_s" in doc.timings:
             had = doc.request.get("processes") or asked
-            out[cell.name] = doc.timings["run_s"] / doc.rounds * request.rounds * wanted / had
+            then = selected_share(preset, tuple(doc.request.get("only") or ()))
+            out[cell.name] = doc.timings["run_s"] / doc.rounds * request.rounds * wanted / had * share / then
         else:
-            out[cell.name] = (ESTIMATE_RUN_S.get(preset, 600.0) * request.rounds * wanted / asked
+            out[cell.name] = (ESTIMATE_RUN_S.get(preset, 600.0) * request.rounds * wanted / asked * share
                               + ESTIMATE_SETUP_S)
     return out
+
+
+@functools.lru_cache(maxsize=64)
+def selected_share(preset: str, only: tuple[str, ...]) -> float:
+    """The share of the preset's built-in variants the patterns select (1.0 for none; at least one variant's)."""
+    if not only:
+        return 1.0
+    from suite.registry import PRESETS, all_variants, select
+
+    known = PRESETS.get(preset)
+    if known is None:
+        return 1.0
+    variants = all_variants(known)
+    return max(1, len(select(variants, only))) / max(1, len(variants))
 
 
 def preset_processes(preset: str) -> int:

@@ -137,6 +137,7 @@ class Keras3Table:
     backends: tuple[str, ...]             # "tensorflow" first: the default
     lines: tuple[KerasLine, ...]
     pinned: Mapping[str, Backend]         # every backend but tensorflow
+    versions: tuple[str, ...] = ()        # every Keras 3 release on PyPI, oldest first
 
     def line(self, keras_version: str) -> KerasLine | None:
         return next((ln for ln in self.lines if ln.covers(keras_version)), None)
@@ -253,7 +254,8 @@ def _keras3(doc: Mapping[str, Any]) -> Keras3Table:
     pinned = {name: Backend(name, b["version"], b["python_min"], tuple(b["cpu"]), tuple(b["gpu"]), b["cuda"],
                             b["cudnn"], b.get("source", ""))
               for name, b in doc.get("backend", {}).items()}
-    return Keras3Table(k3["newest"], k3["default_python"], tuple(k3["backends"]), lines, pinned)
+    return Keras3Table(k3["newest"], k3["default_python"], tuple(k3["backends"]), lines, pinned,
+                       tuple(k3.get("versions", ())))
 
 
 @functools.lru_cache(maxsize=4)

@@ -18,12 +18,14 @@ from pathlib import Path
 from ..errors import UserError
 from ..results import PREVIOUS_DIR, write_text_atomic
 from . import claims_view, hardware_view
+from .bisections import load_bisections
 from .claims import CLAIMS, compute_claims
 from .findings import FINDINGS, compute_all
 from .frame import attach_previous, build_frame, to_csv
 from .html import render, warnings_for
 from .load import CellResult, Refused, load_dir
 from .tables import build_tables, resolve_baselines
+from .timeline_view import load_timelines
 from .upgrade import check_pair, page_view, upgrade_view
 from .upgrade import to_csv as upgrade_csv
 
@@ -138,9 +140,12 @@ def build(cells_dir: Path, out_dir: Path, baseline: str | None = None, *, baseli
     claims = compute_claims(compared, cells, CLAIMS)
     view = upgrade_view(df, *upgrade) if upgrade is not None else None
     hw_pairs = hardware_view.hardware_pairs(df, cells)
+    bisections, unreadable = load_bisections(out_dir)
+    timelines, unreadable_timelines = load_timelines(out_dir)
     page = render(cells, df, tables, results, baselines, generated, claims, agreement, refused=loaded.refused,
                   upgrade=page_view(view) if view is not None else None,
-                  hardware=hardware_view.page_view(hw_pairs, cells))
+                  hardware=hardware_view.page_view(hw_pairs, cells), bisections=bisections,
+                  timelines=timelines)
     html_path, csv_path = out_dir / "index.html", out_dir / "results.csv"
     claims_csv, claims_json = out_dir / "claims.csv", out_dir / "claims.json"
     hardware_csv = out_dir / "hardware.csv"
@@ -156,7 +161,9 @@ def build(cells_dir: Path, out_dir: Path, baseline: str | None = None, *, baseli
         html=html_path, csv=csv_path, cells=len(cells), statuses=dict(Counter(c.status for c in cells)),
         variants=len(df), findings_answered=sum(1 for r in results if r.comparisons), findings_total=len(results),
         baseline=baselines.describe(), baseline_note=baselines.note,
-        warnings=[w.text for w in warnings_for(cells) if w.level == "loud"], refused=loaded.refused,
+        warnings=[w.text for w in warnings_for(cells) if w.level == "loud"]
+        + [f"a bisect answer could not be read: {why}" for why in unreadable]
+        + [f"a timeline could not be read: {why}" for why in unreadable_timelines], refused=loaded.refused,
         claims_csv=claims_csv, claims_json=claims_json,
         claims_answered=sum(1 for r in claims if any(c.lines for c in r.cells)), claims_total=len(claims),
         upgrade=view.line() if view is not None else None,

@@ -385,7 +385,8 @@ def noise_line(df: pd.DataFrame) -> str:
 def render(cells: list[CellResult], df: pd.DataFrame, tables: list[BenchTable], findings: list[FindingResult],
            baselines: Baselines, generated: str | None = None, claims: list[ClaimResult] | None = None,
            agreement: list[str] | None = None, refused: Sequence[Refused] = (),
-           upgrade: dict[str, Any] | None = None, hardware: dict[str, Any] | None = None) -> str:
+           upgrade: dict[str, Any] | None = None, hardware: dict[str, Any] | None = None,
+           bisections: Sequence[Any] = (), timelines: Sequence[Any] = ()) -> str:
     generated = generated or datetime.datetime.now(datetime.UTC).replace(microsecond=0).isoformat()
     charts = []
     for chart in CHARTS:
@@ -418,6 +419,8 @@ def render(cells: list[CellResult], df: pd.DataFrame, tables: list[BenchTable], 
         upgrade=upgrade,
         hardware=hardware,
         schedule=schedule_view(cells),
+        bisections=list(bisections),
+        timelines=list(timelines),
     )
 
 

@@ -1,0 +1,121 @@
+"""What a bisection measures in each release's cell: a claim's ratio, or one variant's time.
+
+A claim is the better thing to bisect: its ratio is taken inside one cell
+(both sides measured in the same processes and rounds), so the host's drift
+between two probes, measured minutes apart, cancels. One variant's time
+(``--bench ID``) does not have that protection; its interval still comes
+from the processes and rounds the probe ran.
+
+The variants a probe runs are the ones that decide the target (a selection
+of the suite's catalogue at the preset's sizes, never a new catalogue): for a
+claim, every variant either side of any of its setups matches.
+"""
+from __future__ import annotations
+
+import difflib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..errors import UserError
+from ..report.claims import CANNOT, CLAIMS, Claim, ClaimLine, compute_claim
+from ..report.frame import build_frame
+from ..report.load import CellResult
+from ..report.pairing import in_benchmarks, matches
+from ..report.stats import ratio_ci
+from .search import Measure
+
+
+@dataclass(frozen=True)
+class Target:
+    """A claim (its first line: the seed's configuration) or one variant, and the variants that decide it."""
+
+    key: str                        # the claim's key, or the variant id
+    label: str                      # what the value is, in words
+    variant_ids: tuple[str, ...]
+    claim: Claim | None = None
+
+    def measure(self, cell: CellResult) -> Measure | str:
+        """The value in one cell's results, or why it has none there."""
+        if cell.status != "ok" or cell.results is None:
+            return f"the cell {cell.status}: {cell.reason or 'no results'}"
+        if self.claim is not None:
+            return claim_measure(self.claim, cell)
+        return time_measure(self.key, cell)
+
+
+def claim_target(key: str, preset: str) -> Target:
+    claim = next((c for c in CLAIMS if c.key == key), None)
+    if claim is None:
+        close = difflib.get_close_matches(key, [c.key for c in CLAIMS], n=1)
+        fix = f"did you mean {close[0]}?" if close else "claims are: " + ", ".join(c.key for c in CLAIMS)
+        raise UserError(f"--claim {key}: no such claim; {fix}")
+    if claim.ref_cell is not None:
+        raise UserError(f"--claim {key}: this claim compares two cells ({claim.a} against {claim.b}), so no single "
+                        "release answers it; bisect a claim measured inside one cell, or one variant with --bench ID")
+    ids = claim_variant_ids(claim, preset)
+    if not ids:
+        raise UserError(f"--claim {key}: the {preset} preset has no variant this claim compares; use --preset seed")
+    return Target(key, f"{claim.key}: time {claim.a} / {claim.b}", tuple(ids), claim)
+
+
+def bench_target(variant_id: str, preset: str) -> Target:
+    ids = [v.id for v in _variants(preset)]
+    if variant_id not in ids:
+        close = difflib.get_close_matches(variant_id, ids, n=1, cutoff=0.5)
+        fix = f"did you mean {close[0]}?" if close else "list them with python -m suite list --preset " + preset
+        raise UserError(f"--bench {variant_id}: no variant with this id in the {preset} preset; {fix}")
+    return Target(variant_id, f"time of {variant_id}", (variant_id,))
+
+
+def claim_variant_ids(claim: Claim, preset: str) -> list[str]:
+    """Every variant of ``preset`` that a side of any of the claim's setups matches, in catalogue order."""
+    out = []
+    for v in _variants(preset):
+        params = dict(v.params)
+        if any(in_benchmarks(v.benchmark, s.compare.benchmarks)
+               and (matches(params, s.compare.a) or matches(params, s.compare.b)) for s in claim.setups):
+            out.append(v.id)
+    return out
+
+
+def _variants(preset: str) -> Sequence:
+    from suite.registry import PRESETS, all_variants
+
+    return all_variants(PRESETS[preset])
+
+
+def claim_line(claim: Claim, cell: CellResult) -> ClaimLine | tuple[str, str]:
+    """The claim's first line in one cell (the seed's configuration, else its stand-in), or (verdict, why) none."""
+    if claim.tf_major is not None and cell.tf_major != claim.tf_major:
+        return CANNOT, f"the claim is about TF {claim.tf_major} only"
+    result = compute_claim(claim, build_frame([cell]), [cell])
+    if not result.cells:
+        return CANNOT, (result.notes[0] if result.notes else f"the claim does not apply to {cell.name}")
+    answer = result.cells[0]
+    if not answer.lines:
+        return answer.empty_verdict, answer.reason or "nothing to pair"
+    return answer.lines[0]
+
+
+def claim_measure(claim: Claim, cell: CellResult) -> Measure | str:
+    """The claim's ratio and interval in one cell, or why it has none."""
+    line = claim_line(claim, cell)
+    if isinstance(line, tuple):
+        return line[1]
+    ci = line.comparison.ci
+    return Measure(ci.ratio, ci.low, ci.high)
+
+
+def time_measure(variant_id: str, cell: CellResult) -> Measure | str:
+    """One variant's time (the report's estimate) with a bootstrap interval over its processes and samples."""
+    assert cell.results is not None
+    rec = next((r for r in cell.results.records if r.get("id") == variant_id), None)
+    if rec is None:
+        return "not measured in this cell"
+    if rec.get("status") != "ok":
+        return f"{rec.get('status')}: {rec.get('reason')}"
+    per_process = [list(p) for p in (rec.get("per_process") or []) if p] or [list(rec.get("samples") or [])]
+    ci = ratio_ci(per_process, [[1.0]], key=variant_id)
+    if ci is None:
+        return "no positive time"
+    return Measure(ci.ratio, ci.low, ci.high, unit="s")

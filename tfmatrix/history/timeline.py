@@ -1,0 +1,221 @@
+"""``tfmatrix timeline``: every claim measured inside one cell, across every TensorFlow minor release.
+
+One CPU cell per minor release from 1.14 to the newest in the table (its
+newest patch), or with ``--axis keras`` one per Keras 3 minor release on one
+TF; each runs only the variants the claims compare (``targets``), at the
+preset's sizes, through the same runners, images, wheelhouse and interleaved
+schedule as the matrix (the timeline's cells are one interleaved run). A
+release whose cell file already holds those variants (the main matrix's,
+an earlier timeline's or bisect's, same suite) is read, not measured again.
+
+Per claim and release: the claim's first line (the seed's configuration)
+with its ratio, 95% interval and verdict, in ``<reports>/timeline.csv`` and
+``.json``; the report draws one chart per claim (``report.timeline_view``)
+and marks each release where the verdict changes.
+
+The claim that compares two cells (TF 2.0 + Keras 2.3.1 against TF 1.14 +
+Keras 2.2.5) has no value per release and is left out, said so.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from .. import paths
+from ..errors import UserError
+from ..releases import load_table
+from ..report.claims import CANNOT, CLAIMS, NOT_MEASURED, Claim
+from ..report.load import CellResult, load_file
+from ..results import suite_fingerprint, write_json_atomic, write_text_atomic
+from ..runners.common import RunRequest
+from ..versions import minor_series
+from .axis import AXES, Axis, keras_axis, minor_steps, tf_axis
+from .probes import PROBES_DIR, EarlierFiles, covers, probe_cell
+from .targets import claim_line, claim_variant_ids
+
+DECIDED = ("holds", "reversed", "no clear difference")
+CSV_COLUMNS = ("claim", "release", "cell", "ratio", "low", "high", "verdict", "line", "reason", "source")
+
+
+@dataclass(frozen=True)
+class Point:
+    """One claim in one release's cell: its first line, or why it has none."""
+
+    claim: str
+    release: str
+    cell: str
+    ratio: float | None
+    low: float | None
+    high: float | None
+    verdict: str
+    line: str = ""
+    reason: str = ""
+    source: str = ""
+
+
+def timeline_claims() -> tuple[Claim, ...]:
+    """The claims one cell answers (every claim but those that compare two cells)."""
+    return tuple(c for c in CLAIMS if c.ref_cell is None)
+
+
+def selection(preset: str) -> tuple[str, ...]:
+    """Every variant a timeline claim compares, each once, in catalogue order."""
+    ids: dict[str, None] = {}
+    for claim in timeline_claims():
+        ids.update(dict.fromkeys(claim_variant_ids(claim, preset)))
+    return tuple(ids)
+
+
+def points_for(release: str, cell: CellResult, source: str) -> list[Point]:
+    """Every timeline claim in one cell's results."""
+    out = []
+    for claim in timeline_claims():
+        line = claim_line(claim, cell)
+        if isinstance(line, tuple):
+            out.append(Point(claim.key, release, cell.name, None, None, None, line[0], reason=line[1], source=source))
+        else:
+            ci = line.comparison.ci
+            out.append(Point(claim.key, release, cell.name, ci.ratio, ci.low, ci.high, line.verdict,
+                             line=line.label, source=source))
+    return out
+
+
+def missing_points(release: str, cell: str, why: str) -> list[Point]:
+    return [Point(c.key, release, cell, None, None, None, CANNOT, reason=why) for c in timeline_claims()]
+
+
+def changes(points: Sequence[Point]) -> list[tuple[Point, Point]]:
+    """Consecutive decided points of one claim (in release order) whose verdicts differ."""
+    decided = [p for p in points if p.verdict in DECIDED]
+    return [(a, b) for a, b in zip(decided, decided[1:], strict=False) if a.verdict != b.verdict]
+
+
+def to_csv(points: Sequence[Point]) -> str:
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for p in points:
+        writer.writerow({k: ("" if v is None else v) for k, v in asdict(p).items()})
+    return buf.getvalue()
+
+
+def to_json(points: Sequence[Point], axis: Axis, releases: Sequence[str], preset: str) -> dict[str, Any]:
+    claims = {c.key: {"claim": c.claim, "a": c.a, "b": c.b} for c in timeline_claims()}
+    return {"axis": axis.name, "tf": axis.tf, "releases": list(releases), "preset": preset, "claims": claims,
+            "left_out": [c.key for c in CLAIMS if c.ref_cell is not None],
+            "points": [asdict(p) for p in points]}
+
+
+def out_paths(reports: Path, axis: Axis) -> tuple[Path, Path]:
+    stem = "timeline" if axis.name == "tf" else "timeline-keras"
+    return reports / f"{stem}.json", reports / f"{stem}.csv"
+
+
+def cmd_timeline(args: argparse.Namespace) -> int:
+    """Measure (or reuse) one cell per release, then write the timeline and print where verdicts changed."""
+    from ..command_args import load_matrix, output_dir
+    from ..execution import execute, make_runner
+    from ..lock import command_line, run_lock
+
+    console = Console(stderr=True, highlight=False, soft_wrap=True)
+    matrix = load_matrix(args)
+    preset = args.preset or matrix.settings.preset or "seed"
+    table = load_table()
+    if args.axis == "keras":
+        axis = keras_axis(table, args.tf, args.first or "3.0")
+    elif args.tf:
+        raise UserError("--tf: only with --axis keras (the TF release the Keras versions run on)")
+    else:
+        axis = tf_axis(table)
+    minors = sorted({minor_series(v) for v in axis.versions}, key=lambda v: [int(x) for x in v.split(".")])
+    first = axis.exact(args.first or minors[0], "--from")
+    last = axis.exact(args.last or minors[-1], "--to")
+    releases = minor_steps(axis, first, last)
+    reports = output_dir(args.reports, "--reports")
+    ids = selection(preset)
+    request = RunRequest(preset=preset, only=ids, rounds=args.rounds or matrix.settings.rounds,
+                         schedule="interleaved")
+    earlier = EarlierFiles(reports, suite_fingerprint())
+    answered: dict[str, list[Point]] = {}
+    to_run = []
+    for release in releases:
+        cell = probe_cell(axis, release, matrix.settings)
+        if isinstance(cell, str):
+            answered[release] = missing_points(release, "", cell)
+            continue
+        found = next((c for c in earlier.of(cell) if covers(c, ids)), None)
+        if found is not None and not args.redo:
+            answered[release] = points_for(release, found, _rel(found.path, reports))
+        else:
+            to_run.append((release, cell))
+    console.print(f"\\[tfmatrix] timeline: {len(releases)} {axis.what} releases, {len(ids)} variants each; "
+                  f"{len(releases) - len(to_run)} read from earlier cell files, {len(to_run)} to measure")
+    with run_lock(paths.BUILD_DIR / "run.lock", command_line()):
+        if to_run:
+            runner = make_runner(args.runner, matrix.settings.base_registry, console)
+            probes = reports / PROBES_DIR
+            outcomes = execute([c for _, c in to_run], runner, request, probes, redo=True, console=console)
+            for (release, cell), outcome in zip(to_run, outcomes, strict=True):
+                path = probes / "cells" / f"{cell.name}.json"
+                if outcome.status == "ok" and path.exists():
+                    answered[release] = points_for(release, load_file(path), _rel(path, reports))
+                else:
+                    answered[release] = missing_points(release, cell.name, f"{outcome.status}: {outcome.reason}")
+    points = [p for r in releases for p in answered[r]]
+    json_path, csv_path = out_paths(reports, axis)
+    write_json_atomic(json_path, to_json(points, axis, releases, preset))
+    write_text_atomic(csv_path, to_csv(points))
+    for line in summary_lines(points):
+        print(line)
+    print(f"written: {json_path}, {csv_path}")
+    return 0
+
+
+def summary_lines(points: Sequence[Point]) -> list[str]:
+    """One line per claim: where its verdict changed, release by release."""
+    out = []
+    for claim in timeline_claims():
+        mine = [p for p in points if p.claim == claim.key]
+        measured = [p for p in mine if p.verdict in DECIDED]
+        moves = changes(mine)
+        if not measured:
+            out.append(f"{claim.key}: not measured in any release ({(mine[0].reason if mine else '') or NOT_MEASURED})")
+        elif not moves:
+            out.append(f"{claim.key}: {measured[0].verdict} in all {len(measured)} releases measured")
+        else:
+            steps = "; ".join(f"{a.release} {a.verdict} -> {b.release} {b.verdict}" for a, b in moves)
+            out.append(f"{claim.key}: changed {len(moves)} times: {steps}")
+    return out
+
+
+def _rel(path: Path, reports: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(reports.resolve()))
+    except ValueError:
+        return str(path)
+
+
+def configure(p: argparse.ArgumentParser) -> None:
+    from ..execution import RUNNERS
+    from ..matrix import KNOWN_PRESETS
+
+    p.add_argument("--axis", choices=AXES, default="tf",
+                   help="tf: every TensorFlow minor release (default); keras: every Keras 3 release on one TF (--tf)")
+    p.add_argument("--tf", metavar="RELEASE", help="--axis keras: the TF the Keras releases run on")
+    p.add_argument("--from", dest="first", metavar="RELEASE", help="the first release (default: the oldest)")
+    p.add_argument("--to", dest="last", metavar="RELEASE", help="the last release (default: the newest)")
+    p.add_argument("--preset", choices=KNOWN_PRESETS, help="the suite preset (default: matrix.toml's, seed)")
+    p.add_argument("--rounds", type=int, choices=range(1, 21), metavar="N",
+                   help="rounds (default: matrix.toml's, 3)")
+    p.add_argument("--redo", action="store_true", help="measure every release again, even with earlier cell files")
+    p.add_argument("--runner", default="auto", choices=[r for r in RUNNERS if r != "ray"],
+                   help="auto: Docker when an engine answers, else local virtualenvs")
+    p.add_argument("--reports", default=str(paths.REPORTS_DIR), metavar="DIR",
+                   help="where the cells (DIR/releases/cells) and DIR/timeline.csv|json go (default: reports)")

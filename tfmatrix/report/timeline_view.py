@@ -1,0 +1,121 @@
+"""The report's Timeline section: each claim's ratio against the release, from what ``tfmatrix timeline`` wrote.
+
+``<reports>/timeline.json`` (TF releases) and ``timeline-keras.json`` (Keras
+3 releases on one TF) hold one point per claim and release
+(``history.timeline.to_json``, the one definition of that shape). Per claim,
+one inline SVG: the releases in order on x, the ratio A/B on a log scale
+with its 95% interval, each point in its verdict's colour, a line at 1 and a
+dashed mark before every release where the verdict changes.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from markupsafe import Markup
+
+from .charts import SPARK_COLOURS
+
+FILES = (("timeline.json", "TensorFlow releases"), ("timeline-keras.json", "Keras 3 releases"))
+DECIDED = ("holds", "reversed", "no clear difference")
+
+
+@dataclass
+class ClaimChart:
+    key: str
+    claim: str
+    svg: Markup
+    changes: list[str] = field(default_factory=list)     # "2.0.4 holds -> 2.1.4 no clear difference"
+    measured: int = 0
+
+
+@dataclass
+class TimelineView:
+    title: str                 # "TensorFlow releases" | "Keras 3 releases on TF 2.16.2"
+    file: str
+    releases: list[str]
+    charts: list[ClaimChart]
+    left_out: list[str]
+
+
+def load_timelines(out_dir: Path) -> tuple[list[TimelineView], list[str]]:
+    """The timelines found beside the report, and the files that could not be read."""
+    views, bad = [], []
+    for name, title in FILES:
+        path = out_dir / name
+        if not path.exists():
+            continue
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+            views.append(view(doc, title + (f" on TF {doc['tf']}" if doc.get("tf") else ""), name))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            bad.append(f"{name}: {type(exc).__name__}: {exc}")
+    return views, bad
+
+
+def view(doc: dict[str, Any], title: str, file: str) -> TimelineView:
+    releases = [str(r) for r in doc["releases"]]
+    charts = []
+    for key, about in doc["claims"].items():
+        points = [p for p in doc["points"] if p["claim"] == key]
+        by_release = {p["release"]: p for p in points}
+        ordered = [by_release[r] for r in releases if r in by_release]
+        decided = [p for p in ordered if p["verdict"] in DECIDED and p["ratio"]]
+        moves = [f"{a['release']} {a['verdict']} → {b['release']} {b['verdict']}"
+                 for a, b in zip(decided, decided[1:], strict=False) if a["verdict"] != b["verdict"]]
+        charts.append(ClaimChart(key, f"{about['claim']} (time {about['a']} / {about['b']})",
+                                 Markup(claim_svg(releases, by_release, key)), moves, len(decided)))
+    return TimelineView(title, file, releases, charts, list(doc.get("left_out") or []))
+
+
+def claim_svg(releases: list[str], points: dict[str, dict[str, Any]], key: str, height: int = 170) -> str:
+    """The ratio (log scale) with its interval per release; colour = verdict; dashed = the verdict changed."""
+    step, pad_l, pad_r, pad_t, pad_b = 34, 46, 12, 10, 44
+    width = pad_l + pad_r + step * max(1, len(releases))
+    shown = [p for p in points.values() if p.get("ratio") and p.get("low") and p.get("high")]
+    lows = [math.log10(max(p["low"], 1e-9)) for p in shown] + [0.0]
+    highs = [math.log10(max(p["high"], 1e-9)) for p in shown] + [0.0]
+    lo, hi = min(lows), max(highs)
+    if hi - lo < 0.3:
+        lo, hi = lo - 0.15, hi + 0.15
+
+    def y(ratio: float) -> float:
+        return pad_t + (hi - math.log10(max(ratio, 1e-9))) / (hi - lo) * (height - pad_t - pad_b)
+
+    def x(i: int) -> float:
+        return pad_l + step * i + step / 2
+
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="timeline" id="timeline-{escape(key)}" width="{width}" '
+           f'height="{height}" viewBox="0 0 {width} {height}" role="img" aria-label="{escape(key)} by release">',
+           f'<line x1="{pad_l}" x2="{width - pad_r}" y1="{y(1.0):.1f}" y2="{y(1.0):.1f}" stroke="#999"/>',
+           f'<text x="{pad_l - 4}" y="{y(1.0) + 3:.1f}" font-size="10" text-anchor="end">1x</text>',
+           f'<text x="{pad_l - 4}" y="{pad_t + 8}" font-size="10" text-anchor="end">{10 ** hi:.3g}x</text>',
+           f'<text x="{pad_l - 4}" y="{height - pad_b}" font-size="10" text-anchor="end">{10 ** lo:.3g}x</text>']
+    last = None
+    for i, release in enumerate(releases):
+        out.append(f'<text x="{x(i):.1f}" y="{height - pad_b + 12}" font-size="9" text-anchor="end" '
+                   f'transform="rotate(-50 {x(i):.1f} {height - pad_b + 12})">{escape(release)}</text>')
+        p = points.get(release)
+        if not p or not p.get("ratio") or not p.get("low") or not p.get("high"):
+            why = (p or {}).get("reason") or (p or {}).get("verdict") or "not measured"
+            out.append(f'<text x="{x(i):.1f}" y="{y(1.0) - 4:.1f}" font-size="10" text-anchor="middle" fill="#aaa">'
+                       f'·<title>{escape(release)}: {escape(str(why))}</title></text>')
+            continue
+        if p["verdict"] in DECIDED:
+            if last is not None and last != p["verdict"]:
+                xm = x(i) - step / 2
+                out.append(f'<line class="change" x1="{xm:.1f}" x2="{xm:.1f}" y1="{pad_t}" y2="{height - pad_b}" '
+                           f'stroke="#444" stroke-dasharray="3 3"/>')
+            last = p["verdict"]
+        colour = SPARK_COLOURS.get(p["verdict"], "#5b6670")
+        tip = f"{release}: {p['ratio']:.3g}x [{p['low']:.3g}, {p['high']:.3g}], {p['verdict']}"
+        out.append(f'<line x1="{x(i):.1f}" x2="{x(i):.1f}" y1="{y(p["high"]):.1f}" y2="{y(p["low"]):.1f}" '
+                   f'stroke="{colour}" stroke-width="2"/>')
+        out.append(f'<circle class="point" cx="{x(i):.1f}" cy="{y(p["ratio"]):.1f}" r="3.5" fill="{colour}">'
+                   f'<title>{escape(tip)}</title></circle>')
+    out.append("</svg>")
+    return "".join(out)
