@@ -226,7 +226,7 @@ def test_the_timeline_and_bisect_sections_open_with_charts_tooltips_and_their_fi
         assert all(t.split(":")[0] in releases and "x [" in t for t in tips)
         assert pg.evaluate("document.querySelector('#timeline svg.timeline').getBoundingClientRect().width") <= 1366
         links = pg.evaluate("Array.from(document.querySelectorAll('#timeline a, #bisect a')).map(a => a.href)")
-        assert any(h.endswith("timeline.json") for h in links) and any(h.endswith("bisect/predict.json") for h in links)
+        assert {h.rsplit("/", 1)[-1] for h in links} >= {"timeline.json", "timeline.csv", "predict.json"}
         assert all(Path(h.removeprefix("file://")).exists() for h in links if h.startswith("file:"))
         assert "changed between 2.1.4 and 2.0.4" in pg.evaluate("document.querySelector('#bisect .answer').textContent")
         pg.screenshot(tmp_path / "timeline.png")

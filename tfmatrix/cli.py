@@ -254,18 +254,22 @@ def _configure_duet(p: argparse.ArgumentParser) -> None:
     configure(p)
 
 
-def cmd_bisect(args: argparse.Namespace) -> int:
-    """Which release changed a claim or a variant (``tfmatrix.history.bisect``)."""
+def _then_report(args: argparse.Namespace, code: int) -> int:
+    """After a bisect or a timeline: rebuild the report beside them (it gains their section) when it has cells."""
     from rich.console import Console
 
-    from .history.bisect import cmd_bisect as run
-
-    code = run(args)
     reports = Path(args.reports)
-    if any((reports / "cells").glob("*.json")):        # the report gains the answer ("When did it change")
+    if any((reports / "cells").glob("*.json")):
         refused = _refresh_report(reports, load_matrix(args), Console(stderr=True, highlight=False, soft_wrap=True))
         report_refused(refused, sys.stderr)
     return code
+
+
+def cmd_bisect(args: argparse.Namespace) -> int:
+    """Which release changed a claim or a variant (``tfmatrix.history.bisect``), then the report."""
+    from .history.bisect import cmd_bisect as run
+
+    return _then_report(args, run(args))
 
 
 def _configure_bisect(p: argparse.ArgumentParser) -> None:
@@ -275,17 +279,10 @@ def _configure_bisect(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_timeline(args: argparse.Namespace) -> int:
-    """Every claim across every release (``tfmatrix.history.timeline``), then the report's Timeline section."""
-    from rich.console import Console
-
+    """Every claim across every release (``tfmatrix.history.timeline``), then the report."""
     from .history.timeline import cmd_timeline as run
 
-    code = run(args)
-    reports = Path(args.reports)
-    if any((reports / "cells").glob("*.json")):
-        refused = _refresh_report(reports, load_matrix(args), Console(stderr=True, highlight=False, soft_wrap=True))
-        report_refused(refused, sys.stderr)
-    return code
+    return _then_report(args, run(args))
 
 
 def _configure_timeline(p: argparse.ArgumentParser) -> None:
