@@ -16,6 +16,8 @@ import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import pandas as pd
+
 from ..errors import UserError
 from ..report.claims import CANNOT, CLAIMS, Claim, ClaimLine, compute_claim
 from ..report.frame import build_frame
@@ -84,11 +86,13 @@ def _variants(preset: str) -> Sequence:
     return all_variants(PRESETS[preset])
 
 
-def claim_line(claim: Claim, cell: CellResult) -> ClaimLine | tuple[str, str]:
-    """The claim's first line in one cell (the seed's configuration, else its stand-in), or (verdict, why) none."""
+def claim_line(claim: Claim, cell: CellResult, frame: pd.DataFrame | None = None) -> ClaimLine | tuple[str, str]:
+    """The claim's first line in one cell (the seed's configuration, else its stand-in), or (verdict, why) none.
+
+    ``frame``: the cell's ``build_frame([cell])`` when the caller asks several claims of one cell."""
     if claim.tf_major is not None and cell.tf_major != claim.tf_major:
         return CANNOT, f"the claim is about TF {claim.tf_major} only"
-    result = compute_claim(claim, build_frame([cell]), [cell])
+    result = compute_claim(claim, build_frame([cell]) if frame is None else frame, [cell])
     if not result.cells:
         return CANNOT, (result.notes[0] if result.notes else f"the claim does not apply to {cell.name}")
     answer = result.cells[0]

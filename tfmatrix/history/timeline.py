@@ -31,7 +31,8 @@ from rich.console import Console
 from .. import paths
 from ..errors import UserError
 from ..releases import load_table
-from ..report.claims import CANNOT, CLAIMS, NOT_MEASURED, Claim
+from ..report.claims import CANNOT, CLAIMS, HOLDS, NOT_MEASURED, REVERSED, UNCLEAR, Claim
+from ..report.frame import build_frame
 from ..report.load import CellResult, load_file
 from ..results import suite_fingerprint, write_json_atomic, write_text_atomic
 from ..runners.common import RunRequest
@@ -40,7 +41,7 @@ from .axis import AXES, Axis, keras_axis, minor_steps, tf_axis
 from .probes import PROBES_DIR, EarlierFiles, covers, probe_cell
 from .targets import claim_line, claim_variant_ids
 
-DECIDED = ("holds", "reversed", "no clear difference")
+DECIDED = (HOLDS, REVERSED, UNCLEAR)
 CSV_COLUMNS = ("claim", "release", "cell", "ratio", "low", "high", "verdict", "line", "reason", "source")
 
 
@@ -76,8 +77,9 @@ def selection(preset: str) -> tuple[str, ...]:
 def points_for(release: str, cell: CellResult, source: str) -> list[Point]:
     """Every timeline claim in one cell's results."""
     out = []
+    frame = build_frame([cell])             # once per cell, not once per claim
     for claim in timeline_claims():
-        line = claim_line(claim, cell)
+        line = claim_line(claim, cell, frame)
         if isinstance(line, tuple):
             out.append(Point(claim.key, release, cell.name, None, None, None, line[0], reason=line[1], source=source))
         else:
