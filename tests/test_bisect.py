@@ -107,6 +107,14 @@ def test_tf_releases_are_walked_minor_by_minor_then_patch_by_patch_from_the_good
     assert patch_steps(axis, "2.1.4", "2.0.4") == ["2.1.4", "2.1.3", "2.1.2", "2.1.1", "2.1.0", "2.0.4"]
 
 
+def test_tf_releases_with_a_standalone_keras_2_run_with_the_newest_one():
+    axis = tf_axis(load_table())
+    # the same Keras 2.3.1 from 1.14 to 2.1: a change between those releases is TensorFlow's
+    assert axis.spec("1.14.0") == {"tf": "1.14.0", "keras": "2.3.1", "target": "cpu"}
+    assert axis.spec("2.1.2") == {"tf": "2.1.2", "keras": "2.3.1", "target": "cpu"}
+    assert axis.spec("2.2.3") == {"tf": "2.2.3", "target": "cpu"}     # no standalone Keras 2 for 2.2+
+
+
 def test_keras_releases_run_on_a_tf_that_accepts_the_older_end():
     table = load_table()
     axis = keras_axis(table, None, "3.3")

@@ -27,6 +27,7 @@ class Axis:
     name: str                       # "tf" | "keras"
     versions: tuple[str, ...]
     tf: str = ""                    # the keras axis: the TF release every Keras runs on
+    keras2: tuple[tuple[str, str], ...] = ()    # the tf axis: (minor, standalone Keras 2 it runs with)
 
     @property
     def what(self) -> str:
@@ -44,15 +45,26 @@ class Axis:
                         f"use one of {minors[0]} ... {minors[-1]} (a minor means its newest patch) or an exact patch")
 
     def spec(self, version: str) -> dict[str, str]:
-        """The probe's cell, as a matrix.toml [[cell]] table would ask for it (CPU: the timeline's device)."""
+        """The probe's cell, as a matrix.toml [[cell]] table would ask for it (CPU: the timeline's device).
+
+        A TF release that has a standalone Keras 2 beside its tf.keras (1.14 to
+        2.1) gets it, so the claims comparing the two are answered there too.
+        """
         if self.name == "tf":
-            return {"tf": version, "target": "cpu"}
+            keras = dict(self.keras2).get(minor_series(version))
+            return {"tf": version, "target": "cpu", **({"keras": keras} if keras else {})}
         return {"tf": self.tf, "keras": version, "target": "cpu"}
 
 
 def tf_axis(table: Table) -> Axis:
+    """Every TF patch; each minor with standalone Keras 2 releases pairs with the newest of them.
+
+    The newest (2.3.1 for 1.14 to 2.1) rather than the seeds' pairs keeps Keras
+    the same across those releases, so a change between them is TensorFlow's.
+    """
     versions = sorted({p for r in table.releases for p in r.patches}, key=version_key)
-    return Axis("tf", tuple(versions))
+    pairs = tuple((r.tf, max(r.keras2, key=version_key)) for r in table.releases if r.keras2)
+    return Axis("tf", tuple(versions), keras2=pairs)
 
 
 def keras_axis(table: Table, tf: str | None, oldest: str = "3.0") -> Axis:
