@@ -125,3 +125,20 @@ def test_the_report_shows_each_bisect_answer_with_its_probes(golden, tmp_path):
     assert section.count('<tr class="probe-') == len(result.path)
     assert "reused cells/tf2.1-cpu.json" in section
     assert any("bisect/broken.json" in w for w in summary.warnings)
+
+
+def test_the_log_axis_labels_1x_and_never_prints_two_labels_on_top_of_each_other():
+    import math
+
+    from tfmatrix.report.timeline_view import y_ticks
+
+    for low, high in ((0.132, 1.2), (0.00741, 1.0), (0.82, 27.6), (0.9, 1.1), (1.0, 35.0)):
+        lo, hi = math.log10(low), math.log10(high)
+        ticks = y_ticks(lo, hi, 116)
+        assert ticks[0] == 1.0
+        px = sorted(math.log10(t) / (hi - lo) * 116 for t in ticks)
+        assert all(b - a >= 13 for a, b in zip(px, px[1:], strict=False)), (low, high, ticks)
+        assert all(low * 0.999 <= t <= high * 1.001 for t in ticks)
+    wide = y_ticks(math.log10(0.00741), 0.0, 116)
+    assert 0.01 in [round(t, 6) for t in wide] and 0.1 in [round(t, 6) for t in wide]
+    assert round(y_ticks(math.log10(0.132), math.log10(1.2), 116)[-1], 3) == 0.132   # the low end, labelled

@@ -72,6 +72,28 @@ def view(doc: dict[str, Any], title: str, file: str) -> TimelineView:
     return TimelineView(title, file, releases, charts, list(doc.get("left_out") or []))
 
 
+def y_ticks(lo: float, hi: float, plot_px: float, min_gap_px: float = 13.0) -> list[float]:
+    """Ratios to label on a log axis spanning ``10**lo .. 10**hi``: 1x first, then 1-2-5 steps, then the ends.
+
+    A label closer than ``min_gap_px`` to one already kept is dropped, so a
+    chart whose range barely leaves 1x does not print "1.2x" over "1x".
+    """
+    per_decade = plot_px / max(hi - lo, 1e-9)
+    candidates = [0.0]
+    for decade in range(math.floor(lo), math.ceil(hi) + 1):
+        candidates += [decade + math.log10(m) for m in (1, 2, 5)]
+    candidates += [hi, lo]
+    kept: list[float] = []
+    for c in candidates:
+        if lo - 1e-9 <= c <= hi + 1e-9 and all(abs(c - k) * per_decade >= min_gap_px for k in kept):
+            kept.append(c)
+    return [10 ** k for k in kept]
+
+
+def _ratio_label(r: float) -> str:
+    return f"{r:.3g}x"
+
+
 def claim_svg(releases: list[str], points: dict[str, dict[str, Any]], key: str, height: int = 170) -> str:
     """The ratio (log scale) with its interval per release; colour = verdict; dashed = the verdict changed."""
     step, pad_l, pad_r, pad_t, pad_b = 34, 46, 12, 10, 44
@@ -90,11 +112,12 @@ def claim_svg(releases: list[str], points: dict[str, dict[str, Any]], key: str, 
         return pad_l + step * i + step / 2
 
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="timeline" id="timeline-{escape(key)}" width="{width}" '
-           f'height="{height}" viewBox="0 0 {width} {height}" role="img" aria-label="{escape(key)} by release">',
-           f'<line x1="{pad_l}" x2="{width - pad_r}" y1="{y(1.0):.1f}" y2="{y(1.0):.1f}" stroke="#999"/>',
-           f'<text x="{pad_l - 4}" y="{y(1.0) + 3:.1f}" font-size="10" text-anchor="end">1x</text>',
-           f'<text x="{pad_l - 4}" y="{pad_t + 8}" font-size="10" text-anchor="end">{10 ** hi:.3g}x</text>',
-           f'<text x="{pad_l - 4}" y="{height - pad_b}" font-size="10" text-anchor="end">{10 ** lo:.3g}x</text>']
+           f'height="{height}" viewBox="0 0 {width} {height}" role="img" aria-label="{escape(key)} by release">']
+    for tick in y_ticks(lo, hi, height - pad_t - pad_b):
+        grid = "#999" if tick == 1.0 else "#e4e4e4"
+        out.append(f'<line x1="{pad_l}" x2="{width - pad_r}" y1="{y(tick):.1f}" y2="{y(tick):.1f}" stroke="{grid}"/>')
+        out.append(f'<text class="ytick" x="{pad_l - 4}" y="{y(tick) + 3:.1f}" font-size="10" '
+                   f'text-anchor="end">{_ratio_label(tick)}</text>')
     last = None
     for i, release in enumerate(releases):
         out.append(f'<text x="{x(i):.1f}" y="{height - pad_b + 12}" font-size="9" text-anchor="end" '
