@@ -25,6 +25,7 @@ from tfmatrix.history.timeline import (
     CSV_COLUMNS,
     Point,
     changes,
+    flickers,
     points_for,
     selection,
     summary_lines,
@@ -77,12 +78,22 @@ def test_every_claim_gets_one_point_per_release_with_a_verdict_or_the_reason_it_
     assert tuple(rows[0]) == CSV_COLUMNS and len(rows) == len(points)
 
 
-def test_a_verdict_change_is_found_between_consecutive_measured_releases():
-    def pt(release: str, verdict: str, ratio: float | None = 1.0) -> Point:
-        return Point("c", release, "cell", ratio, ratio, ratio, verdict)
-    points = [pt("2.0", "holds"), pt("2.1", "cannot exist here", None), pt("2.2", "no clear difference"),
-              pt("2.3", "no clear difference"), pt("2.4", "reversed")]
+def test_a_verdict_change_is_found_between_consecutive_measured_releases_beyond_the_noise():
+    def pt(release: str, verdict: str, ratio: float | None, low: float = 0, high: float = 0) -> Point:
+        return Point("einsum_faster_than_loop", release, "cell", ratio, low or ratio, high or ratio, verdict)
+    points = [pt("2.0", "holds", 0.5), pt("2.1", "cannot exist here", None), pt("2.2", "no clear difference", 1.0),
+              pt("2.3", "no clear difference", 1.0), pt("2.4", "reversed", 2.0)]
     assert [(a.release, b.release) for a, b in changes(points)] == [("2.0", "2.2"), ("2.3", "2.4")]
+    # a verdict flickering at the edge of "no clear difference": intervals overlap, so no change
+    edge = [pt("2.0", "holds", 0.71, 0.66, 0.76), pt("2.1", "no clear difference", 0.78, 0.70, 1.01),
+            pt("2.2", "holds", 0.72, 0.69, 0.75), pt("2.3", "no clear difference", 26.0, 24.0, 28.0)]
+    assert [(a.release, b.release) for a, b in changes(edge)] == [("2.2", "2.3")]
+    assert flickers(edge) == 2
+    [line] = [s for s in summary_lines(edge) if s.startswith("einsum_faster_than_loop")]
+    assert line.endswith("changed 1 times: 2.2 holds -> 2.3 no clear difference "
+                         "(and 2 verdict differences within the noise)")
+    [line] = [s for s in summary_lines(edge[:3]) if s.startswith("einsum_faster_than_loop")]
+    assert "no change beyond the noise in 3 releases measured (holds in 2, no clear difference in 1" in line
 
 
 def test_the_report_draws_a_chart_per_claim_and_marks_where_its_verdict_changed(golden, tmp_path):

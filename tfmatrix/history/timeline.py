@@ -34,6 +34,7 @@ from ..releases import load_table
 from ..report.claims import CANNOT, CLAIMS, HOLDS, NOT_MEASURED, REVERSED, UNCLEAR, Claim
 from ..report.frame import build_frame
 from ..report.load import CellResult, load_file
+from ..report.timeline_view import changed, verdict_counts
 from ..results import suite_fingerprint, write_json_atomic, write_text_atomic
 from ..runners.common import RunRequest
 from ..versions import minor_series
@@ -93,10 +94,27 @@ def missing_points(release: str, cell: str, why: str) -> list[Point]:
     return [Point(c.key, release, cell, None, None, None, CANNOT, reason=why) for c in timeline_claims()]
 
 
+def _neighbours(points: Sequence[Point]) -> list[tuple[Point, Point]]:
+    decided = [p for p in points if p.verdict in DECIDED and p.ratio is not None]
+    return list(zip(decided, decided[1:], strict=False))
+
+
+def _reading(p: Point) -> tuple[str, float, float]:
+    return p.verdict, p.low or 0.0, p.high or 0.0
+
+
 def changes(points: Sequence[Point]) -> list[tuple[Point, Point]]:
-    """Consecutive decided points of one claim (in release order) whose verdicts differ."""
-    decided = [p for p in points if p.verdict in DECIDED]
-    return [(a, b) for a, b in zip(decided, decided[1:], strict=False) if a.verdict != b.verdict]
+    """Consecutive measured points of one claim (release order) whose verdicts differ beyond the noise.
+
+    ``report.timeline_view.changed``: a different verdict with overlapping
+    intervals is a ratio near the edge of "no clear difference", not a change.
+    """
+    return [(a, b) for a, b in _neighbours(points) if changed(_reading(a), _reading(b))]
+
+
+def flickers(points: Sequence[Point]) -> int:
+    """Neighbours whose verdicts differ while their intervals overlap."""
+    return sum(1 for a, b in _neighbours(points) if a.verdict != b.verdict) - len(changes(points))
 
 
 def to_csv(points: Sequence[Point]) -> str:
@@ -189,11 +207,16 @@ def summary_lines(points: Sequence[Point]) -> list[str]:
         moves = changes(mine)
         if not measured:
             out.append(f"{claim.key}: not measured in any release ({(mine[0].reason if mine else '') or NOT_MEASURED})")
-        elif not moves:
+        elif not moves and len({p.verdict for p in measured}) == 1:
             out.append(f"{claim.key}: {measured[0].verdict} in all {len(measured)} releases measured")
+        elif not moves:
+            out.append(f"{claim.key}: no change beyond the noise in {len(measured)} releases measured "
+                       f"({verdict_counts([p.verdict for p in measured])}; neighbours that differ overlap)")
         else:
             steps = "; ".join(f"{a.release} {a.verdict} -> {b.release} {b.verdict}" for a, b in moves)
-            out.append(f"{claim.key}: changed {len(moves)} times: {steps}")
+            within = flickers(mine)
+            out.append(f"{claim.key}: changed {len(moves)} times: {steps}"
+                       + (f" (and {within} verdict differences within the noise)" if within else ""))
     return out
 
 

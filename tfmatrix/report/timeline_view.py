@@ -5,12 +5,20 @@
 (``history.timeline.to_json``, the one definition of that shape). Per claim,
 one inline SVG: the releases in order on x, the ratio A/B on a log scale
 with its 95% interval, each point in its verdict's colour, a line at 1 and a
-dashed mark before every release where the verdict changes.
+dashed mark before every release where the verdict changes (``changed``).
+
+A verdict that differs from the previous release's while the two intervals
+overlap is no change: the ratio moved less than the noise measured, and a
+ratio near the edge of "no clear difference" flickers between two runs of
+the same code (two whole timelines, 2026-11-25: 17 of 238 verdicts differed,
+all of them such neighbours). Those are counted, not marked.
 """
 from __future__ import annotations
 
 import json
 import math
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
@@ -22,6 +30,18 @@ from .charts import SPARK_COLOURS
 
 FILES = (("timeline.json", "TensorFlow releases"), ("timeline-keras.json", "Keras 3 releases"))
 DECIDED = ("holds", "reversed", "no clear difference")
+Reading = tuple[str, float, float]          # (verdict, low, high) of one release's point
+
+
+def changed(a: Reading, b: Reading) -> bool:
+    """The verdict differs between two releases AND their 95% intervals do not overlap (beyond the noise)."""
+    (va, la, ha), (vb, lb, hb) = a, b
+    return va != vb and (ha < lb or hb < la)
+
+
+def verdict_counts(verdicts: Sequence[str]) -> str:
+    """'holds in 15, no clear difference in 9' (most frequent first)."""
+    return ", ".join(f"{v} in {n}" for v, n in Counter(verdicts).most_common())
 
 
 @dataclass
@@ -31,6 +51,8 @@ class ClaimChart:
     svg: Markup
     changes: list[str] = field(default_factory=list)     # "2.0.4 holds -> 2.1.4 no clear difference"
     measured: int = 0
+    flickers: int = 0          # neighbours whose verdicts differ within overlapping intervals
+    verdicts: str = ""         # verdict_counts of the measured releases
 
 
 @dataclass
@@ -65,11 +87,18 @@ def view(doc: dict[str, Any], title: str, file: str) -> TimelineView:
         by_release = {p["release"]: p for p in points}
         ordered = [by_release[r] for r in releases if r in by_release]
         decided = [p for p in ordered if p["verdict"] in DECIDED and p["ratio"]]
+        pairs = list(zip(decided, decided[1:], strict=False))
         moves = [f"{a['release']} {a['verdict']} → {b['release']} {b['verdict']}"
-                 for a, b in zip(decided, decided[1:], strict=False) if a["verdict"] != b["verdict"]]
+                 for a, b in pairs if changed(_reading(a), _reading(b))]
+        flickers = sum(1 for a, b in pairs if a["verdict"] != b["verdict"]) - len(moves)
         charts.append(ClaimChart(key, f"{about['claim']} (time {about['a']} / {about['b']})",
-                                 Markup(claim_svg(releases, by_release, key)), moves, len(decided)))
+                                 Markup(claim_svg(releases, by_release, key)), moves, len(decided), flickers,
+                                 verdict_counts([p["verdict"] for p in decided])))
     return TimelineView(title, file, releases, charts, list(doc.get("left_out") or []))
+
+
+def _reading(p: dict[str, Any]) -> Reading:
+    return p["verdict"], p["low"], p["high"]
 
 
 def y_ticks(lo: float, hi: float, plot_px: float, min_gap_px: float = 13.0) -> list[float]:
@@ -118,7 +147,7 @@ def claim_svg(releases: list[str], points: dict[str, dict[str, Any]], key: str, 
         out.append(f'<line x1="{pad_l}" x2="{width - pad_r}" y1="{y(tick):.1f}" y2="{y(tick):.1f}" stroke="{grid}"/>')
         out.append(f'<text class="ytick" x="{pad_l - 4}" y="{y(tick) + 3:.1f}" font-size="10" '
                    f'text-anchor="end">{_ratio_label(tick)}</text>')
-    last = None
+    last: Reading | None = None
     for i, release in enumerate(releases):
         out.append(f'<text x="{x(i):.1f}" y="{height - pad_b + 12}" font-size="9" text-anchor="end" '
                    f'transform="rotate(-50 {x(i):.1f} {height - pad_b + 12})">{escape(release)}</text>')
@@ -129,11 +158,11 @@ def claim_svg(releases: list[str], points: dict[str, dict[str, Any]], key: str, 
                        f'·<title>{escape(release)}: {escape(str(why))}</title></text>')
             continue
         if p["verdict"] in DECIDED:
-            if last is not None and last != p["verdict"]:
+            if last is not None and changed(last, _reading(p)):
                 xm = x(i) - step / 2
                 out.append(f'<line class="change" x1="{xm:.1f}" x2="{xm:.1f}" y1="{pad_t}" y2="{height - pad_b}" '
                            f'stroke="#444" stroke-dasharray="3 3"/>')
-            last = p["verdict"]
+            last = _reading(p)
         colour = SPARK_COLOURS.get(p["verdict"], "#5b6670")
         tip = f"{release}: {p['ratio']:.3g}x [{p['low']:.3g}, {p['high']:.3g}], {p['verdict']}"
         out.append(f'<line x1="{x(i):.1f}" x2="{x(i):.1f}" y1="{y(p["high"]):.1f}" y2="{y(p["low"]):.1f}" '
