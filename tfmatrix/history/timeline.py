@@ -31,10 +31,10 @@ from rich.console import Console
 from .. import paths
 from ..errors import UserError
 from ..releases import load_table
-from ..report.claims import CANNOT, CLAIMS, HOLDS, NOT_MEASURED, REVERSED, UNCLEAR, Claim
+from ..report.claims import CANNOT, CLAIMS, NOT_MEASURED, Claim
 from ..report.frame import build_frame
 from ..report.load import CellResult, load_file
-from ..report.timeline_view import changed, verdict_counts
+from ..report.timeline_view import DECIDED, verdict_counts, verdict_steps
 from ..results import suite_fingerprint, write_json_atomic, write_text_atomic
 from ..runners.common import RunRequest
 from ..versions import minor_series
@@ -42,7 +42,6 @@ from .axis import AXES, Axis, keras_axis, minor_steps, tf_axis
 from .probes import PROBES_DIR, EarlierFiles, covers, probe_cell
 from .targets import claim_line, claim_variant_ids
 
-DECIDED = (HOLDS, REVERSED, UNCLEAR)
 CSV_COLUMNS = ("claim", "release", "cell", "ratio", "low", "high", "verdict", "line", "reason", "source")
 
 
@@ -94,13 +93,12 @@ def missing_points(release: str, cell: str, why: str) -> list[Point]:
     return [Point(c.key, release, cell, None, None, None, CANNOT, reason=why) for c in timeline_claims()]
 
 
-def _neighbours(points: Sequence[Point]) -> list[tuple[Point, Point]]:
-    decided = [p for p in points if p.verdict in DECIDED and p.ratio is not None]
-    return list(zip(decided, decided[1:], strict=False))
+def _decided(points: Sequence[Point]) -> list[Point]:
+    return [p for p in points if p.verdict in DECIDED and p.ratio is not None]
 
 
-def _reading(p: Point) -> tuple[str, float, float]:
-    return p.verdict, p.low or 0.0, p.high or 0.0
+def _steps(decided: Sequence[Point]) -> tuple[list[int], int]:
+    return verdict_steps([(p.verdict, p.low or 0.0, p.high or 0.0) for p in decided])
 
 
 def changes(points: Sequence[Point]) -> list[tuple[Point, Point]]:
@@ -109,12 +107,13 @@ def changes(points: Sequence[Point]) -> list[tuple[Point, Point]]:
     ``report.timeline_view.changed``: a different verdict with overlapping
     intervals is a ratio near the edge of "no clear difference", not a change.
     """
-    return [(a, b) for a, b in _neighbours(points) if changed(_reading(a), _reading(b))]
+    decided = _decided(points)
+    return [(decided[i], decided[i + 1]) for i in _steps(decided)[0]]
 
 
 def flickers(points: Sequence[Point]) -> int:
     """Neighbours whose verdicts differ while their intervals overlap."""
-    return sum(1 for a, b in _neighbours(points) if a.verdict != b.verdict) - len(changes(points))
+    return _steps(_decided(points))[1]
 
 
 def to_csv(points: Sequence[Point]) -> str:
@@ -203,8 +202,9 @@ def summary_lines(points: Sequence[Point]) -> list[str]:
     out = []
     for claim in timeline_claims():
         mine = [p for p in points if p.claim == claim.key]
-        measured = [p for p in mine if p.verdict in DECIDED]
-        moves = changes(mine)
+        measured = _decided(mine)
+        steps, within = _steps(measured)
+        moves = [(measured[i], measured[i + 1]) for i in steps]
         if not measured:
             out.append(f"{claim.key}: not measured in any release ({(mine[0].reason if mine else '') or NOT_MEASURED})")
         elif not moves and len({p.verdict for p in measured}) == 1:
@@ -213,9 +213,8 @@ def summary_lines(points: Sequence[Point]) -> list[str]:
             out.append(f"{claim.key}: no change beyond the noise in {len(measured)} releases measured "
                        f"({verdict_counts([p.verdict for p in measured])}; neighbours that differ overlap)")
         else:
-            steps = "; ".join(f"{a.release} {a.verdict} -> {b.release} {b.verdict}" for a, b in moves)
-            within = flickers(mine)
-            out.append(f"{claim.key}: changed {len(moves)} times: {steps}"
+            path = "; ".join(f"{a.release} {a.verdict} -> {b.release} {b.verdict}" for a, b in moves)
+            out.append(f"{claim.key}: changed {len(moves)} times: {path}"
                        + (f" (and {within} verdict differences within the noise)" if within else ""))
     return out
 

@@ -27,9 +27,10 @@ from typing import Any
 from markupsafe import Markup
 
 from .charts import SPARK_COLOURS
+from .claims import HOLDS, REVERSED, UNCLEAR
 
 FILES = (("timeline.json", "TensorFlow releases"), ("timeline-keras.json", "Keras 3 releases"))
-DECIDED = ("holds", "reversed", "no clear difference")
+DECIDED = (HOLDS, REVERSED, UNCLEAR)
 Reading = tuple[str, float, float]          # (verdict, low, high) of one release's point
 
 
@@ -37,6 +38,17 @@ def changed(a: Reading, b: Reading) -> bool:
     """The verdict differs between two releases AND their 95% intervals do not overlap (beyond the noise)."""
     (va, la, ha), (vb, lb, hb) = a, b
     return va != vb and (ha < lb or hb < la)
+
+
+def verdict_steps(readings: Sequence[Reading]) -> tuple[list[int], int]:
+    """Over consecutive measured releases: each ``i`` where ``i -> i+1`` ``changed``, and how many flickered.
+
+    A flicker: neighbours whose verdicts differ while their intervals overlap.
+    The one place that applies the rule along a timeline (report and command).
+    """
+    pairs = list(zip(readings, readings[1:], strict=False))
+    moves = [i for i, (a, b) in enumerate(pairs) if changed(a, b)]
+    return moves, sum(1 for a, b in pairs if a[0] != b[0]) - len(moves)
 
 
 def verdict_counts(verdicts: Sequence[str]) -> str:
@@ -87,13 +99,13 @@ def view(doc: dict[str, Any], title: str, file: str) -> TimelineView:
         by_release = {p["release"]: p for p in points}
         ordered = [by_release[r] for r in releases if r in by_release]
         decided = [p for p in ordered if p["verdict"] in DECIDED and p["ratio"]]
-        pairs = list(zip(decided, decided[1:], strict=False))
-        moves = [f"{a['release']} {a['verdict']} → {b['release']} {b['verdict']}"
-                 for a, b in pairs if changed(_reading(a), _reading(b))]
-        flickers = sum(1 for a, b in pairs if a["verdict"] != b["verdict"]) - len(moves)
+        steps, flickers = verdict_steps([_reading(p) for p in decided])
+        moves = [f"{decided[i]['release']} {decided[i]['verdict']} → {decided[i + 1]['release']} "
+                 f"{decided[i + 1]['verdict']}" for i in steps]
+        after_change = {decided[i + 1]["release"] for i in steps}
         charts.append(ClaimChart(key, f"{about['claim']} (time {about['a']} / {about['b']})",
-                                 Markup(claim_svg(releases, by_release, key)), moves, len(decided), flickers,
-                                 verdict_counts([p["verdict"] for p in decided])))
+                                 Markup(claim_svg(releases, by_release, key, after_change)), moves, len(decided),
+                                 flickers, verdict_counts([p["verdict"] for p in decided])))
     return TimelineView(title, file, releases, charts, list(doc.get("left_out") or []))
 
 
@@ -123,8 +135,9 @@ def _ratio_label(r: float) -> str:
     return f"{r:.3g}x"
 
 
-def claim_svg(releases: list[str], points: dict[str, dict[str, Any]], key: str, height: int = 170) -> str:
-    """The ratio (log scale) with its interval per release; colour = verdict; dashed = the verdict changed."""
+def claim_svg(releases: list[str], points: dict[str, dict[str, Any]], key: str, after_change: set[str],
+              height: int = 170) -> str:
+    """The ratio (log scale) with its interval per release; colour = verdict; dashed before each of ``after_change``."""
     step, pad_l, pad_r, pad_t, pad_b = 34, 46, 12, 10, 44
     width = pad_l + pad_r + step * max(1, len(releases))
     shown = [p for p in points.values() if p.get("ratio") and p.get("low") and p.get("high")]
@@ -147,7 +160,6 @@ def claim_svg(releases: list[str], points: dict[str, dict[str, Any]], key: str, 
         out.append(f'<line x1="{pad_l}" x2="{width - pad_r}" y1="{y(tick):.1f}" y2="{y(tick):.1f}" stroke="{grid}"/>')
         out.append(f'<text class="ytick" x="{pad_l - 4}" y="{y(tick) + 3:.1f}" font-size="10" '
                    f'text-anchor="end">{_ratio_label(tick)}</text>')
-    last: Reading | None = None
     for i, release in enumerate(releases):
         out.append(f'<text x="{x(i):.1f}" y="{height - pad_b + 12}" font-size="9" text-anchor="end" '
                    f'transform="rotate(-50 {x(i):.1f} {height - pad_b + 12})">{escape(release)}</text>')
@@ -157,12 +169,10 @@ def claim_svg(releases: list[str], points: dict[str, dict[str, Any]], key: str, 
             out.append(f'<text x="{x(i):.1f}" y="{y(1.0) - 4:.1f}" font-size="10" text-anchor="middle" fill="#aaa">'
                        f'·<title>{escape(release)}: {escape(str(why))}</title></text>')
             continue
-        if p["verdict"] in DECIDED:
-            if last is not None and changed(last, _reading(p)):
-                xm = x(i) - step / 2
-                out.append(f'<line class="change" x1="{xm:.1f}" x2="{xm:.1f}" y1="{pad_t}" y2="{height - pad_b}" '
-                           f'stroke="#444" stroke-dasharray="3 3"/>')
-            last = _reading(p)
+        if release in after_change:
+            xm = x(i) - step / 2
+            out.append(f'<line class="change" x1="{xm:.1f}" x2="{xm:.1f}" y1="{pad_t}" y2="{height - pad_b}" '
+                       f'stroke="#444" stroke-dasharray="3 3"/>')
         colour = SPARK_COLOURS.get(p["verdict"], "#5b6670")
         tip = f"{release}: {p['ratio']:.3g}x [{p['low']:.3g}, {p['high']:.3g}], {p['verdict']}"
         out.append(f'<line x1="{x(i):.1f}" x2="{x(i):.1f}" y1="{y(p["high"]):.1f}" y2="{y(p["low"]):.1f}" '
