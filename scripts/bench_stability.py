@@ -50,10 +50,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tfmatrix.report.compare import compare_paths, to_csv, to_html  # noqa: E402
-from tfmatrix.report.frame import build_frame  # noqa: E402
-from tfmatrix.report.load import load_dir  # noqa: E402
-from tfmatrix.results import write_text_atomic  # noqa: E402
+from tfmatrix.analysis.cells import load_dir  # noqa: E402
+from tfmatrix.analysis.compare import compare_paths, to_csv, to_html  # noqa: E402
+from tfmatrix.analysis.frame import build_frame  # noqa: E402
+from tfmatrix.results.store import write_text_atomic  # noqa: E402
 
 
 def run_matrix(reports: Path, args: argparse.Namespace) -> float:
@@ -117,16 +117,16 @@ def _estimators(per_process: list[list[float]]) -> dict[str, float]:
 
 
 def _p10(values: list[float]) -> float:
-    from tfmatrix.report.stats import estimate
+    from tfmatrix.analysis.stats import estimate
 
     return estimate(values)
 
 
 def attribution(run1: Path, run2: Path) -> list[str]:
     """Agreement of the two runs under each estimator, and of the comparisons paired vs unpaired."""
-    from tfmatrix.report import pairing  # _pair looks comparison_ci up here
-    from tfmatrix.report.compare import Agreement, compare_cells, deviation
-    from tfmatrix.report.stats import ratio_ci
+    from tfmatrix.analysis import pairing  # _pair looks comparison_ci up here
+    from tfmatrix.analysis.compare import Agreement, compare_cells, deviation
+    from tfmatrix.analysis.stats import ratio_ci
 
     cells1, cells2 = load_dir(run1).cells, load_dir(run2).cells
     df1, df2 = build_frame(cells1), build_frame(cells2)
@@ -158,8 +158,8 @@ def cross_cell_ratios(run1: Path, run2: Path) -> list[str]:
     ran in one interleaved run, ``pairing.comparison_ci``) and as the ratio of
     the two cells' times (what a sequential run can only do).
     """
-    from tfmatrix.report.compare import Agreement, deviation
-    from tfmatrix.report.pairing import comparison_ci
+    from tfmatrix.analysis.compare import Agreement, deviation
+    from tfmatrix.analysis.pairing import comparison_ci
 
     def rows(run: Path) -> dict[tuple[str, str], object]:
         df = build_frame(load_dir(run).cells)
@@ -204,7 +204,7 @@ def cell_shifts(run1: Path, run2: Path) -> str:
 
 def claims_agreement(run1: Path, run2: Path) -> str:
     """Every Claims line (claim x cell x configuration) in both runs: same verdict, changed, reversed."""
-    from tfmatrix.report.claims import compute_claims
+    from tfmatrix.analysis.claims import compute_claims
 
     def lines(run: Path) -> dict[tuple[str, str, str, str], str]:
         cells = load_dir(run).cells
@@ -234,7 +234,7 @@ def injected(run1: Path, run2: Path, factor: float = 1.10) -> list[str]:
     """
     import dataclasses
 
-    from tfmatrix.report.compare import compare_cells
+    from tfmatrix.analysis.compare import compare_cells
 
     cells1, cells2 = load_dir(run1).cells, load_dir(run2).cells
     out = []
@@ -263,7 +263,7 @@ def injected(run1: Path, run2: Path, factor: float = 1.10) -> list[str]:
 
 
 def false_alarms(run1: Path, run2: Path) -> list[str]:
-    from tfmatrix.report.compare import compare_paths
+    from tfmatrix.analysis.compare import compare_paths
 
     out = []
     for mode in ("none", "host", "run"):

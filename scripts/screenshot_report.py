@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from cdp_pipe import Chromium, find_chromium  # noqa: E402
 
-from tfmatrix.report import build  # noqa: E402
+from tfmatrix.report.build import build  # noqa: E402
 
 
 def main() -> int:

@@ -115,7 +115,7 @@ SCHEDULE_OPTIONAL_KEYS = {
     "passes": list,         # the matrix round (pass) each process came from
 }
 
-# Every key of a record, required or not: the host's shape check (``tfmatrix.shape.RECORD``) is built on it.
+# Every key of a record, required or not: the host's shape check (``tfmatrix.results.shapes.RECORD``) is built on it.
 ALL_RECORD_KEYS = dict(RECORD_KEYS, **RECORD_OPTIONAL_KEYS)
 
 

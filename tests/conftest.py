@@ -70,7 +70,7 @@ def venv_cell(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], dict]
     """
     from e2e import cell_docs, require, tfmatrix
 
-    from tfmatrix import interpreters
+    from tfmatrix.provision import interpreters
 
     reports = tmp_path_factory.mktemp("venv-reports")
     cache: dict[str, dict] = {}

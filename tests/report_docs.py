@@ -1,7 +1,7 @@
 """Helpers for the report tests: schema-valid synthetic cell documents, real ones from suite runs, and a tiny DOM.
 
 Synthetic documents go through the same code the real ones do
-(``suite.stats`` for record statistics, ``tfmatrix.results.cell_document``
+(``suite.stats`` for record statistics, ``tfmatrix.results.store.cell_document``
 for the cell wrapper, dumped as ``CellDoc.to_json``) and are checked against ``suite.schema``.
 """
 from __future__ import annotations
@@ -15,8 +15,8 @@ from typing import Any
 from suite import stats
 from suite.run import GPU_MISSING
 from suite.schema import validate
-from tfmatrix.documents import SuiteResults
-from tfmatrix.results import CellOutcome, cell_document
+from tfmatrix.results.documents import SuiteResults
+from tfmatrix.results.store import CellOutcome, cell_document
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -10,8 +10,8 @@ from suite.backend import BackendCompat, cell_backend
 from suite.registry import NotApplicable, Variant
 from suite.run import GPU_MISSING_BACKEND, unavailable
 from tfmatrix.matrix import Cell, Matrix
-from tfmatrix.releases import load_table
-from tfmatrix.render import render_cell
+from tfmatrix.matrix.releases import load_table
+from tfmatrix.provision.render import render_cell
 
 Snippet = Callable[..., Matrix]
 ErrorOf = Callable[..., str]
@@ -160,9 +160,9 @@ def _backend_cell(tmp: Path, name: str, backend: str, keras: str, center: float,
 
 
 def test_the_backend_finding_pairs_same_keras_cells_across_backends(tmp_path: Path) -> None:
-    from tfmatrix.report.findings import FINDINGS, compute
-    from tfmatrix.report.frame import build_frame
-    from tfmatrix.report.load import load_dir
+    from tfmatrix.analysis.cells import load_dir
+    from tfmatrix.analysis.findings import FINDINGS, compute
+    from tfmatrix.analysis.frame import build_frame
 
     _backend_cell(tmp_path, "keras3-tensorflow-cpu", "tensorflow", "3.15.1", 4e-3, 1)
     _backend_cell(tmp_path, "keras3-jax-cpu", "jax", "3.15.1", 2e-3, 3)

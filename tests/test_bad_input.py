@@ -19,9 +19,9 @@ from report_docs import cell_doc, noisy, record, results_doc, training_params, w
 
 from tfmatrix import cli, paths
 from tfmatrix.errors import UserError
-from tfmatrix.lock import run_lock
+from tfmatrix.execution.lock import run_lock
 from tfmatrix.matrix import Matrix
-from tfmatrix.names import resolve
+from tfmatrix.matrix.names import resolve
 from tfmatrix.runners.base import Runner
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -283,14 +283,14 @@ class _SkippingRunner(Runner):
         return "x"
 
     def run_cell(self, cell, request, log, progress):  # type: ignore[no-untyped-def]
-        from tfmatrix.results import CellOutcome
+        from tfmatrix.results.store import CellOutcome
 
         return CellOutcome(cell.name, "skipped", "no GPU here", {"name": self.name}, {})
 
 
 def test_a_requested_gpu_cell_that_is_skipped_exits_non_zero_saying_so_last(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    from tfmatrix import execution
+    from tfmatrix.execution import dispatch as execution
 
     monkeypatch.setattr(paths, "BUILD_DIR", tmp_path / "build")
     monkeypatch.setattr(execution, "make_runner", lambda kind, registry, console: _SkippingRunner())
@@ -317,7 +317,7 @@ def test_a_second_run_on_the_same_checkout_is_refused_with_one_line(tmp_path: Pa
 
 def test_the_lock_is_held_across_processes_and_freed_when_the_holder_dies(tmp_path: Path) -> None:
     lock = tmp_path / "run.lock"
-    code = (f"import sys, time; sys.path.insert(0, {str(ROOT)!r}); from tfmatrix.lock import run_lock\n"
+    code = (f"import sys, time; sys.path.insert(0, {str(ROOT)!r}); from tfmatrix.execution.lock import run_lock\n"
             f"with run_lock(__import__('pathlib').Path({str(lock)!r}), 'holder'):\n"
             "    print('held', flush=True); time.sleep(60)\n")
     holder = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
@@ -334,7 +334,7 @@ def test_the_lock_is_held_across_processes_and_freed_when_the_holder_dies(tmp_pa
 
 def test_matrix_and_cell_take_the_lock_before_touching_docker_or_reports(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    from tfmatrix import execution
+    from tfmatrix.execution import dispatch as execution
 
     monkeypatch.setattr(paths, "BUILD_DIR", tmp_path / "build")
     made = []

@@ -16,9 +16,9 @@ import pytest
 from report_docs import cell_doc, noisy, record, results_doc, synthetic_matrix, training_params, write
 
 from tfmatrix import cli
+from tfmatrix.analysis.cells import load_file
 from tfmatrix.errors import UserError
-from tfmatrix.report import build
-from tfmatrix.report.load import load_file
+from tfmatrix.report.build import build
 
 WRONG_VALUES: tuple[Any, ...] = ("oops", 5, [1], {"a": 1}, True)
 

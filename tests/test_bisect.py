@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 
 from tfmatrix import cli
+from tfmatrix.analysis.cells import load_dir
 from tfmatrix.errors import UserError
 from tfmatrix.history.axis import keras_axis, minor_steps, patch_steps, tf_axis
 from tfmatrix.history.bisect import Bisection, bisect, package_diff
 from tfmatrix.history.search import BAD, GOOD, SKIPPED, UNDECIDED, Measure, classify, search
 from tfmatrix.history.targets import bench_target, claim_target, claim_variant_ids
-from tfmatrix.releases import load_table
-from tfmatrix.report.load import load_dir
+from tfmatrix.matrix.releases import load_table
 
 SLOW, FAST = Measure(24.0, 22.0, 27.0), Measure(0.97, 0.9, 1.04)
 SPANS = Measure(4.0, 0.9, 20.0)              # spans sqrt(24 * 0.97) = 4.8
@@ -192,7 +192,7 @@ def test_bad_bisect_input_is_one_line_and_exit_2(capsys, argv, message):
 
 
 def test_the_opening_estimate_counts_only_the_variants_a_probe_runs(tmp_path):
-    from tfmatrix import execution
+    from tfmatrix.execution import dispatch as execution
     from tfmatrix.matrix import load
     from tfmatrix.runners.common import RunRequest
 

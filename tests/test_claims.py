@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from report_docs import cell_doc, noisy, parse_html, record, results_doc, write
 
-from tfmatrix.report import build
-from tfmatrix.report.claims import (
+from tfmatrix.analysis.cells import load_dir
+from tfmatrix.analysis.claims import (
     CANNOT,
     CLAIMS,
     HOLDS,
@@ -28,10 +28,10 @@ from tfmatrix.report.claims import (
     compute_claims,
     verdict,
 )
+from tfmatrix.analysis.findings import FINDINGS
+from tfmatrix.analysis.frame import build_frame
+from tfmatrix.report.build import build
 from tfmatrix.report.claims_view import ROW_COLUMNS
-from tfmatrix.report.findings import FINDINGS
-from tfmatrix.report.frame import build_frame
-from tfmatrix.report.load import load_dir
 
 GENERATED = "2026-01-02T03:04:05+00:00"
 

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from tfmatrix.cluster_progress import ClusterProgress
+from tfmatrix.analysis.hardware import mixed_hardware
 from tfmatrix.errors import UserError
+from tfmatrix.execution.cluster_progress import ClusterProgress
 from tfmatrix.matrix import load
-from tfmatrix.report.hardware import mixed_hardware
-from tfmatrix.results import CellOutcome
+from tfmatrix.results.store import CellOutcome
 from tfmatrix.runners import docker as docker_runner
 from tfmatrix.runners import node
 from tfmatrix.runners.cluster import Needs, NodeLost, RayRunner, connect_runner, needs, unserved

@@ -5,7 +5,7 @@ import time
 
 from rich.console import Console
 
-from tfmatrix.cluster_progress import ClusterProgress, makespan
+from tfmatrix.execution.cluster_progress import ClusterProgress, makespan
 from tfmatrix.runners.cluster import Needs, capacity
 
 

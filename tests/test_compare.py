@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from report_docs import cell_doc, noisy, record, results_doc, write
 
+from tfmatrix.analysis.compare import Agreement, compare_paths, deviation, to_csv, to_html
 from tfmatrix.cli import main
 from tfmatrix.errors import UserError
-from tfmatrix.report.compare import Agreement, compare_paths, deviation, to_csv, to_html
 
 TINY = {"model": "tiny", "batch": 8, "api": "tf.keras", "mode": "eager"}
 
@@ -139,7 +139,7 @@ def test_cli_compare_bad_input_is_one_line(tmp_path, capsys):
 
 
 def test_report_summary_states_run_to_run_agreement_when_a_previous_run_exists(tmp_path):
-    from tfmatrix.report import build
+    from tfmatrix.report.build import build
 
     reports = tmp_path / "reports"
     _run(tmp_path, "previous", BASE)
@@ -161,7 +161,7 @@ def test_report_summary_states_run_to_run_agreement_when_a_previous_run_exists(t
 def test_a_ratio_that_moved_between_runs_is_no_finding_within_that_move(tmp_path):
     """model(x) vs predict: 1.10 now, 0.95 in the previous run. Each run's interval is narrow, but the ratio
     moved 16% between the runs: that is the measured noise, and 10% is inside it."""
-    from tfmatrix.report import build
+    from tfmatrix.report.build import build
 
     reports = tmp_path / "reports"
     reports.mkdir()
@@ -185,9 +185,9 @@ def test_a_v1_cell_file_from_before_interleaving_still_loads_compares_and_report
     """tests/fixtures/cell-v1-tf1.15-cpu.json: a real tf1.15-cpu cell file (trimmed) written by the suite before
     windows, adaptive stopping and the report's 10th-percentile time existed: no ``schedule``, five samples each.
     Kept so every format change is tested against what users already have on disk."""
-    from tfmatrix.report import build
-    from tfmatrix.report.frame import build_frame
-    from tfmatrix.report.load import load_file
+    from tfmatrix.analysis.cells import load_file
+    from tfmatrix.analysis.frame import build_frame
+    from tfmatrix.report.build import build
 
     cell = load_file(FIXTURE)
     assert (cell.name, cell.status, cell.tf) == ("tf1.15-cpu", "ok", "1.15.5")
@@ -206,8 +206,8 @@ def test_a_v1_cell_file_from_before_interleaving_still_loads_compares_and_report
 
 def test_the_summary_states_the_noise_the_verdicts_use(tmp_path):
     """Two processes whose 10th percentiles are 20% apart: the Noise line says 20%, as the verdicts count it."""
-    from tfmatrix.report import build
-    from tfmatrix.report.stats import noise_of
+    from tfmatrix.analysis.stats import noise_of
+    from tfmatrix.report.build import build
 
     per_process = [noisy(1e-3, spread=0.005, seed=1), noisy(1.2e-3, spread=0.005, seed=2)]
     rec = record("inference.tiny", {**TINY, "path": "call", "stage": "compiled"}, per_process=per_process)

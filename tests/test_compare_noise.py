@@ -15,11 +15,11 @@ import pytest
 from report_docs import record, results_doc
 
 from tfmatrix import cli
-from tfmatrix.documents import SuiteResults
-from tfmatrix.report.compare import compare_cells, variant_changes
-from tfmatrix.report.frame import build_frame
-from tfmatrix.report.load import CellResult, load_file
-from tfmatrix.results import CellOutcome, cell_document, write_cell
+from tfmatrix.analysis.cells import CellResult, load_file
+from tfmatrix.analysis.compare import compare_cells, variant_changes
+from tfmatrix.analysis.frame import build_frame
+from tfmatrix.results.documents import SuiteResults
+from tfmatrix.results.store import CellOutcome, cell_document, write_cell
 
 VARIANTS = 200
 ROUNDS = 3

@@ -22,11 +22,11 @@ import pytest
 from suite import schema
 from suite.registry import PRESETS
 from suite.run import Progress
+from tfmatrix.analysis.claims import CLAIMS
+from tfmatrix.analysis.findings import CHARTS, FINDINGS
 from tfmatrix.errors import UserError
 from tfmatrix.matrix import KNOWN_PRESETS
 from tfmatrix.progress import parse_suite_line
-from tfmatrix.report.claims import CLAIMS
-from tfmatrix.report.findings import CHARTS, FINDINGS
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -136,7 +136,7 @@ def test_the_host_parses_the_progress_line_the_suite_writes():
                                          ((1, 2), "1x2"), ("small", "small"), (0.5, "0.5"), (None, "None")])
 def test_variant_ids_and_the_report_write_a_parameter_value_the_same_way(value, text):
     from suite.registry import _fmt
-    from tfmatrix.report.frame import param_text
+    from tfmatrix.analysis.frame import param_text
 
     assert schema.param_text(value) == _fmt(value) == param_text(value) == text
 
@@ -153,7 +153,7 @@ def test_a_record_the_suite_writes_has_the_keys_the_schema_declares_and_the_host
     from suite.definitions import Benchmark, Variant
     from suite.isolation import failure_record
     from suite.run import combine
-    from tfmatrix.shape import RECORD, problem
+    from tfmatrix.results.shapes import RECORD, problem
 
     bench = Benchmark()
     bench.name, bench.seed, bench.title = "contract.dense", "000", "a contract"

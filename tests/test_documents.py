@@ -1,4 +1,4 @@
-"""The results model (``tfmatrix.documents``): one load and one dump per document, versions and their upgrades.
+"""The results model (``tfmatrix.results.documents``): one load and one dump per document, versions and their upgrades.
 
 ``tests/fixtures/cell-v1-tf1.15-cpu.json`` is a v1 cell file as users have it
 on disk; it must load through the model and dump back to the same JSON. The
@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from tfmatrix import documents
-from tfmatrix.documents import CELL_FORMAT, RESULTS_FORMAT, CellDoc, Format, SuiteResults, read_cell
 from tfmatrix.errors import UserError
+from tfmatrix.results import documents
+from tfmatrix.results.documents import CELL_FORMAT, RESULTS_FORMAT, CellDoc, Format, SuiteResults, read_cell
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "cell-v1-tf1.15-cpu.json"
 
@@ -106,15 +106,15 @@ def test_cell_statuses_are_spelled_once():
     """A tuple of cell statuses written out again (``("failed", "timeout")``) drifts when a status is added."""
     import ast
 
-    from tfmatrix.documents import CELL_STATUSES
+    from tfmatrix.results.documents import CELL_STATUSES
 
     root = Path(__file__).resolve().parent.parent / "tfmatrix"
     found = []
     for path in sorted(root.rglob("*.py")):
-        if path.name == "documents.py" and path.parent == root:
+        if path.name == "documents.py" and path.parent == root / "results":
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, (ast.Tuple, ast.List, ast.Set)) and len(node.elts) >= 2 and all(
                     isinstance(e, ast.Constant) and e.value in CELL_STATUSES for e in node.elts):
                 found.append(f"{path.relative_to(root.parent)}:{node.lineno}")
-    assert found == [], "use tfmatrix.documents.CELL_STATUSES / CELL_FAILURES"
+    assert found == [], "use tfmatrix.results.documents.CELL_STATUSES / CELL_FAILURES"

@@ -14,9 +14,9 @@ import pytest
 from e2e import MATRICES, cell_docs, records, require, tfmatrix
 
 from suite.schema import validate
-from tfmatrix.report.findings import FINDINGS, compute
-from tfmatrix.report.frame import build_frame
-from tfmatrix.report.load import load_dir
+from tfmatrix.analysis.cells import load_dir
+from tfmatrix.analysis.findings import FINDINGS, compute
+from tfmatrix.analysis.frame import build_frame
 from tfmatrix.runners import docker as docker_runner
 
 pytestmark = pytest.mark.docker

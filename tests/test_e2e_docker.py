@@ -172,7 +172,7 @@ def test_an_interrupted_matrix_keeps_finished_cells_leaves_nothing_behind_and_re
     attempt did not replace, and the next `matrix` run does only what is missing."""
     import signal
 
-    from tfmatrix.interleaved import JOURNAL_DIR
+    from tfmatrix.execution.interleaved import JOURNAL_DIR
 
     sig = getattr(signal, sig_name)
     reports = tmp_path / "reports"

@@ -9,9 +9,10 @@ import pytest
 from e2e import cell_docs, tfmatrix
 from rich.console import Console
 
-from tfmatrix import execution, interpreters
+from tfmatrix.execution import dispatch as execution
 from tfmatrix.matrix import load
 from tfmatrix.paths import DEFAULT_MATRIX, REPO_ROOT
+from tfmatrix.provision import interpreters
 from tfmatrix.runners.common import RunRequest
 from tfmatrix.runners.venv import VenvRunner
 

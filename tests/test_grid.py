@@ -6,10 +6,10 @@ from types import SimpleNamespace
 from report_docs import parse_html
 from test_claims import GENERATED, _claims, _hidden_effect
 
-from tfmatrix.report import build
-from tfmatrix.report.claims import CANNOT, CLAIMS, HOLDS, NOT_MEASURED, REVERSED, UNCLEAR
+from tfmatrix.analysis.cells import load_dir
+from tfmatrix.analysis.claims import CANNOT, CLAIMS, HOLDS, NOT_MEASURED, REVERSED, UNCLEAR
+from tfmatrix.report.build import build
 from tfmatrix.report.grid import MIXED, family, grid_view, head, short_claim, square
-from tfmatrix.report.load import load_dir
 
 
 def _cell(backend=None, flavour="tf.keras", tf="2.15", major=2, keras="2.15.0", target="cpu"):

@@ -17,14 +17,14 @@ import numpy as np
 import pytest
 from report_docs import cell_doc, noisy, parse_html, record, results_doc, table_rows, training_params, write
 
-from tfmatrix.report import build
-from tfmatrix.report.claims import CLAIMS, compute_claim
-from tfmatrix.report.findings import FINDINGS, compute
-from tfmatrix.report.frame import build_frame
-from tfmatrix.report.hardware import Hardware, hardware_groups, hardware_of, same_hardware, stack_key
+from tfmatrix.analysis.cells import load_dir
+from tfmatrix.analysis.claims import CLAIMS, compute_claim
+from tfmatrix.analysis.findings import FINDINGS, compute
+from tfmatrix.analysis.frame import build_frame
+from tfmatrix.analysis.hardware import Hardware, hardware_groups, hardware_of, same_hardware, stack_key
+from tfmatrix.analysis.stats import estimate
+from tfmatrix.report.build import build
 from tfmatrix.report.hardware_view import hardware_pairs, to_csv
-from tfmatrix.report.load import load_dir
-from tfmatrix.report.stats import estimate
 from tfmatrix.report.tables import fmt_seconds
 
 GENERATED = "2026-01-02T03:04:05+00:00"

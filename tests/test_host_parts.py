@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from tfmatrix import interpreters, wheelhouse
 from tfmatrix.progress import Progress, fmt_duration, parse_suite_line
-from tfmatrix.results import (
+from tfmatrix.provision import interpreters, wheelhouse
+from tfmatrix.results.store import (
     CellOutcome,
     cell_document,
     load_cell,
@@ -151,7 +151,7 @@ def test_interrupted_write_leaves_the_old_file(tmp_path, monkeypatch):
 
 
 def test_suite_fingerprint_changes_with_the_suite(tmp_path, monkeypatch):
-    import tfmatrix.results as results
+    import tfmatrix.results.store as results
 
     (tmp_path / "a.py").write_text("x = 1\n")
     monkeypatch.setattr(results, "SUITE_DIR", tmp_path)
@@ -162,8 +162,8 @@ def test_suite_fingerprint_changes_with_the_suite(tmp_path, monkeypatch):
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="Linux only")
 def test_python_m_tfmatrix_is_importable():
-    proc = subprocess.run([sys.executable, "-c", "import tfmatrix.execution, tfmatrix.runners.venv, "
-                           "tfmatrix.runners.docker, tfmatrix.bases"], capture_output=True, text=True,
+    proc = subprocess.run([sys.executable, "-c", "import tfmatrix.execution.dispatch, tfmatrix.runners.venv, "
+                           "tfmatrix.runners.docker, tfmatrix.provision.base_images"], capture_output=True, text=True,
                           cwd=Path(__file__).resolve().parent.parent)
     assert proc.returncode == 0, proc.stderr
 

@@ -19,16 +19,16 @@ from report_docs import record, results_doc
 from rich.console import Console
 
 from suite.schema import validate
-from tfmatrix import execution
-from tfmatrix.interleaved import JOURNAL_DIR
-from tfmatrix.report.frame import build_frame
-from tfmatrix.report.load import load_dir
-from tfmatrix.report.pairing import comparison_ci
-from tfmatrix.results import CellOutcome, load_cell
+from tfmatrix.analysis.cells import load_dir
+from tfmatrix.analysis.frame import build_frame
+from tfmatrix.analysis.pairing import comparison_ci
+from tfmatrix.execution import dispatch as execution
+from tfmatrix.execution.interleaved import JOURNAL_DIR
+from tfmatrix.execution.turns import plan_turns
+from tfmatrix.results.store import CellOutcome, load_cell
 from tfmatrix.runners.base import Runner, SuiteExit
 from tfmatrix.runners.common import RunRequest
 from tfmatrix.runners.whole import run_whole
-from tfmatrix.schedule import plan_turns
 
 BASE = {"a": {"v1": 1e-3, "v2": 2e-3}, "b": {"v1": 2e-3, "v2": 2e-3}}       # a/b: v1 0.5, v2 1.0
 
@@ -263,8 +263,8 @@ def test_the_time_left_counts_slices_not_yet_run_at_the_rate_measured_so_far():
     far (the cell's own, else every cell's), not counted as 0 ('~0:00 left' at turn 1 of 6)."""
     from types import SimpleNamespace
 
-    from tfmatrix.interleaved import _seconds_left, slice_estimate
-    from tfmatrix.schedule import plan_turns
+    from tfmatrix.execution.interleaved import _seconds_left, slice_estimate
+    from tfmatrix.execution.turns import plan_turns
 
     a = SimpleNamespace(slices={"s1": ["v"] * 10, "s2": ["v"] * 20}, slice_s={"s1": 5.0}, failure=None, done=set())
     b = SimpleNamespace(slices={"s1": ["v"] * 10, "s2": ["v"] * 40}, slice_s={}, failure=None, done=set())

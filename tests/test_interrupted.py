@@ -17,12 +17,12 @@ import pytest
 from report_docs import noisy, record, results_doc, training_params
 from rich.console import Console
 
-from tfmatrix import execution
-from tfmatrix.documents import SuiteResults
+from tfmatrix.execution import dispatch as execution
 from tfmatrix.matrix import load
 from tfmatrix.paths import DEFAULT_MATRIX
-from tfmatrix.report import build
-from tfmatrix.results import CellOutcome
+from tfmatrix.report.build import build
+from tfmatrix.results.documents import SuiteResults
+from tfmatrix.results.store import CellOutcome
 from tfmatrix.runners.base import Runner
 from tfmatrix.runners.common import RunRequest
 

@@ -578,7 +578,7 @@ def test_default_matrix_tells_the_whole_story() -> None:
         assert {matrix.cell(f"keras3-{backend}-{t}").keras.version for t in ("cpu", "gpu")} == {"3.15.1"}
     assert matrix.settings.baseline == "tf1.14-keras2.2.5-cpu"
     assert matrix.warnings == ()
-    from tfmatrix.releases import load_table
+    from tfmatrix.matrix.releases import load_table
 
     assert any(c.tf == load_table().newest().newest for c in matrix.cells)
     cpu_python = {c.tf_release: c.python for c in matrix.cells if c.target == "cpu" and c.has_tf}

@@ -13,7 +13,7 @@ import random
 import pytest
 
 from suite import harness, stats
-from tfmatrix.report.stats import paired_ratio_ci, ratio_ci, same_windows
+from tfmatrix.analysis.stats import paired_ratio_ci, ratio_ci, same_windows
 
 
 class Host:

@@ -236,7 +236,7 @@ def test_a_bare_node_gets_the_heads_wheels_and_benchmark_files_through_ray(clust
     import hashlib
     import json
 
-    from tfmatrix import wheelhouse
+    from tfmatrix.provision import wheelhouse
 
     name = "bare-node"
     for image in client.images.list(name=f"tfmatrix/{name}"):

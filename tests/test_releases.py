@@ -5,9 +5,8 @@ import re
 
 import pytest
 
-from tfmatrix import releases
-from tfmatrix.matrix import PATTERNS
-from tfmatrix.releases import TABLE_PATH, load_table
+from tfmatrix.matrix import PATTERNS, releases
+from tfmatrix.matrix.releases import TABLE_PATH, load_table
 from tfmatrix.versions import minor_series, version_key
 
 TABLE = load_table()

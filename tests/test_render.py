@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from tfmatrix import render
 from tfmatrix.matrix import Cell, load, parse_matrix
-from tfmatrix.releases import load_table
-from tfmatrix.render import RenderError, inputs_hash, render_cell, write_rendered
+from tfmatrix.matrix.releases import load_table
+from tfmatrix.provision import render
+from tfmatrix.provision.render import RenderError, inputs_hash, render_cell, write_rendered
 
 GOLDEN_DIR = Path(__file__).parent / "golden"
 UPDATE_GOLDEN = os.environ.get("TFMATRIX_UPDATE_GOLDEN") == "1"  # regenerate: TFMATRIX_UPDATE_GOLDEN=1 pytest ...

@@ -30,11 +30,11 @@ from report_docs import (
 
 from suite import stats as suite_stats
 from suite.run import GPU_MISSING
+from tfmatrix.analysis.cells import load_dir, load_file
+from tfmatrix.analysis.frame import build_frame
+from tfmatrix.analysis.stats import pct_faster, ratio_ci, spread
 from tfmatrix.errors import UserError
-from tfmatrix.report import build
-from tfmatrix.report.frame import build_frame
-from tfmatrix.report.load import load_dir, load_file
-from tfmatrix.report.stats import pct_faster, ratio_ci, spread
+from tfmatrix.report.build import build
 from tfmatrix.versions import major, version_key
 
 GENERATED = "2026-01-02T03:04:05+00:00"
@@ -471,7 +471,7 @@ def test_real_cells_report(real_cells, tmp_path):
 @pytest.mark.tf
 def test_real_cells_claims(real_cells, tmp_path):
     """Every claim answered per real CPU cell, or marked cannot-exist with a reason; the seed's 001 cell holds."""
-    from tfmatrix.report.claims import CANNOT, CLAIMS, HOLDS, compute_claims
+    from tfmatrix.analysis.claims import CANNOT, CLAIMS, HOLDS, compute_claims
 
     cells = load_dir(real_cells).cells
     results = {r.claim.key: r for r in compute_claims(build_frame(cells), cells)}

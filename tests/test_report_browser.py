@@ -15,8 +15,8 @@ from cdp_pipe import Chromium, find_chromium
 from e2e import require
 from report_docs import synthetic_matrix
 
-from tfmatrix.report import build
-from tfmatrix.report.claims import CLAIMS
+from tfmatrix.analysis.claims import CLAIMS
+from tfmatrix.report.build import build
 
 pytestmark = pytest.mark.browser
 
@@ -189,13 +189,13 @@ def test_the_timeline_and_bisect_sections_open_with_charts_tooltips_and_their_fi
     require(CHROMIUM is not None, "headless Chromium not found (apt-get install -y chromium, or set TFMATRIX_CHROMIUM)")
     import json
 
+    from tfmatrix.analysis.cells import load_dir
     from tfmatrix.history.axis import tf_axis
     from tfmatrix.history.bisect import bisect
     from tfmatrix.history.search import Measure
     from tfmatrix.history.targets import claim_target
     from tfmatrix.history.timeline import points_for, timeline_claims, to_csv, to_json
-    from tfmatrix.releases import load_table
-    from tfmatrix.report.load import load_dir
+    from tfmatrix.matrix.releases import load_table
 
     with tarfile.open(DEFAULT_RUN) as tar:
         tar.extractall(tmp_path, filter="data")

@@ -8,10 +8,10 @@ import pytest
 from report_docs import noisy, record, results_doc
 
 from suite.schema import validate
-from tfmatrix import execution
-from tfmatrix.documents import SuiteResults
-from tfmatrix.results import PREVIOUS_DIR, CellOutcome, load_cell
-from tfmatrix.rounds import merge_results
+from tfmatrix.execution import dispatch as execution
+from tfmatrix.execution.rounds import merge_results
+from tfmatrix.results.documents import SuiteResults
+from tfmatrix.results.store import PREVIOUS_DIR, CellOutcome, load_cell
 from tfmatrix.runners.base import Runner
 from tfmatrix.runners.common import RunRequest
 

@@ -10,9 +10,9 @@ import threading
 
 import pytest
 
-from tfmatrix import wheelhouse
+from tfmatrix.matrix.user_benchmarks import files_hash
+from tfmatrix.provision import wheelhouse
 from tfmatrix.runners import shipping
-from tfmatrix.user_benchmarks import files_hash
 
 REQS = ["demo==1.0", "dep==2.0"]
 PY = "3.11"

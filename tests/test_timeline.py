@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from tfmatrix.analysis.cells import load_dir
+from tfmatrix.analysis.claims import CLAIMS
 from tfmatrix.history.axis import tf_axis
 from tfmatrix.history.bisect import bisect
 from tfmatrix.history.search import Measure
@@ -33,10 +35,8 @@ from tfmatrix.history.timeline import (
     to_csv,
     to_json,
 )
-from tfmatrix.releases import load_table
-from tfmatrix.report import build
-from tfmatrix.report.claims import CLAIMS
-from tfmatrix.report.load import load_dir
+from tfmatrix.matrix.releases import load_table
+from tfmatrix.report.build import build
 
 CELLS = ["tf1.15-cpu", "tf2.1-cpu", "tf2.9-cpu", "tf2.15-cpu", "tf2.16-keras3-cpu", "tf2.21-keras3-cpu"]
 

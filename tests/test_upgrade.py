@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 from report_docs import cell_doc, noisy, parse_html, record, results_doc, table_rows, write
 
+from tfmatrix.analysis.cells import load_dir
+from tfmatrix.analysis.compare import variant_changes
+from tfmatrix.analysis.frame import build_frame
+from tfmatrix.analysis.upgrade import upgrade_view
 from tfmatrix.cli import main
 from tfmatrix.errors import UserError
-from tfmatrix.report import build
-from tfmatrix.report.compare import variant_changes
-from tfmatrix.report.frame import build_frame
-from tfmatrix.report.load import load_dir
-from tfmatrix.report.upgrade import upgrade_view
+from tfmatrix.report.build import build
 
 BASE, CAND = "tf2.15-cpu", "tf2.21-keras3-cpu"
 

@@ -6,14 +6,14 @@ from typing import Any
 
 import pytest
 
-from tfmatrix import execution
 from tfmatrix.cli import main
-from tfmatrix.render import render_cell
-from tfmatrix.results import CellOutcome, load_cell
+from tfmatrix.execution import dispatch as execution
+from tfmatrix.matrix.user_benchmarks import BENCH_MOUNT, PLUGINS_ENV, files_hash
+from tfmatrix.provision.render import render_cell
+from tfmatrix.results.store import CellOutcome, load_cell
 from tfmatrix.runners import docker as docker_runner
 from tfmatrix.runners.base import Runner
 from tfmatrix.runners.common import RunRequest, requirements_failure
-from tfmatrix.user_benchmarks import BENCH_MOUNT, PLUGINS_ENV, files_hash
 
 CELLS = """
 [[cell]]

@@ -20,14 +20,14 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from rich.markup import escape
 
 from . import __version__, paths
-from .command_args import add_only, find_cell, load_matrix, output_dir, selected
-from .documents import CELL_FAILURES, CELL_STATUSES
+from .commands.common import add_only, find_cell, load_matrix, output_dir, selected
+from .commands.report import _configure_compare, _configure_report, cmd_compare, cmd_report, report_refused
 from .errors import UserError
 from .matrix import KNOWN_PRESETS, Cell, Matrix
-from .report_commands import _configure_compare, _configure_report, cmd_compare, cmd_report, report_refused
+from .results.documents import CELL_FAILURES, CELL_STATUSES
 
 if TYPE_CHECKING:
-    from .report.load import Refused
+    from .analysis.cells import Refused
 
 PROG = "python -m tfmatrix"
 
@@ -75,7 +75,7 @@ class Subcommand:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     """Load and check the matrix; one summary line."""
-    from .execution import cold_estimate
+    from .execution.dispatch import cold_estimate
     from .progress import fmt_duration
 
     matrix = load_matrix(args)
@@ -88,7 +88,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def _list_rows(cells: Sequence[Cell]) -> list[dict[str, object]]:
-    from .render import render_cells  # jinja2 only when needed
+    from .provision.render import render_cells  # jinja2 only when needed
 
     return [{**c.to_dict(), "tag": r.tag} for c, r in zip(cells, render_cells(cells), strict=True)]
 
@@ -127,7 +127,7 @@ def _configure_list(p: argparse.ArgumentParser) -> None:
 
 def cmd_render(args: argparse.Namespace) -> int:
     """Write build/images/<cell>/{Dockerfile,requirements.txt,cell.json}."""
-    from .render import render_cells, write_rendered
+    from .provision.render import render_cells, write_rendered
 
     matrix = load_matrix(args)
     cells = selected(matrix, args.only)
@@ -158,8 +158,8 @@ def _run_cells(args: argparse.Namespace, cells: Sequence[Cell], bench: Sequence[
     """
     from rich.console import Console
 
-    from .execution import execute, make_runner
-    from .lock import command_line, run_lock
+    from .execution.dispatch import execute, make_runner
+    from .execution.lock import command_line, run_lock
     from .runners.common import RunRequest
 
     console = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -194,7 +194,7 @@ def _run_cells(args: argparse.Namespace, cells: Sequence[Cell], bench: Sequence[
 
 def bench_paths(given: Sequence[str], matrix: Matrix) -> tuple[Path, ...]:
     """The user's benchmark paths: ``--bench-path`` (relative to the current directory) replaces ``[suite] paths``."""
-    from .user_benchmarks import check_path
+    from .matrix.user_benchmarks import check_path
 
     if not given:
         return matrix.settings.bench_paths
@@ -203,7 +203,7 @@ def bench_paths(given: Sequence[str], matrix: Matrix) -> tuple[Path, ...]:
 
 
 def _has_results(cells_dir: Path, name: str) -> bool:
-    from .results import load_cell
+    from .results.store import load_cell
 
     doc = load_cell(cells_dir / f"{name}.json")
     return doc is not None and doc.status == "ok"
@@ -211,7 +211,7 @@ def _has_results(cells_dir: Path, name: str) -> bool:
 
 def _refresh_report(reports: Path, matrix: Matrix, console: Any) -> list[Refused]:
     """Rebuild the report after a run; the cell files it had to leave out."""
-    from .report import build
+    from .report.build import build
 
     cells = reports / "cells"
     upgrade = matrix.settings.compare
@@ -242,14 +242,14 @@ def cmd_cell(args: argparse.Namespace) -> int:
 
 
 def cmd_duet(args: argparse.Namespace) -> int:
-    """Two cells at the same time, one CPU each (``tfmatrix.duet``)."""
-    from .duet import cmd_duet as run
+    """Two cells at the same time, one CPU each (``tfmatrix.execution.duet``)."""
+    from .execution.duet import cmd_duet as run
 
     return run(args)
 
 
 def _configure_duet(p: argparse.ArgumentParser) -> None:
-    from .duet import configure
+    from .execution.duet import configure
 
     configure(p)
 
@@ -292,7 +292,7 @@ def _configure_timeline(p: argparse.ArgumentParser) -> None:
 
 
 def _add_run_options(p: argparse.ArgumentParser) -> None:
-    from .execution import RUNNERS
+    from .execution.dispatch import RUNNERS
 
     p.add_argument("--preset", choices=KNOWN_PRESETS, help="override every cell's suite preset")
     p.add_argument("--repeats", type=int, help="override the samples per process")
@@ -344,7 +344,7 @@ def _configure_cell(p: argparse.ArgumentParser) -> None:
 
 def cmd_wheels(args: argparse.Namespace) -> int:
     """Fill the shared wheelhouse for the selected cells (air-gapped hosts: run this where PyPI answers)."""
-    from . import wheelhouse
+    from .provision import wheelhouse
 
     matrix = load_matrix(args)
     cells = selected(matrix, args.only)
@@ -370,7 +370,7 @@ def _configure_wheels(p: argparse.ArgumentParser) -> None:
 
 def cmd_base_images(args: argparse.Namespace) -> int:
     """Build the base images the selected CPU cells expect, from this host (no registry needed)."""
-    from . import bases
+    from .provision import base_images
     from .runners.docker import engine
 
     matrix = load_matrix(args)
@@ -378,17 +378,17 @@ def cmd_base_images(args: argparse.Namespace) -> int:
     client = engine()
     if client is None:
         raise UserError("base-images: no Docker engine answers (start dockerd, or check DOCKER_HOST)")
-    upstream = sorted({c.base.upstream for c in cells if bases.buildable_python(c.base.upstream)})
-    from .lock import command_line, run_lock
+    upstream = sorted({c.base.upstream for c in cells if base_images.buildable_python(c.base.upstream)})
+    from .execution.lock import command_line, run_lock
 
     try:
         with run_lock(paths.BUILD_DIR / "run.lock", command_line()):   # never build an image twice at once
-            built = bases.ensure_for(client, upstream, log=(print if args.verbose else (lambda line: None)))
-    except bases.BaseImageError as e:
+            built = base_images.ensure_for(client, upstream, log=(print if args.verbose else (lambda line: None)))
+    except base_images.BaseImageError as e:
         raise UserError(f"base-images: {e}") from None
     for up, local in built.items():
         print(f"{up} -> {local}")
-    print(f"use them with TFMATRIX_BASE_REGISTRY={bases.LOCAL_REGISTRY} (the docker runner also picks them "
+    print(f"use them with TFMATRIX_BASE_REGISTRY={base_images.LOCAL_REGISTRY} (the docker runner also picks them "
           "by itself when a pull fails)")
     return 0
 

@@ -9,7 +9,7 @@ IMAGES_DIR = REPO_ROOT / "images"
 SUITE_DIR = REPO_ROOT / "suite"
 DEFAULT_MATRIX = REPO_ROOT / "matrix.toml"
 BUILD_DIR = REPO_ROOT / "build"
-RENDER_DIR = BUILD_DIR / "images"        # build/images/<cell>/: written by tfmatrix.render only
+RENDER_DIR = BUILD_DIR / "images"        # build/images/<cell>/: written by tfmatrix.provision.render only
 REPORTS_DIR = REPO_ROOT / "reports"
 
 

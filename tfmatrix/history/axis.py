@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..errors import UserError
-from ..releases import Table
+from ..matrix.releases import Table
 from ..versions import minor_series, version_key
 
 AXES = ("tf", "keras")

@@ -22,11 +22,11 @@ from typing import Any
 from rich.console import Console
 
 from .. import paths
+from ..analysis.cells import CellResult, load_file
 from ..errors import UserError
 from ..matrix import Settings
-from ..releases import load_table
-from ..report.load import CellResult, load_file
-from ..results import suite_fingerprint, write_json_atomic
+from ..matrix.releases import load_table
+from ..results.store import suite_fingerprint, write_json_atomic
 from ..runners.base import Runner
 from ..runners.common import RunRequest
 from .axis import AXES, Axis, keras_axis, minor_steps, patch_steps, tf_axis
@@ -67,7 +67,7 @@ class Prober:
                     self.cells[release] = earlier
                     self.how[release] = f"reused {_rel(earlier.path)}"
                     return got
-        from ..execution import execute
+        from ..execution.dispatch import execute
 
         rounds = self.request.rounds * attempt
         self.console.print(f"\\[tfmatrix] bisect: measuring {self.axis.what} {release} ({cell.name}, "
@@ -183,9 +183,9 @@ def out_name(key: str) -> str:
 
 def cmd_bisect(args: argparse.Namespace) -> int:
     """``python -m tfmatrix bisect (--claim NAME | --bench ID) --good A --bad B [--axis tf|keras] [--patches]``."""
-    from ..command_args import load_matrix, output_dir
-    from ..execution import make_runner
-    from ..lock import command_line, run_lock
+    from ..commands.common import load_matrix, output_dir
+    from ..execution.dispatch import make_runner
+    from ..execution.lock import command_line, run_lock
 
     console = Console(stderr=True, highlight=False, soft_wrap=True)
     matrix = load_matrix(args)
@@ -222,7 +222,7 @@ def cmd_bisect(args: argparse.Namespace) -> int:
 
 
 def configure(p: argparse.ArgumentParser) -> None:
-    from ..execution import RUNNERS
+    from ..execution.dispatch import RUNNERS
     from ..matrix import KNOWN_PRESETS
 
     what = p.add_mutually_exclusive_group(required=True)

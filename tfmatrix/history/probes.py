@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..analysis.cells import CellResult, load_dir, load_file
 from ..errors import UserError
 from ..matrix import Cell, Settings
+from ..matrix.releases import load_table
 from ..matrix.resolve import resolve_cell
-from ..releases import load_table
-from ..report.load import CellResult, load_dir, load_file
 from .axis import Axis
 
 PROBES_DIR = "releases"          # <reports>/releases/cells/: every probe's and timeline cell's file

@@ -18,12 +18,12 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from ..analysis.cells import CellResult
+from ..analysis.claims import CANNOT, CLAIMS, Claim, ClaimLine, compute_claim
+from ..analysis.frame import build_frame
+from ..analysis.pairing import in_benchmarks, matches
+from ..analysis.stats import ratio_ci
 from ..errors import UserError
-from ..report.claims import CANNOT, CLAIMS, Claim, ClaimLine, compute_claim
-from ..report.frame import build_frame
-from ..report.load import CellResult
-from ..report.pairing import in_benchmarks, matches
-from ..report.stats import ratio_ci
 from .search import Measure
 
 

@@ -29,13 +29,13 @@ from typing import Any
 from rich.console import Console
 
 from .. import paths
+from ..analysis.cells import CellResult, load_file
+from ..analysis.claims import CANNOT, CLAIMS, NOT_MEASURED, Claim
+from ..analysis.frame import build_frame
 from ..errors import UserError
-from ..releases import load_table
-from ..report.claims import CANNOT, CLAIMS, NOT_MEASURED, Claim
-from ..report.frame import build_frame
-from ..report.load import CellResult, load_file
+from ..matrix.releases import load_table
 from ..report.timeline_view import DECIDED, verdict_counts, verdict_steps
-from ..results import suite_fingerprint, write_json_atomic, write_text_atomic
+from ..results.store import suite_fingerprint, write_json_atomic, write_text_atomic
 from ..runners.common import RunRequest
 from ..versions import minor_series
 from .axis import AXES, Axis, keras_axis, minor_steps, tf_axis
@@ -139,9 +139,9 @@ def out_paths(reports: Path, axis: Axis) -> tuple[Path, Path]:
 
 def cmd_timeline(args: argparse.Namespace) -> int:
     """Measure (or reuse) one cell per release, then write the timeline and print where verdicts changed."""
-    from ..command_args import load_matrix, output_dir
-    from ..execution import execute, make_runner
-    from ..lock import command_line, run_lock
+    from ..commands.common import load_matrix, output_dir
+    from ..execution.dispatch import execute, make_runner
+    from ..execution.lock import command_line, run_lock
 
     console = Console(stderr=True, highlight=False, soft_wrap=True)
     matrix = load_matrix(args)
@@ -227,7 +227,7 @@ def _rel(path: Path, reports: Path) -> str:
 
 
 def configure(p: argparse.ArgumentParser) -> None:
-    from ..execution import RUNNERS
+    from ..execution.dispatch import RUNNERS
     from ..matrix import KNOWN_PRESETS
 
     p.add_argument("--axis", choices=AXES, default="tf",

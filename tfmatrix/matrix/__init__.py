@@ -127,8 +127,6 @@ from typing import Any
 
 from .. import paths
 from ..errors import UserError
-from ..releases import Table, load_table
-from ..size import empty_products, product_size, too_big
 from ..versions import version_key
 from .checks import _suggest, _Where, parse_settings
 from .product import expand_product
@@ -155,7 +153,9 @@ from .records import (
     Matrix,
     Settings,
 )
+from .releases import Table, load_table
 from .resolve import redirect, resolve_cell
+from .size import empty_products, product_size, too_big
 from .suite_tables import check_compare, suite_settings, with_requirements
 
 __all__ = [

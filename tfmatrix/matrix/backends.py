@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..releases import Keras3Table, Table
 from ..versions import version_key
 from .checks import _checked, _get_str, _Where, gated_requirements, user_pins
 from .records import PATTERNS, BaseImage, KerasSpec
+from .releases import Keras3Table, Table
 
 DEFAULT_BACKEND = "tensorflow"
 KERAS_HOME_ROOT = "/home/bench/.keras-cells"   # KERAS_HOME = <root>/<cell>: no cell reads another's keras.json

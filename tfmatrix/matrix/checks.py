@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import UserError
-from ..size import DEFAULT_MAX_CELLS
 from .records import (
     CLUSTER_KEYS,
     DEFAULT_CLUSTER_CPUS,
@@ -29,6 +28,7 @@ from .records import (
     SETTINGS_KEYS,
     Settings,
 )
+from .size import DEFAULT_MAX_CELLS
 
 
 @dataclass

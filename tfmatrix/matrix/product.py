@@ -2,7 +2,7 @@
 
 Pure and table-free: what comes out is still unvalidated cell values with their origin;
 ``resolve.resolve_cell`` checks them against the release table. Sizes are counted
-before this runs (``tfmatrix.size``), so a huge product is refused first.
+before this runs (``tfmatrix.matrix.size``), so a huge product is refused first.
 """
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import itertools
 from collections.abc import Mapping
 from typing import Any
 
-from ..size import is_axis as _is_axis
 from .checks import _check_keys, _Where
 from .records import CELL_KEYS, PRODUCT_KEYS
+from .size import is_axis as _is_axis
 
 
 def _fmt_value(value: Any) -> str:

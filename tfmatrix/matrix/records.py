@@ -15,7 +15,7 @@ from typing import Any
 
 from suite.schema import PRESET_NAMES
 
-from ..size import DEFAULT_MAX_CELLS
+from .size import DEFAULT_MAX_CELLS
 
 # Strict patterns for every value that can reach a Dockerfile or requirements file.
 # Always used with fullmatch: no newline, quote, `$`, `;`, backtick or space gets through

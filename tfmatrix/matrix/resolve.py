@@ -10,7 +10,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..releases import Release, Table
 from ..versions import minor_series, version_key
 from . import backends
 from .checks import (
@@ -24,7 +23,7 @@ from .checks import (
     gated_requirements,
     user_pins,
 )
-from .naming import resolve_name
+from .names import resolve_name
 from .records import (
     CELL_KEYS,
     PATTERNS,
@@ -36,6 +35,7 @@ from .records import (
     KerasSpec,
     Settings,
 )
+from .releases import Release, Table
 
 _DOCKER_HUB = ("docker.io", "index.docker.io", "registry-1.docker.io")
 

@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
-from ..user_benchmarks import check_path
 from .checks import _check_keys, _checked, _Where
 from .records import REPORT_KEYS, SUITE_KEYS, Cell, Settings
+from .user_benchmarks import check_path
 
 
 def _table(file: str, doc: Mapping[str, Any], name: str, keys: Sequence[str]) -> tuple[_Where, dict[str, Any]]:
@@ -75,7 +75,7 @@ def check_compare(file: str, pair: tuple[str, str] | None, names: Sequence[str])
     """``[report] compare`` with each name resolved to its cell (short forms like ``tf2.21-cpu`` allowed)."""
     if pair is None:
         return None
-    from ..names import resolve
+    from .names import resolve
 
     full = []
     for typed in pair:

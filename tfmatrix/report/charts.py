@@ -12,9 +12,9 @@ import math
 from dataclasses import dataclass
 from html import escape
 
+from ..analysis.cells import CellResult
+from ..analysis.chart_data import ChartData, Series
 from ..versions import minor_series
-from .chart_model import ChartData, Series
-from .load import CellResult
 from .tables import fmt_seconds
 
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#999933")

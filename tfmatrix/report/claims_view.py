@@ -14,8 +14,8 @@ from typing import Any
 
 from markupsafe import Markup
 
+from ..analysis.claims import CANNOT, HOLDS, NOT_MEASURED, REVERSED, UNCLEAR, ClaimCell, ClaimLine, ClaimResult
 from .charts import SparkPoint, sparkline
-from .claims import CANNOT, HOLDS, NOT_MEASURED, REVERSED, UNCLEAR, ClaimCell, ClaimLine, ClaimResult
 from .tables import fmt_seconds, row_anchor
 
 CLAIMS_SCHEMA, CLAIMS_SCHEMA_VERSION = "tfmatrix.claims", 1

@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .claims import HOLDS, REVERSED, UNCLEAR, ClaimCell, ClaimResult
+from ..analysis.cells import CellResult
+from ..analysis.claims import HOLDS, REVERSED, UNCLEAR, ClaimCell, ClaimResult
 from .claims_view import VERDICT_CLASS
-from .load import CellResult
 
 FAMILIES: tuple[tuple[str, str], ...] = (
     ("tf1", "TF 1.x"),

@@ -21,8 +21,8 @@ from typing import Any
 
 import pandas as pd
 
-from .hardware import Hardware, hardware_groups, hardware_of
-from .upgrade import UpgradeView, _pct, upgrade_view
+from ..analysis.hardware import Hardware, hardware_groups, hardware_of
+from ..analysis.upgrade import UpgradeView, _pct, upgrade_view
 
 
 @dataclass

@@ -20,17 +20,17 @@ import pandas as pd
 from markupsafe import Markup
 
 from .. import __version__
-from ..documents import CELL_FAILURES, CELL_STATUSES
-from .chart_model import chart_data
+from ..analysis.cells import CellResult, Refused
+from ..analysis.chart_data import chart_data
+from ..analysis.claims import ClaimResult
+from ..analysis.findings import CHARTS
+from ..analysis.hardware import hardware_groups, mixed_hardware
+from ..analysis.pairing import Comparison, FindingResult, GroupSummary
+from ..analysis.stats import noise_of, pct_faster
+from ..results.documents import CELL_FAILURES, CELL_STATUSES
 from .charts import chart_html, host_speed_svg
-from .claims import ClaimResult
 from .claims_view import claim_view, line_label, ratio_words, varying_keys
-from .findings import CHARTS
 from .grid import grid_view
-from .hardware import hardware_groups, mixed_hardware
-from .load import CellResult, Refused
-from .pairing import Comparison, FindingResult, GroupSummary
-from .stats import noise_of, pct_faster
 from .tables import Baselines, BenchTable, fmt_seconds, row_anchor
 
 HERE = Path(__file__).resolve().parent

@@ -18,9 +18,9 @@ from typing import Any
 
 import pandas as pd
 
+from ..analysis.cells import CellResult
+from ..analysis.frame import param_text
 from ..errors import UserError
-from .frame import param_text
-from .load import CellResult
 
 
 @dataclass

@@ -26,8 +26,8 @@ from typing import Any
 
 from markupsafe import Markup
 
+from ..analysis.claims import HOLDS, REVERSED, UNCLEAR
 from .charts import SPARK_COLOURS
-from .claims import HOLDS, REVERSED, UNCLEAR
 
 FILES = (("timeline.json", "TensorFlow releases"), ("timeline-keras.json", "Keras 3 releases"))
 DECIDED = (HOLDS, REVERSED, UNCLEAR)

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from ..matrix import Cell
     from ..progress import Progress
-    from ..results import CellOutcome
+    from ..results.store import CellOutcome
     from .common import CellLog, RunRequest
 
 

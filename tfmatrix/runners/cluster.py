@@ -30,12 +30,12 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import render
 from ..errors import UserError
 from ..matrix import Cell
 from ..paths import REPO_ROOT
 from ..progress import Progress
-from ..results import CellOutcome
+from ..provision import render
+from ..results.store import CellOutcome
 from . import shipping
 from .base import Runner
 from .common import CellLog, RunRequest

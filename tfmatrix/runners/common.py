@@ -11,12 +11,12 @@ from typing import Any, TextIO
 
 from suite.schema import validate
 
-from .. import wheelhouse
-from ..documents import SuiteResults
 from ..errors import UserError
 from ..matrix.records import Cell
 from ..progress import Progress
-from ..results import CellOutcome, read_tail
+from ..provision import wheelhouse
+from ..results.documents import SuiteResults
+from ..results.store import CellOutcome, read_tail
 
 WheelsSource = Callable[[Sequence[str], str, Callable[[str], None]], wheelhouse.WheelSet]
 """(requirements, python, log) -> the wheel set to install: ``own_wheelhouse``, or a Ray node's ``HeadWheels``."""

@@ -20,12 +20,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .. import bases, render, wheelhouse
 from ..matrix.records import Cell
+from ..matrix.user_benchmarks import PLUGINS_ENV, container_paths
 from ..paths import SUITE_DIR
 from ..progress import Progress
-from ..results import CellOutcome
-from ..user_benchmarks import PLUGINS_ENV, container_paths
+from ..provision import base_images, render, wheelhouse
+from ..results.store import CellOutcome
 from .base import Runner, SuiteExit
 from .common import CellLog, LineReader, RunRequest, WheelsSource, own_wheelhouse, requirements_failure
 from .whole import run_whole
@@ -162,22 +162,22 @@ class DockerRunner(Runner):
         """The cell with the base a run would use, decided without pulling anything."""
         if self.registry is not None or self._image_exists(cell.base.ref):
             return cell
-        minor = bases.buildable_python(cell.base.upstream)
-        if minor and self._image_exists(bases.python_ref(minor)):
-            return dataclasses.replace(cell, base=dataclasses.replace(cell.base, ref=bases.python_ref(minor),
+        minor = base_images.buildable_python(cell.base.upstream)
+        if minor and self._image_exists(base_images.python_ref(minor)):
+            return dataclasses.replace(cell, base=dataclasses.replace(cell.base, ref=base_images.python_ref(minor),
                                                                       digest=None))
         return cell
 
     def _image_exists(self, ref: str) -> bool:
-        return bases.image_exists(self.client, ref)
+        return base_images.image_exists(self.client, ref)
 
     def ensure_base(self, cell: Cell, log: CellLog) -> Any:
         """The cell, possibly redirected to a locally built base when no registry answers."""
         ref = cell.base.ref
         if self._image_exists(ref):
             return cell
-        if ref.startswith(bases.LOCAL_REGISTRY + "/"):
-            bases.ensure_for(self.client, [cell.base.upstream], log)
+        if ref.startswith(base_images.LOCAL_REGISTRY + "/"):
+            base_images.ensure_for(self.client, [cell.base.upstream], log)
             return cell
         try:
             log("pulling %s" % ref)
@@ -185,9 +185,9 @@ class DockerRunner(Runner):
             return cell
         except Exception as e:
             pull_error = str(e).splitlines()[0][:200]
-        if self.registry is None and bases.buildable_python(cell.base.upstream):
+        if self.registry is None and base_images.buildable_python(cell.base.upstream):
             log("cannot pull %s (%s): building a local stand-in (air-gapped mode)" % (ref, pull_error))
-            local = bases.ensure_for(self.client, [cell.base.upstream], log)[cell.base.upstream]
+            local = base_images.ensure_for(self.client, [cell.base.upstream], log)[cell.base.upstream]
             return dataclasses.replace(cell, base=dataclasses.replace(cell.base, ref=local, digest=None))
         raise CellFailure("base image %s is not available and cannot be pulled (%s); mirror it and set "
                           "TFMATRIX_BASE_REGISTRY, or run `nox -s base-images` for python bases" % (ref, pull_error))
@@ -255,7 +255,7 @@ class DockerRunner(Runner):
                 if progress:
                     progress.phase("build")
                 tag, timings["build_s"] = self.build(cell, wheels, log)
-        except (CellFailure, bases.BaseImageError, wheelhouse.WheelhouseError) as e:
+        except (CellFailure, base_images.BaseImageError, wheelhouse.WheelhouseError) as e:
             return CellOutcome(cell.name, "failed", requirements_failure(cell, str(e)), runner, timings, None,
                                log.tail())
         image = self.client.images.get(tag)

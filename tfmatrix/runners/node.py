@@ -31,7 +31,7 @@ from typing import Any, cast
 
 from ..matrix.records import Cell
 from ..paths import SUITE_DIR, cache_dir
-from ..results import CellOutcome, host_summary, suite_fingerprint
+from ..results.store import CellOutcome, host_summary, suite_fingerprint
 from . import docker, shipping
 from .base import Runner
 from .common import CellLog, RunRequest

@@ -30,9 +30,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import wheelhouse
+from ..matrix.user_benchmarks import files_hash
 from ..paths import cache_dir
-from ..user_benchmarks import files_hash
+from ..provision import wheelhouse
 
 REPLY_POLL_S = 0.5        # how often a node looks for the head's reply
 REPLY_TIMEOUT_S = 3600.0  # a head that resolves wheels longer than this is not coming back

@@ -21,12 +21,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .. import interpreters, wheelhouse
 from ..matrix.records import Cell
+from ..matrix.user_benchmarks import PLUGINS_ENV
 from ..paths import REPO_ROOT
 from ..progress import Progress
-from ..results import CellOutcome
-from ..user_benchmarks import PLUGINS_ENV
+from ..provision import interpreters, wheelhouse
+from ..results.store import CellOutcome
 from .base import Runner, SuiteExit
 from .common import CellLog, LineReader, RunRequest, WheelsSource, own_wheelhouse, requirements_failure
 from .whole import run_whole

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ..matrix.records import Cell
 from ..progress import Progress
-from ..results import CellOutcome
+from ..results.store import CellOutcome
 from .base import CellEnv, Runner, SuiteExit
 from .common import CellLog, RunRequest, outcome_from_suite, read_suite_results, timed_out
 

@@ -1,0 +1,90 @@
+"""The headline charts' model: ``Chart`` (a row of the CHARTS table) and the points drawn for it.
+
+``chart_data`` picks a chart's rows out of the frame; ``charts.py`` turns the
+result into SVG. Kept apart from both so the table stays data and the drawing
+stays drawing.
+"""
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from .cells import CellResult
+from .frame import param_text
+from .pairing import ParamSpec, _p, matches
+
+
+@dataclass(frozen=True)
+class Chart:
+    """A headline chart: median time against TF version for the variants matching ``fixed``.
+
+    One line per combination of the remaining parameters that vary (api,
+    mode, stage, ...); CPU and GPU cells in side-by-side panels.
+    """
+
+    key: str
+    title: str
+    benchmark: str                      # a glob
+    fixed: ParamSpec = field(default_factory=lambda: _p())
+
+
+@dataclass
+class Point:
+    cell: CellResult
+    time: float        # the report's time (stats.ESTIMATOR)
+    low: float         # the fastest repeat
+    high: float        # the median repeat
+    unstable: bool
+
+
+@dataclass
+class Series:
+    label: str
+    points: list[Point]
+
+
+@dataclass
+class ChartData:
+    chart: Chart
+    benchmarks: list[str]
+    panels: dict[str, tuple[list[CellResult], list[Series]]]   # target -> (x cells, series)
+    absent: dict[str, list[CellResult]] = field(default_factory=dict)   # target -> cells without these results
+
+
+def chart_data(chart: Chart, df: pd.DataFrame, cells: list[CellResult]) -> ChartData | None:
+    """The points of one headline chart; None when no cell has matching results."""
+    if not len(df):
+        return None
+    rows = df[[fnmatch.fnmatchcase(b, chart.benchmark) and matches(p, chart.fixed)
+               for b, p in zip(df["benchmark"], df["params"], strict=True)]]
+    if not len(rows):
+        return None
+    fixed = set(chart.fixed)
+    varying = []
+    names: list[str] = []
+    for p in rows["params"]:
+        for k in p:
+            if k not in fixed and k not in names:
+                names.append(k)
+    for k in names:
+        if len({param_text(p.get(k)) for p in rows["params"]}) > 1:
+            varying.append(k)
+    multi_bench = rows["benchmark"].nunique() > 1
+    by_cell = {c.name: c for c in cells}
+    panels: dict[str, tuple[list[CellResult], list[Series]]] = {}
+    for target in ("cpu", "gpu"):
+        here = rows[rows["target"] == target]
+        xs = [c for c in cells if c.name in set(here["cell"])]
+        series: dict[str, list[Point]] = {}
+        for _, r in here.iterrows():
+            label = ", ".join(([r["benchmark"]] if multi_bench else [])
+                              + [f"{k}={param_text(r['params'].get(k))}" for k in varying]) or "median"
+            pts = series.setdefault(label, [])
+            if r["status"] == "ok" and r["time"] is not None:
+                pts.append(Point(by_cell[r["cell"]], float(r["time"]), float(r["min"]), float(r["median"]),
+                                 bool(r["unstable"])))
+        panels[target] = (xs, [Series(k, v) for k, v in series.items() if v])
+    absent = {t: [c for c in cells if c.target == t and c.name not in set(rows["cell"])] for t in ("cpu", "gpu")}
+    return ChartData(chart, sorted(set(rows["benchmark"])), panels, absent)

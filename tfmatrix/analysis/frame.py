@@ -1,0 +1,169 @@
+"""The tidy table: one row per cell x variant, cell metadata and statistics as columns.
+
+Statistics are recomputed here from each record's raw samples (median,
+quartiles, IQR), not copied from its summary, and never derived from a mean.
+Parameters become columns under their own names (``model``, ``loop``,
+``input``, ...); one that would clash with a metadata column gets a
+``param_`` prefix. ``params`` (a dict), ``samples`` and ``per_process``
+(lists) are object columns for the findings; ``results.csv`` writes them as
+JSON.
+"""
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import pandas as pd
+
+from suite.schema import param_text  # the variant-id text, one copy for both halves
+
+from .cells import CellResult
+from .stats import estimate, spread
+
+CELL_COLUMNS = ["cell", "cell_status", "order", "tf", "tf_installed", "keras_flavour", "keras_version", "python",
+                "target", "runner", "preset"]
+RECORD_COLUMNS = ["benchmark", "id", "variant", "seed", "title", "mode", "api", "keras_used", "status", "reason",
+                  "unit", "time", "median", "q1", "q3", "iqr", "min", "max", "n", "cv", "unstable", "processes",
+                  "between_cv", "build_s", "first_call_s", "peak_rss_mb", "wall_s"]
+OBJECT_COLUMNS = ["params", "samples", "per_process", "windows", "rounds"]
+RESERVED = set(CELL_COLUMNS) | set(RECORD_COLUMNS) | set(OBJECT_COLUMNS)
+
+
+def param_column(name: str) -> str:
+    return "param_" + name if name in RESERVED or name.startswith("extra_") else name
+
+
+def variant_label(record: dict[str, Any]) -> str:
+    """The id without its benchmark: ``model=small,loop=fit,...``."""
+    rid = str(record.get("id") or "")
+    bench = str(record.get("benchmark") or "")
+    if bench and rid.startswith(bench + "[") and rid.endswith("]"):
+        return rid[len(bench) + 1:-1]
+    return rid
+
+
+def _median(values: Any) -> float | None:
+    vals = [float(v) for v in (values or []) if isinstance(v, (int, float)) and math.isfinite(float(v))]
+    if not vals:
+        return None
+    s = spread(vals)
+    return s.median if s else None
+
+
+def round_tags(cell: CellResult, rec: dict[str, Any]) -> list[str]:
+    """Which round of which interleaved run each process of ``rec`` ran in; [] outside an interleaved run."""
+    schedule = (cell.results.config.get("schedule") if cell.results else None) or {}
+    run = schedule.get("run") if isinstance(schedule, dict) else None
+    passes = (rec.get("schedule") or {}).get("passes") or []
+    if not run or len(passes) != len([p for p in (rec.get("per_process") or []) if p]):
+        return []
+    return ["%s#%s" % (run, p) for p in passes]
+
+
+def record_row(cell: CellResult, rec: dict[str, Any]) -> dict[str, Any]:
+    params = dict(rec.get("params") or {})
+    per_process = [list(p) for p in (rec.get("per_process") or []) if p]
+    samples = list(rec.get("samples") or [])
+    if not per_process and samples:
+        per_process = [samples]
+    status = rec.get("status") or "error"
+    sp = spread(samples) if status == "ok" else None
+    stats = rec.get("stats") or {}
+    between = rec.get("between_process") or {}
+    setup = rec.get("setup") or {}
+    info = rec.get("info") or {}
+    keras_info: dict[str, Any] = info["keras"] if isinstance(info.get("keras"), dict) else {}
+    row: dict[str, Any] = {
+        "cell": cell.name, "cell_status": cell.status, "order": cell.order, "tf": cell.tf,
+        "tf_installed": cell.tf_installed, "keras_flavour": cell.keras_flavour, "keras_version": cell.keras_version,
+        "python": cell.python, "target": cell.target, "runner": cell.runner, "preset": cell.preset,
+        "benchmark": rec.get("benchmark") or str(rec.get("id", "?")).split("[")[0],
+        "id": rec.get("id"),
+        "variant": variant_label(rec),
+        "seed": rec.get("seed"),
+        "title": rec.get("title"),
+        "mode": rec.get("mode") or params.get("mode"),
+        "api": rec.get("api") or params.get("api"),
+        "keras_used": keras_info.get("flavour"),
+        "status": status,
+        "reason": rec.get("reason"),
+        "unit": rec.get("unit") or "s",
+        "time": estimate(samples) if sp else None,       # the report's time (stats.ESTIMATOR)
+        "median": sp.median if sp else None,
+        "q1": sp.q1 if sp else None,
+        "q3": sp.q3 if sp else None,
+        "iqr": sp.iqr if sp else None,
+        "min": sp.minimum if sp else None,
+        "max": sp.maximum if sp else None,
+        "n": sp.n if sp else 0,
+        "cv": stats.get("cv") if sp else None,
+        "unstable": bool(rec.get("unstable")) if sp else False,
+        "processes": len(per_process),
+        "between_cv": between.get("cv"),
+        "build_s": _median(setup.get("build_s")),
+        "first_call_s": _median(setup.get("first_call_s")),
+        "peak_rss_mb": rec.get("peak_rss_mb"),
+        "wall_s": rec.get("wall_s"),
+        "params": params,
+        "samples": samples,
+        "per_process": per_process,
+        # per process, the window it was sampled in; two rows with equal windows pair up sample by sample
+        "windows": list((rec.get("schedule") or {}).get("windows") or []),
+        # per process, "<run>#<round>" of an interleaved run: two cells' rows pair up round by round
+        "rounds": round_tags(cell, rec),
+    }
+    for name, value in params.items():
+        if name in ("mode", "api"):
+            continue
+        row[param_column(name)] = param_text(value)
+    for name, value in (rec.get("extra") or {}).items():
+        if isinstance(value, (int, float, str, bool)) or value is None:
+            row["extra_" + name] = value
+    return row
+
+
+def build_frame(cells: list[CellResult]) -> pd.DataFrame:
+    """One row per cell x variant, cells in report order, variants in catalogue order."""
+    rows = [record_row(c, r) for c in cells for r in c.records]
+    if not rows:
+        return pd.DataFrame(columns=CELL_COLUMNS + RECORD_COLUMNS + OBJECT_COLUMNS)
+    df = pd.DataFrame(rows)
+    fixed = CELL_COLUMNS + RECORD_COLUMNS
+    params = [c for c in df.columns if c not in fixed and c not in OBJECT_COLUMNS and not c.startswith("extra_")]
+    extras = sorted(c for c in df.columns if c.startswith("extra_"))
+    head = ["benchmark", "id", "variant", "seed", "title"]
+    return df[CELL_COLUMNS + head + params + [c for c in RECORD_COLUMNS if c not in head]
+              + extras + OBJECT_COLUMNS]
+
+
+def to_csv(df: pd.DataFrame) -> str:
+    """``results.csv``: the frame with list/dict columns as JSON and full float precision."""
+    out = df.copy()
+    for col in OBJECT_COLUMNS:
+        if col in out.columns:
+            out[col] = [json.dumps(v, separators=(",", ":")) for v in out[col]]
+    out = out.drop(columns=["order"])
+    return str(out.to_csv(index=False, float_format="%.9g", lineterminator="\n"))
+
+
+def attach_previous(df: pd.DataFrame, previous: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with the previous run's raw samples of each ok row beside it (``prev_per_process``, ``prev_windows``).
+
+    The findings compute every comparison from both runs and count how far it
+    moved as noise (``pairing.comparison_ci``). Rows without an ok
+    counterpart get None.
+    """
+    if not len(df):
+        return df
+    ok = previous[previous["status"] == "ok"] if len(previous) else previous
+    by_key = {(r["cell"], r["id"]): r for _, r in ok.iterrows()} if len(ok) else {}
+    out = df.copy()
+    prev_pp, prev_w = [], []
+    for cell, rid, status in zip(df["cell"], df["id"], df["status"], strict=True):
+        row = by_key.get((cell, rid)) if status == "ok" else None
+        prev_pp.append(row["per_process"] if row is not None else None)
+        prev_w.append(row["windows"] if row is not None else None)
+    out["prev_per_process"] = prev_pp
+    out["prev_windows"] = prev_w
+    return out

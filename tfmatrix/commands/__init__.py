@@ -1,0 +1,1 @@
+"""The commands, one module per verb (asv's ``commands/``): arguments in, the pipeline's stages called."""

@@ -1,0 +1,1 @@
+"""Execution: when each slice of each cell runs (the schedules, rounds, the host's speed, the run lock)."""

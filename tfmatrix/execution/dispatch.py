@@ -1,0 +1,180 @@
+"""Run the cells of a matrix on a schedule and write their results: the runner, the estimates, the dispatch.
+
+Cells never run side by side on one host: concurrent cells would disturb
+each other's timings (on a 2-core machine, badly). The default schedule is
+interleaved (``interleaved.py``: every cell provisioned first, then one slice
+of each cell per turn in a random order); ``--schedule sequential`` runs
+whole cells one after another (``sequential.py``), as a cluster's runner
+always does (``parallel.py``).
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+import signal
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from ..errors import UserError
+from ..matrix import Cell
+from ..matrix.user_benchmarks import files_hash
+from ..progress import Progress, fmt_duration
+from ..results.store import CellOutcome, cell_paths, load_cell, suite_fingerprint
+from ..runners.base import Runner
+from ..runners.common import RunRequest
+from ..runners.local import local_runner
+from .sequential import one_cell
+
+RUNNERS = ("auto", "docker", "venv", "ray")
+# Rough suite run time of one CPU cell per preset on a 2-core machine, and what
+# preparing a cell costs the first time (wheels and image build, or virtualenv
+# install). Quick, measured on the default matrix's nine CPU cells with Docker
+# (2026-11): runs 50-200 s (mean 87 s), wheels + build 35-75 s (mean 55 s).
+ESTIMATE_RUN_S = {"quick": 100.0, "seed": 130.0, "standard": 3600.0, "full": 4 * 3600.0}
+ESTIMATE_SETUP_S = 60.0
+
+
+def make_runner(kind: str, registry: str | None, console: Console, address: str | None = None,
+                cluster_cpus: int = 2) -> Runner:
+    """The runner to use: Docker when an engine answers (auto), else the venv runner; ray: a Ray cluster's."""
+    if kind not in RUNNERS:
+        raise UserError("--runner %r: choose one of %s" % (kind, ", ".join(RUNNERS)))
+    if kind == "ray":
+        from ..runners.cluster import connect_runner
+
+        return connect_runner(address, registry, cluster_cpus)
+    runner, note = local_runner(kind, registry)
+    if note:
+        console.print("\\[tfmatrix] " + note)
+    return runner
+
+
+def cell_estimates(cells: Sequence[Cell], request: RunRequest, reports_dir: Path) -> dict[str, float]:
+    """Seconds each cell may take: its last run time with the same preset, else a per-preset guess.
+
+    Preparation (image build, virtualenv) is counted only for cells that have
+    never completed here; a warm cell costs its run time. Both scale with the
+    share of the preset's variants ``--bench``/``only`` selects (a bisect probe
+    runs 2 of 120: its estimate once said 2:40 for a 20-second run).
+    """
+    out = {}
+    for cell in cells:
+        doc = load_cell(cell_paths(reports_dir, cell.name)[0])
+        preset = request.for_cell(cell)["preset"]
+        asked = preset_processes(preset)
+        wanted = request.processes or asked
+        share = selected_share(preset, request.only)
+        if doc is not None and doc.request.get("preset") == preset and "run_s" in doc.timings:
+            had = doc.request.get("processes") or asked
+            then = selected_share(preset, tuple(doc.request.get("only") or ()))
+            out[cell.name] = doc.timings["run_s"] / doc.rounds * request.rounds * wanted / had * share / then
+        else:
+            out[cell.name] = (ESTIMATE_RUN_S.get(preset, 600.0) * request.rounds * wanted / asked * share
+                              + ESTIMATE_SETUP_S)
+    return out
+
+
+@functools.lru_cache(maxsize=64)
+def selected_share(preset: str, only: tuple[str, ...]) -> float:
+    """The share of the preset's built-in variants the patterns select (1.0 for none; at least one variant's)."""
+    if not only:
+        return 1.0
+    from suite.registry import PRESETS, all_variants, select
+
+    known = PRESETS.get(preset)
+    if known is None:
+        return 1.0
+    variants = all_variants(known)
+    return max(1, len(select(variants, only))) / max(1, len(variants))
+
+
+def preset_processes(preset: str) -> int:
+    """The fresh processes per variant a suite preset runs (the estimates scale with them)."""
+    from suite.registry import PRESETS
+
+    known = PRESETS.get(preset)
+    return known.processes if known else 1
+
+
+def estimate(cells: Sequence[Cell], request: RunRequest, reports_dir: Path) -> float:
+    """Seconds the run may take one cell at a time."""
+    return sum(cell_estimates(cells, request, reports_dir).values())
+
+
+def cold_estimate(cells: Sequence[Cell]) -> float:
+    """Seconds a first run of ``cells`` may take here (nothing built, no earlier results), by preset."""
+    return sum(ESTIMATE_RUN_S.get(c.preset, 600.0) + ESTIMATE_SETUP_S for c in cells)
+
+
+def execute(cells: Sequence[Cell], runner: Runner, request: RunRequest, reports_dir: Path, *, redo: bool = True,
+            console: Console | None = None) -> list[CellOutcome]:
+    """Run ``cells`` on the request's schedule; every cell ends with a results file."""
+    console = console or Console(stderr=True, highlight=False, soft_wrap=True)
+    request = dataclasses.replace(request, suite=suite_fingerprint(), bench=files_hash(request.bench_paths))
+    if request.schedule == "interleaved" and not (runner.interleaves and runner.slots <= 1):
+        console.print("\\[tfmatrix] the %s runner runs whole cells: sequential schedule" % runner.name)
+        request = dataclasses.replace(request, schedule="sequential")
+    n_gpu = sum(1 for c in cells if c.target == "gpu")
+    skips = {c.name: runner.skip_reason(c) for c in cells}
+    runnable = [c for c in cells if not skips[c.name]]
+    text = "%d cells (%d CPU, %d GPU) with the %s runner" % (len(cells), len(cells) - n_gpu, n_gpu, runner.name)
+    if len(runnable) < len(cells):
+        reasons = sorted({r for r in skips.values() if r})
+        text += "; %d will be skipped (%s)" % (len(cells) - len(runnable), "; ".join(reasons))
+    if request.schedule == "interleaved":
+        text += ", interleaved in %d rounds" % request.rounds
+    elif request.rounds > 1:
+        text += ", %d rounds (every cell once, then again)" % request.rounds
+    each = cell_estimates(runnable, request, reports_dir)
+    width = runner.width(runnable) if runner.slots > 1 else 1   # cells at once
+    when = fmt_duration(sum(each.values()))
+    if width > 1:
+        from .cluster_progress import makespan
+
+        when = "%s with %d at once (%s one at a time)" % (
+            fmt_duration(makespan(list(each.values()), width) * request.rounds), width, when)
+    console.print("\\[tfmatrix] %s; %d to run, roughly %s" % (text, len(runnable), when))
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        if request.schedule == "interleaved":
+            from . import interleaved
+
+            return interleaved.run(cells, runner, request, reports_dir, redo=redo, console=console)
+        return _sequential(cells, runner, request, reports_dir, redo, console, each, width)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _sequential(cells: Sequence[Cell], runner: Runner, request: RunRequest, reports_dir: Path, redo: bool,
+                console: Console, each: dict[str, float], width: int) -> list[CellOutcome]:
+    """Round after round, every cell whole: one at a time, or ``runner.slots`` side by side on a cluster."""
+    if runner.slots > 1:
+        from .cluster_progress import ClusterProgress
+        from .parallel import run_round
+
+        board = ClusterProgress(len(cells), console, sum(each.values()),
+                                {k: v / request.rounds for k, v in each.items()}, width, request.rounds)
+    progress = Progress(len(cells), console, live=False if runner.slots > 1 else None)
+    latest: dict[str, CellOutcome] = {}
+    try:
+        for round_no in range(1, request.rounds + 1):
+            if request.rounds > 1:
+                console.print("\\[tfmatrix] round %d of %d" % (round_no, request.rounds))
+            if runner.slots > 1:
+                if round_no > 1:
+                    board.next_round()
+                latest.update(run_round(cells, runner, request, reports_dir, redo, board, latest, runner.slots))
+                continue
+            for index, cell in enumerate(cells, start=1):
+                latest[cell.name] = one_cell(cell, index, runner, request, reports_dir, redo, progress,
+                                             latest.get(cell.name))
+    finally:
+        progress.close()
+    return [latest[c.name] for c in cells]
+
+
+def _terminate(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt("terminated")

@@ -1,0 +1,1 @@
+"""Provisioning: what a cell is built from (rendered Dockerfiles, base images, wheels, host interpreters)."""

@@ -1,0 +1,1 @@
+"""Results: the documents a run writes (typed, versioned) and their store on disk."""
