@@ -118,3 +118,25 @@ def test_cell_statuses_are_spelled_once():
                     isinstance(e, ast.Constant) and e.value in CELL_STATUSES for e in node.elts):
                 found.append(f"{path.relative_to(root.parent)}:{node.lineno}")
     assert found == [], "use tfmatrix.results.documents.CELL_STATUSES / CELL_FAILURES"
+
+
+def test_a_cell_request_is_stored_as_earlier_versions_stored_it_and_read_back_typed() -> None:
+    """``CellRequest.to_json`` is the dict reuse compares: same keys, same order, optional keys only when set."""
+    from types import SimpleNamespace
+
+    from tfmatrix.results.documents import CellRequest
+    from tfmatrix.runners.common import RunRequest
+
+    cell = SimpleNamespace(name="c", target="cpu", preset="quick", repeats=None)
+    plain = RunRequest(suite="s", rounds=3).for_cell(cell)
+    assert list(plain.to_json().items()) == [("preset", "quick"), ("only", []), ("repeats", None), ("suite", "s"),
+                                             ("rounds", 3), ("schedule", "interleaved")]
+    both = RunRequest(only=("a*",), bench_paths=(Path("/x"),), bench="h", processes=2).for_cell(cell).to_json()
+    assert list(both)[-2:] == ["bench", "processes"] and both["only"] == ["a*"]
+    assert CellRequest.from_json(plain.to_json()) == plain
+    stored = read_cell(FIXTURE)
+    assert stored.request == _fixture()["request"]          # the file's dict, kept as it is
+    typed = stored.cell_request
+    assert (typed.preset, typed.suite, typed.only) == (stored.request["preset"], stored.request["suite"],
+                                                       tuple(stored.request["only"]))
+    assert CellRequest.from_json({}).rounds == 1 and CellRequest.from_json({}).processes is None

@@ -75,8 +75,9 @@ def test_processes_is_part_of_the_request_and_the_suites_arguments_only_when_ask
 
     cell = SimpleNamespace(name="c", target="cpu", preset="seed", repeats=None)
     plain, three = RunRequest(), RunRequest(processes=3)
-    assert "processes" not in plain.for_cell(cell) and "--processes" not in plain.suite_args(cell, "o", None, "v")
-    assert three.for_cell(cell)["processes"] == 3
+    assert "processes" not in plain.for_cell(cell).to_json() \
+        and "--processes" not in plain.suite_args(cell, "o", None, "v")
+    assert three.for_cell(cell).to_json()["processes"] == 3
     args = three.suite_args(cell, "o", None, "v")
     assert args[args.index("--processes") + 1] == "3"
 

@@ -281,3 +281,44 @@ def test_the_time_left_counts_slices_not_yet_run_at_the_rate_measured_so_far():
     later = [t for t in turns if t.number > first.number]
     expected = sum({"s1": 5.0, "s2": 10.0 if n == "a" else 20.0}[t.slice] for t in later for n in t.order)
     assert left == pytest.approx(expected)
+
+
+class PinnedEnv(FakeEnv):
+    def run_suite(self, args: list[str], log: Any, timeout_s: float, cpus: str | None = None) -> SuiteExit:
+        if args[0] != "plan":
+            opts = dict(zip(args[1::2], args[2::2], strict=False))
+            self.runner_.pinned.append((self.cell.name, int(opts["--pass"]), cpus))
+        return super().run_suite(args, log, timeout_s, cpus)
+
+
+class PinnedRunner(FakeRunner):
+    def __init__(self, tmp: Path) -> None:
+        super().__init__(tmp)
+        self.pinned: list[tuple[str, int, str | None]] = []
+
+    def prepare(self, cell: Any, request: RunRequest, log: Any, progress: Any) -> FakeEnv | CellOutcome:
+        env = super().prepare(cell, request, log, progress)
+        assert isinstance(env, FakeEnv)
+        return PinnedEnv(self, cell, env.out_dir)
+
+
+def test_a_duet_is_the_interleaved_turn_loop_with_both_cells_at_once_on_cpus_swapped_every_round(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The duet runs the interleaved loop (one loop: it once recorded 0.0 for the host's time where the
+    interleaved loop records the clock); only how a turn's cells run differs: at once, one CPU each."""
+    from tfmatrix.execution import duet
+
+    monkeypatch.setattr(duet, "cpu_pair", lambda: ("0", "1"))
+    runner = PinnedRunner(tmp_path)
+    out = io.StringIO()
+    request = RunRequest(rounds=3, schedule="duet", seed=7)
+    outcomes = duet.run(CELLS, runner, request, tmp_path, Console(file=out, width=300))
+    assert [(o.name, o.status) for o in outcomes] == [("a", "ok"), ("b", "ok")]
+    assert sorted(runner.pinned) == sorted((c, r, ("0" if (c == "a") == (r % 2 == 1) else "1"))
+                                           for c in "ab" for r in (1, 2, 3) for _ in SLICES)
+    assert "duet turn 1/6 (round 1, slice " in out.getvalue() and "a on CPU 0" in out.getvalue()
+    doc = load_cell(tmp_path / "cells" / "a.json")
+    assert doc is not None and doc.results is not None and doc.rounds == 3
+    speed = doc.results.config["host_speed"]
+    assert [t for t, _, _ in speed] == [1, 2, 3, 4, 5, 6] and all(when > 1e9 for _, when, _ in speed)
+    assert not (tmp_path / JOURNAL_DIR).exists()

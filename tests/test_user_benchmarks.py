@@ -149,8 +149,8 @@ def test_an_edited_benchmark_file_re_runs_and_an_unchanged_one_is_kept(tmp_path,
 
 
 def test_without_user_benchmarks_the_request_is_what_it_was():
-    assert "bench" not in RunRequest().for_cell(_Cell())
-    assert RunRequest(bench_paths=(Path("/x"),), bench="abc").for_cell(_Cell())["bench"] == "abc"
+    assert "bench" not in RunRequest().for_cell(_Cell()).to_json()
+    assert RunRequest(bench_paths=(Path("/x"),), bench="abc").for_cell(_Cell()).to_json()["bench"] == "abc"
 
 
 # --------------------------------------------------------------------------- where cells see the files

@@ -63,13 +63,14 @@ def cell_estimates(cells: Sequence[Cell], request: RunRequest, reports_dir: Path
     out = {}
     for cell in cells:
         doc = load_cell(cell_paths(reports_dir, cell.name)[0])
-        preset = request.for_cell(cell)["preset"]
+        preset = request.for_cell(cell).preset
         asked = preset_processes(preset)
         wanted = request.processes or asked
         share = selected_share(preset, request.only)
-        if doc is not None and doc.request.get("preset") == preset and "run_s" in doc.timings:
-            had = doc.request.get("processes") or asked
-            then = selected_share(preset, tuple(doc.request.get("only") or ()))
+        if doc is not None and doc.cell_request.preset == preset and "run_s" in doc.timings:
+            then_asked = doc.cell_request
+            had = then_asked.processes or asked
+            then = selected_share(preset, then_asked.only)
             out[cell.name] = doc.timings["run_s"] / doc.rounds * request.rounds * wanted / had * share / then
         else:
             out[cell.name] = (ESTIMATE_RUN_S.get(preset, 600.0) * request.rounds * wanted / asked * share

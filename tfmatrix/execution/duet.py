@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import sys
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
@@ -27,20 +28,23 @@ from .. import paths
 from ..errors import UserError
 from ..matrix import KNOWN_PRESETS, Cell
 from ..progress import fmt_duration
-from ..results.store import CellOutcome, write_json_atomic
+from ..results.store import CellOutcome
 from ..runners.base import Runner
 from ..runners.common import RunRequest
-from . import hostspeed
 from .interleaved import (
+    Job,
+    LiveCell,
+    OneAfterAnother,
     finish,
     identity,
+    measure_and_write,
     open_journal,
     provision,
-    resume,
+    requests,
     run_slice,
     wants,
 )
-from .turns import plan_turns
+from .turns import Turn
 
 
 def cpu_pair() -> tuple[str, str]:
@@ -51,9 +55,39 @@ def cpu_pair() -> tuple[str, str]:
     return str(usable[0]), str(usable[1])
 
 
+@dataclass(frozen=True)
+class Together(OneAfterAnother):
+    """How the cells of a duet's turn run: both at once, each pinned to one CPU, the CPUs swapped every round."""
+
+    cells: tuple[str, str]           # A, B: A has the first CPU in odd rounds
+    cpus: tuple[str, str]
+
+    def note(self) -> dict[str, Any]:
+        return {"duet": {"cpus": list(self.cpus)}}
+
+    def jobs(self, live: dict[str, LiveCell], turn: Turn) -> list[Job]:
+        side_cpus = self.cpus if turn.round % 2 else self.cpus[::-1]
+        return [(live[name], cpu) for name, cpu in zip(self.cells, side_cpus, strict=True)
+                if wants(live.get(name), turn)]
+
+    def run(self, jobs: Sequence[Job], turn: Turn, journal: Path) -> None:
+        threads = [threading.Thread(target=run_slice, args=(lc, turn, journal, cpu)) for lc, cpu in jobs]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+
+    def line(self, jobs: Sequence[Job], turn: Turn, turns: Sequence[Turn], live: dict[str, LiveCell],
+             elapsed_s: float) -> str:
+        return "duet turn %d/%d (round %d, slice %s): %s" % (
+            turn.number, len(turns), turn.round, turn.slice,
+            ", ".join("%s on CPU %s %s" % (lc.cell.name, cpu, fmt_duration(lc.slice_s.get(turn.slice, 0.0)))
+                      for lc, cpu in jobs))
+
+
 def run(cells: Sequence[Cell], runner: Runner, request: RunRequest, reports_dir: Path,
         console: Console) -> list[CellOutcome]:
-    """Provision both cells, then every turn's slice in both at once, one CPU each, CPUs swapped every round."""
+    """Provision both cells, then the interleaved turn loop with both cells of a turn at once (``Together``)."""
     if len(cells) != 2:
         raise UserError("duet: name exactly two cells")
     if not runner.interleaves:
@@ -63,49 +97,18 @@ def run(cells: Sequence[Cell], runner: Runner, request: RunRequest, reports_dir:
         if why:
             raise UserError(f"duet: {cell.name} cannot run here: {why}")
     cpus = cpu_pair()
-    journal, head = open_journal(reports_dir, "duet-" + identity(cells, runner, request), request.seed, console)
-    live, failed = provision(cells, runner, request, reports_dir, console)
+    asks = requests(cells, request)
+    journal, head = open_journal(reports_dir, "duet-" + identity(cells, runner, asks), request.seed, console)
+    live, failed = provision(cells, runner, request, asks, reports_dir, console)
     if failed:
         for lc in live.values():
             lc.env.close()
-            finish(lc, request, reports_dir, head, interrupted=True)
+            finish(lc, reports_dir, head, interrupted=True)
         name, outcome = next(iter(failed.items()))
         raise UserError(f"duet: {name} could not be prepared: {outcome.reason}")
-    keys = sorted({k for lc in live.values() for k in lc.slices})
-    turns = plan_turns(keys, list(live), request.rounds, int(head["seed"]))
-    head["turns"] = [t.to_json() for t in turns]
-    head["duet"] = {"cpus": list(cpus)}
-    write_json_atomic(journal / "run.json", head)
-    resume(live, journal, turns)
-    a, b = (live[c.name] for c in cells)
-    try:
-        for turn in turns:
-            side_cpus = cpus if turn.round % 2 else cpus[::-1]
-            jobs = [(lc, cpu) for lc, cpu in zip((a, b), side_cpus, strict=True) if wants(lc, turn)]
-            if not jobs:
-                continue
-            head["host_speed"].append([turn.number, 0.0, hostspeed.probe()])
-            threads = [threading.Thread(target=run_slice, args=(lc, turn, request, journal, cpu)) for lc, cpu in jobs]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join()
-            console.print("\\[tfmatrix] duet turn %d/%d (round %d, slice %s): %s" % (
-                turn.number, len(turns), turn.round, turn.slice,
-                ", ".join("%s on CPU %s %s" % (lc.cell.name, cpu, fmt_duration(lc.slice_s.get(turn.slice, 0.0)))
-                          for lc, cpu in jobs)))
-    except BaseException:
-        for lc in (a, b):
-            lc.env.close()
-            finish(lc, request, reports_dir, head, interrupted=True)
-        raise
-    out = []
-    for lc in (a, b):
-        lc.env.close()
-        out.append(finish(lc, request, reports_dir, head))
-    shutil.rmtree(journal, ignore_errors=True)
-    return out
-
+    how = Together((cells[0].name, cells[1].name), cpus)
+    outcomes = measure_and_write(live, request, reports_dir, journal, head, console, how)
+    return [outcomes[c.name] for c in cells]
 
 
 # --------------------------------------------------------------------------- the command

@@ -8,6 +8,9 @@
 2. Measure: ``schedule.plan_turns`` (seeded, recorded); in each turn every
    cell that has the slice runs it in a fresh process, in the turn's order,
    and the host's reference workload (``hostspeed``) is timed between turns.
+   How the cells of one turn run is the loop's one variable part
+   (``OneAfterAnother`` here; the duet's ``Together`` runs them at once, one
+   CPU each): one loop, so the two schedules cannot drift apart.
 3. Write: each cell's file pools its rounds (``rounds.merge_record``), with
    the schedule and the host's speed in ``results.config``.
 
@@ -26,7 +29,7 @@ import hashlib
 import json
 import shutil
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,11 +38,13 @@ from rich.console import Console
 
 from ..matrix import Cell
 from ..progress import fmt_duration
-from ..results.documents import SuiteResults
+from ..results.documents import CellRequest, SuiteResults
 from ..results.store import (
     CellOutcome,
     cell_paths,
     keep_previous,
+    kept_note,
+    kept_outcome,
     load_cell,
     now_iso,
     record_outcome,
@@ -47,10 +52,10 @@ from ..results.store import (
     write_json_atomic,
 )
 from ..runners.base import CellEnv, Runner
-from ..runners.common import CellLog, RunRequest, read_suite_results
+from ..runners.common import CellLog, RunRequest, plan_args, read_suite_results, slice_args
 from ..runners.whole import judge
 from . import hostspeed
-from .rounds import merge_record
+from .rounds import merge_record, pooled_warnings
 from .turns import Turn, new_seed, plan_turns
 
 JOURNAL_DIR = ".interleaved"
@@ -62,6 +67,7 @@ class LiveCell:
     """A provisioned cell during the run: its environment, plan, and the records measured so far."""
 
     cell: Cell
+    asked: CellRequest                      # what the run asks of it (made once per cell)
     env: CellEnv
     log: CellLog
     plan: SuiteResults
@@ -92,9 +98,15 @@ def slice_file(journal: Path, cell: str, round_no: int, key: str) -> Path:
     return journal / cell / ("r%d-%s.json" % (round_no, key.replace(":", "_").replace("/", "_")))
 
 
-def identity(cells: Sequence[Cell], runner: Runner, request: RunRequest) -> str:
+def requests(cells: Sequence[Cell], request: RunRequest) -> dict[str, CellRequest]:
+    """Each cell's request, made once per cell and handed down (journal identity, suite arguments, cell file)."""
+    return {c.name: request.for_cell(c) for c in cells}
+
+
+def identity(cells: Sequence[Cell], runner: Runner, asks: Mapping[str, CellRequest]) -> str:
     """What a journal's slices were measured under: the cells' requests and inputs; a resume needs the same."""
-    text = json.dumps({c.name: [request.for_cell(c), runner.inputs(c)] for c in cells}, sort_keys=True, default=str)
+    text = json.dumps({c.name: [asks[c.name].to_json(), runner.inputs(c)] for c in cells}, sort_keys=True,
+                      default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -121,43 +133,53 @@ def open_journal(reports_dir: Path, key: str, seed: int | None, console: Console
 def run(cells: Sequence[Cell], runner: Runner, request: RunRequest, reports_dir: Path, *, redo: bool,
         console: Console) -> list[CellOutcome]:
     """Run ``cells`` on the interleaved schedule; every cell ends with a results file (or its earlier one kept)."""
+    asks = requests(cells, request)
     outcomes: dict[str, CellOutcome] = {}
     todo: list[Cell] = []
     for cell in cells:
         why = runner.skip_reason(cell)
-        json_path, log_path = cell_paths(reports_dir, cell.name)
+        json_path = cell_paths(reports_dir, cell.name)[0]
         earlier = load_cell(json_path)
         if why:
             outcomes[cell.name] = CellOutcome(cell.name, "skipped", why, {"name": runner.name})
-            record_outcome(json_path, cell.to_dict(), outcomes[cell.name], request.for_cell(cell), earlier,
-                           log_path.with_name(cell.name + ".attempt.log"))
-        elif not redo and earlier is not None and reusable(earlier, request.for_cell(cell), runner.inputs(cell)):
-            console.print("\\[tfmatrix] %s: kept the results of %s (use --redo to run again)"
-                          % (cell.name, earlier.finished))
-            outcomes[cell.name] = CellOutcome(cell.name, "ok", None, earlier.runner, earlier.timings,
-                                              earlier.results, earlier.log_tail, kept=True)
+            record_outcome(json_path, cell.to_dict(), outcomes[cell.name], asks[cell.name], earlier)
+        elif not redo and earlier is not None and reusable(earlier, asks[cell.name], runner.inputs(cell)):
+            console.print("\\[tfmatrix] %s: %s" % (cell.name, kept_note(earlier)))
+            outcomes[cell.name] = kept_outcome(cell.name, earlier)
         else:
             todo.append(cell)
     if todo:
-        journal, head = open_journal(reports_dir, identity(todo, runner, request), request.seed, console)
-        live, failed = provision(todo, runner, request, reports_dir, console)
+        journal, head = open_journal(reports_dir, identity(todo, runner, asks), request.seed, console)
+        live, failed = provision(todo, runner, request, asks, reports_dir, console)
         outcomes.update(failed)
-        try:
-            measure(live, request, journal, head, console)
-        except BaseException:
-            for lc in live.values():
-                lc.env.close()
-                finish(lc, request, reports_dir, head, interrupted=True)
-            raise
-        for lc in live.values():
-            lc.env.close()
-            outcomes[lc.cell.name] = finish(lc, request, reports_dir, head)
-        shutil.rmtree(journal, ignore_errors=True)
+        outcomes.update(measure_and_write(live, request, reports_dir, journal, head, console, OneAfterAnother()))
     return [outcomes[c.name] for c in cells]
 
 
-def provision(cells: Sequence[Cell], runner: Runner, request: RunRequest, reports_dir: Path, console: Console
-              ) -> tuple[dict[str, LiveCell], dict[str, CellOutcome]]:
+def measure_and_write(live: dict[str, LiveCell], request: RunRequest, reports_dir: Path, journal: Path,
+                      head: dict[str, Any], console: Console, how: OneAfterAnother) -> dict[str, CellOutcome]:
+    """Measure the live cells turn by turn (``how``: how one turn's cells run), then write their files.
+
+    Interrupted: every cell's file says so (earlier complete results stay) and
+    the journal stays for a resume; else the journal goes.
+    """
+    try:
+        measure(live, request, journal, head, console, how)
+    except BaseException:
+        for lc in live.values():
+            lc.env.close()
+            finish(lc, reports_dir, head, interrupted=True)
+        raise
+    outcomes = {}
+    for lc in live.values():
+        lc.env.close()
+        outcomes[lc.cell.name] = finish(lc, reports_dir, head)
+    shutil.rmtree(journal, ignore_errors=True)
+    return outcomes
+
+
+def provision(cells: Sequence[Cell], runner: Runner, request: RunRequest, asks: Mapping[str, CellRequest],
+              reports_dir: Path, console: Console) -> tuple[dict[str, LiveCell], dict[str, CellOutcome]]:
     """Every cell built, live and planned before the first measurement; the ones that failed, as outcomes."""
     live: dict[str, LiveCell] = {}
     failed: dict[str, CellOutcome] = {}
@@ -169,7 +191,7 @@ def provision(cells: Sequence[Cell], runner: Runner, request: RunRequest, report
             json_path, log_path = cell_paths(reports_dir, cell.name)
             log = logs[cell.name] = CellLog(log_path)
             t0 = time.monotonic()
-            outcome = _provision_one(cell, runner, request, log)
+            outcome = _provision_one(cell, asks[cell.name], runner, request, log)
             if isinstance(outcome, LiveCell):
                 live[cell.name] = outcome
                 console.print("\\[tfmatrix] [%d/%d] %s ready in %s: %d slices, %d variants to measure"
@@ -179,36 +201,34 @@ def provision(cells: Sequence[Cell], runner: Runner, request: RunRequest, report
             failed[cell.name] = outcome
             console.print("\\[tfmatrix] [%d/%d] %s %s: %s" % (index, len(cells), cell.name, outcome.status,
                                                             outcome.reason))
-            kept = record_outcome(json_path, cell.to_dict(), outcome, request.for_cell(cell), load_cell(json_path),
-                                  log_path.with_name(cell.name + ".attempt.log"))
-            log.close(log_path.with_name(cell.name + ".attempt.log") if kept else None)
+            log.close(record_outcome(json_path, cell.to_dict(), outcome, asks[cell.name], load_cell(json_path)))
     except BaseException:       # interrupted while provisioning: say so in every cell's file (earlier results stay)
         for lc in live.values():
             lc.env.close()
         for cell in cells:
             if cell.name in failed:
                 continue
-            json_path, log_path = cell_paths(reports_dir, cell.name)
-            attempt_log = log_path.with_name(cell.name + ".attempt.log")
+            json_path = cell_paths(reports_dir, cell.name)[0]
             its = logs.get(cell.name)
             if its is not None:
                 its("interrupted")
-            kept = record_outcome(json_path, cell.to_dict(), CellOutcome(
+            kept_log = record_outcome(json_path, cell.to_dict(), CellOutcome(
                 cell.name, "failed", "interrupted", {"name": runner.name}, {}, None, its.tail() if its else ""),
-                request.for_cell(cell), load_cell(json_path), attempt_log)
+                asks[cell.name], load_cell(json_path))
             if its is not None:     # beside the complete results it did not replace, or as the cell's log
-                its.close(attempt_log if kept else None)
+                its.close(kept_log)
         raise
     return live, failed
 
 
-def _provision_one(cell: Cell, runner: Runner, request: RunRequest, log: CellLog) -> LiveCell | CellOutcome:
+def _provision_one(cell: Cell, asked: CellRequest, runner: Runner, request: RunRequest, log: CellLog
+                   ) -> LiveCell | CellOutcome:
     env = runner.prepare(cell, request, log, None)
     if isinstance(env, CellOutcome):
         return env
     ok = False
     try:
-        args = request.plan_args(cell, env.suite_path(PLAN_FILE), env.runner.get("image"), runner.name)
+        args = plan_args(asked, cell, env.suite_path(PLAN_FILE), env.runner.get("image"), runner.name)
         ran = env.run_suite(args, log, cell.timeout_s)
         env.timings["plan_s"] = ran.seconds
         outcome = judge(cell, env, ran, PLAN_FILE, log, dict(env.timings))
@@ -216,34 +236,63 @@ def _provision_one(cell: Cell, runner: Runner, request: RunRequest, log: CellLog
             return outcome
         slices = {k: list(v) for k, v in (outcome.results.config.get("slices") or {}).items() if v}
         ok = True
-        return LiveCell(cell, env, log, outcome.results, slices, used_s=ran.seconds)
+        return LiveCell(cell, asked, env, log, outcome.results, slices, used_s=ran.seconds)
     finally:
         if not ok:
             env.close()
 
 
+Job = tuple[LiveCell, str | None]
+"""A cell that runs this turn's slice, and the CPUs its process is pinned to (None: not pinned)."""
+
+
+class OneAfterAnother:
+    """How the cells of one turn run in the interleaved schedule: one after another, in the turn's order.
+
+    The turn loop's one variable part (``measure``); the duet's ``Together``
+    is the other: both cells at once, one CPU each.
+    """
+
+    def note(self) -> dict[str, Any]:
+        """What the journal's header records about how turns run, beside the turns."""
+        return {}
+
+    def jobs(self, live: dict[str, LiveCell], turn: Turn) -> list[Job]:
+        """The cells that run the turn's slice (still wanting it), in the order they run."""
+        return [(live[name], None) for name in turn.order if wants(live.get(name), turn)]
+
+    def run(self, jobs: Sequence[Job], turn: Turn, journal: Path) -> None:
+        for lc, cpus in jobs:
+            run_slice(lc, turn, journal, cpus)
+
+    def line(self, jobs: Sequence[Job], turn: Turn, turns: Sequence[Turn], live: dict[str, LiveCell],
+             elapsed_s: float) -> str:
+        """The turn's line on the console, once it ran."""
+        rounds = jobs[0][0].asked.rounds            # asked of every cell alike
+        return "turn %d/%d (round %d of %d, slice %s): %s; %s so far, ~%s left" % (
+            turn.number, len(turns), turn.round, rounds, turn.slice,
+            ", ".join(said(lc, turn) for lc, _ in jobs), fmt_duration(elapsed_s),
+            fmt_duration(_seconds_left(live, turns, turn)))
+
+
 def measure(live: dict[str, LiveCell], request: RunRequest, journal: Path, head: dict[str, Any],
-            console: Console) -> None:
-    """The turns, in the seeded order; every complete slice goes to the journal at once."""
+            console: Console, how: OneAfterAnother) -> None:
+    """The turns, in the seeded order, each run ``how`` says; every complete slice goes to the journal at once."""
     keys = sorted({k for lc in live.values() for k in lc.slices})
     turns = plan_turns(keys, list(live), request.rounds, int(head["seed"]))
     head["turns"] = [t.to_json() for t in turns]
+    head.update(how.note())
     write_json_atomic(journal / "run.json", head)
     resume(live, journal, turns)
     t_start = time.monotonic()
     for turn in turns:
-        wanted = [name for name in turn.order if wants(live.get(name), turn)]
-        if not wanted:
+        jobs = how.jobs(live, turn)
+        if not jobs:
             continue
         head["host_speed"].append([turn.number, round(time.time(), 3), hostspeed.probe()])
         write_json_atomic(journal / "run.json", head)
-        for name in wanted:
-            run_slice(live[name], turn, request, journal)
-        left = _seconds_left(live, turns, turn)
-        console.print("\\[tfmatrix] turn %d/%d (round %d of %d, slice %s): %s; %s so far, ~%s left"
-                      % (turn.number, len(turns), turn.round, request.rounds, turn.slice,
-                         ", ".join(said(live[n], turn) for n in wanted),
-                         fmt_duration(time.monotonic() - t_start), fmt_duration(left)))
+        how.run(jobs, turn, journal)
+        console.print("\\[tfmatrix] " + how.line(jobs, turn, turns, live, time.monotonic() - t_start))
 
 
 def wants(lc: LiveCell | None, turn: Turn) -> bool:
@@ -293,11 +342,12 @@ def resume(live: dict[str, LiveCell], journal: Path, turns: Sequence[Turn]) -> N
                     lc.log("resumed: round %d, slice %s from %s" % (turn.round, turn.slice, path))
 
 
-def run_slice(lc: LiveCell, turn: Turn, request: RunRequest, journal: Path, cpus: str | None = None) -> None:
+def run_slice(lc: LiveCell, turn: Turn, journal: Path, cpus: str | None = None) -> None:
+    """The turn's slice in one cell (``cpus``: pinned to them); complete, to the journal, else the cell's end."""
     cell, env = lc.cell, lc.env
     out = "r%d-%s.json" % (turn.round, turn.slice.replace(":", "_"))
-    args = request.slice_args(cell, env.suite_path(PLAN_FILE), turn.slice, turn.round, env.suite_path(out),
-                              env.runner.get("image"), env.runner["name"])
+    args = slice_args(lc.asked, cell, env.suite_path(PLAN_FILE), turn.slice, turn.round, env.suite_path(out),
+                      env.runner.get("image"), env.runner["name"])
     lc.log("== turn %d: round %d, slice %s" % (turn.number, turn.round, turn.slice))
     budget = cell.timeout_s - lc.used_s      # the cell's limit is for its whole measurement, as in a whole run
     if budget <= 0:
@@ -318,7 +368,7 @@ def run_slice(lc: LiveCell, turn: Turn, request: RunRequest, journal: Path, cpus
     env.close()
 
 
-def cell_results(lc: LiveCell, request: RunRequest, head: dict[str, Any]) -> SuiteResults | None:
+def cell_results(lc: LiveCell, head: dict[str, Any]) -> SuiteResults | None:
     """The cell's suite document: the plan's header and n/a records, then every measured variant's pooled record."""
     if not lc.records:
         return None
@@ -329,23 +379,21 @@ def cell_results(lc: LiveCell, request: RunRequest, head: dict[str, Any]) -> Sui
     rank = {vid: i for i, vid in enumerate(plan.config.get("order") or [])}
     records.sort(key=lambda r: rank.get(r["id"], len(rank)))  # catalogue order, as a sequential cell writes it
     complete = lc.complete_rounds()
-    warnings = [w for w in plan.warnings if "variants are unstable" not in w]
+    rounds = lc.asked.rounds
+    failure = []
     if lc.failure:
         missing = [vid for vid in order if vid not in lc.records]
-        warnings.append("this cell failed in %s; its results pool the %d slices it completed before that "
-                        "(%d of %d rounds whole)%s" % (lc.failure, len(lc.done), len(complete), request.rounds,
-                                                       "; %d variants were never measured: %s" % (
-                                                           len(missing), ", ".join(missing[:3])
-                                                           + (" ..." if len(missing) > 3 else ""))
-                                                       if missing else ""))
-    unstable = [r for r in records if r.get("unstable")]
-    if unstable:
-        warnings.append("%d of %d variants are unstable (CV within or between rounds above %.0f%%)"
-                        % (len(unstable), len(records), float(plan.config.get("unstable_cv") or 0.1) * 100))
+        failure.append("this cell failed in %s; its results pool the %d slices it completed before that "
+                       "(%d of %d rounds whole)%s" % (lc.failure, len(lc.done), len(complete), rounds,
+                                                      "; %d variants were never measured: %s" % (
+                                                          len(missing), ", ".join(missing[:3])
+                                                          + (" ..." if len(missing) > 3 else ""))
+                                                      if missing else ""))
+    warnings = pooled_warnings(plan.warnings, records, float(plan.config.get("unstable_cv") or 0.1), *failure)
     turns = [t for t in head.get("turns", []) if lc.cell.name in t[3]]
     config = {**plan.config, "rounds": max(1, len(complete)),
               "schedule": {"kind": "interleaved", "run": head["run"], "seed": head["seed"],
-                           "rounds_asked": request.rounds, "turns": turns},
+                           "rounds_asked": rounds, "turns": turns},
               "host_speed": list(head.get("host_speed", []))}
     config.pop("slices", None)
     config.pop("order", None)
@@ -353,14 +401,12 @@ def cell_results(lc: LiveCell, request: RunRequest, head: dict[str, Any]) -> Sui
                                finished=now_iso())
 
 
-def finish(lc: LiveCell, request: RunRequest, reports_dir: Path, head: dict[str, Any],
-           interrupted: bool = False) -> CellOutcome:
+def finish(lc: LiveCell, reports_dir: Path, head: dict[str, Any], interrupted: bool = False) -> CellOutcome:
     """Write the cell's file from what it measured; an interrupted cell keeps its earlier file (journal kept)."""
-    json_path, log_path = cell_paths(reports_dir, lc.cell.name)
-    asked = request.for_cell(lc.cell)
+    json_path = cell_paths(reports_dir, lc.cell.name)[0]
     earlier = load_cell(json_path)
     timings = {**lc.env.timings, "run_s": lc.run_s}
-    results = None if interrupted else cell_results(lc, request, head)
+    results = None if interrupted else cell_results(lc, head)
     if results is not None and lc.failed is not None and not lc.complete_rounds():
         # failed before one whole round: the cell's status is the failure's (its slices stay in the file)
         outcome = CellOutcome(lc.cell.name, lc.failed.status, lc.failed.reason, lc.env.runner, timings, results,
@@ -373,7 +419,5 @@ def finish(lc: LiveCell, request: RunRequest, reports_dir: Path, head: dict[str,
     else:
         outcome = CellOutcome(lc.cell.name, "ok", None, lc.env.runner, timings, results, lc.log.tail())
         keep_previous(earlier, json_path.name, reports_dir)
-    attempt_log = log_path.with_name(lc.cell.name + ".attempt.log")
-    kept = record_outcome(json_path, lc.cell.to_dict(), outcome, asked, earlier, attempt_log)
-    lc.log.close(attempt_log if kept else None)
+    lc.log.close(record_outcome(json_path, lc.cell.to_dict(), outcome, lc.asked, earlier))
     return outcome

@@ -20,6 +20,8 @@ from suite import stats
 
 from ..results.documents import SuiteResults
 
+UNSTABLE = "variants are unstable"      # the words of the warning each round writes, replaced when pooled
+
 # Lists in a record that hold one entry per process, concatenated across rounds.
 PER_PROCESS_LISTS = (("iterations", "per_repeat"), ("iterations", "repeats"), ("iterations", "warmup_calls"),
                      ("setup", "build_s"), ("setup", "first_call_s"), ("schedule", "windows"),
@@ -40,14 +42,23 @@ def merge_results(earlier: SuiteResults, later: SuiteResults) -> SuiteResults:
     records = [rec if old.get(rec["id"]) is None else merge_record(old[rec["id"]], rec, unstable_cv)
                for rec in later.records]
     config = {**later.config, "rounds": int(earlier.config.get("rounds") or 1) + 1}
-    warnings = [w for w in later.warnings if "variants are unstable" not in w]
-    unstable = [r for r in records if r.get("unstable")]
-    if unstable:
-        warnings.append("%d of %d variants are unstable (CV within or between rounds above %.0f%%)"
-                        % (len(unstable), len(records), unstable_cv * 100))
+    warnings = pooled_warnings(later.warnings, records, unstable_cv)
     return dataclasses.replace(copy.deepcopy(later), records=records, started=earlier.started or later.started,
                                wall_s=float(earlier.wall_s or 0.0) + float(later.wall_s or 0.0), config=config,
                                warnings=warnings)
+
+
+def pooled_warnings(warnings: list[str], records: list[dict[str, Any]], unstable_cv: float,
+                    *also: str) -> list[str]:
+    """A cell's warnings for its pooled ``records``: the suite's (each round said which variants were unstable
+    in it: that one is said again, over the pooled rounds, last), then ``also``."""
+    out = [w for w in warnings if UNSTABLE not in w]
+    out += also
+    unstable = [r for r in records if r.get("unstable")]
+    if unstable:
+        out.append("%d of %d %s (CV within or between rounds above %.0f%%)"
+                   % (len(unstable), len(records), UNSTABLE, unstable_cv * 100))
+    return out
 
 
 def merge_record(earlier: dict[str, Any], later: dict[str, Any], unstable_cv: float) -> dict[str, Any]:

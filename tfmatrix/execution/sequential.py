@@ -14,7 +14,16 @@ from pathlib import Path
 
 from ..matrix import Cell
 from ..progress import Progress
-from ..results.store import CellOutcome, cell_paths, keep_previous, load_cell, record_outcome, reusable
+from ..results.store import (
+    CellOutcome,
+    cell_paths,
+    keep_previous,
+    kept_note,
+    kept_outcome,
+    load_cell,
+    record_outcome,
+    reusable,
+)
 from ..runners.base import Runner
 from ..runners.common import CellLog, RunRequest
 
@@ -42,20 +51,17 @@ def one_cell(cell: Cell, index: int, runner: Runner, request: RunRequest, report
         return earlier_round
     earlier = load_cell(json_path)
     if not redo and earlier_round is None and earlier is not None and reusable(earlier, asked, runner.inputs(cell)):
-        progress.finish_cell("ok", "kept the results of %s (use --redo to run again)" % earlier.finished, 0)
-        return CellOutcome(cell.name, "ok", None, earlier.runner, earlier.timings, earlier.results, earlier.log_tail,
-                           kept=True)
+        progress.finish_cell("ok", kept_note(earlier), 0)
+        return kept_outcome(cell.name, earlier)
     log = CellLog(log_path, progress, after=None if earlier_round is None else "the next round")
-    attempt_log = log_path.with_name(cell.name + ".attempt.log")
-    kept_log = False
+    kept_log: Path | None = None       # where the log goes when earlier complete results were kept
     try:
         try:
             outcome = runner.run_cell(cell, request, log, progress)
         except KeyboardInterrupt:
             log("interrupted")
             kept_log = record_outcome(json_path, cell.to_dict(), CellOutcome(
-                cell.name, "failed", "interrupted", {"name": runner.name}, {}, None, log.tail()), asked, earlier,
-                attempt_log)
+                cell.name, "failed", "interrupted", {"name": runner.name}, {}, None, log.tail()), asked, earlier)
             raise
         except Exception as e:  # a bug or an engine failure: this cell fails, the others go on
             import traceback
@@ -71,11 +77,11 @@ def one_cell(cell: Cell, index: int, runner: Runner, request: RunRequest, report
         elif earlier_round is None and outcome.status == "ok":
             keep_previous(earlier, json_path.name, reports_dir)
         # a failed round (or re-run) keeps the complete results on file, the attempt recorded beside them
-        kept_log = record_outcome(json_path, cell.to_dict(), outcome, asked, earlier, attempt_log)
+        kept_log = record_outcome(json_path, cell.to_dict(), outcome, asked, earlier)
     finally:
-        log.close(attempt_log if kept_log else None)
+        log.close(kept_log)
     reason = outcome.reason
-    if kept_log:
+    if kept_log is not None:
         reason = "%s; kept the results of %s" % (reason, earlier.finished if earlier else "?")
     progress.finish_cell(outcome.status, reason, time.monotonic() - t0 - outcome.timings.get("queued_s", 0.0))
     if failed_round:          # the rounds that succeeded stand; a later round pools with them

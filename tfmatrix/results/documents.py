@@ -179,6 +179,53 @@ class SuiteResults:
 # -- the cell file -------------------------------------------------------------------------
 
 @dataclass(frozen=True)
+class CellRequest:
+    """What one run asked of one cell: the cell file's ``request``, the one definition of its keys.
+
+    Made once per cell (``runners.common.RunRequest.for_cell``) and handed
+    down to the suite's arguments, the journal's identity, the reuse rule
+    (``results.store.reusable``: an earlier file's request must equal
+    ``to_json()``, so the dict is byte-for-byte what earlier versions stored)
+    and the cell file. The fields' shapes are what ``CellDoc.request`` checks
+    on load; a ``None`` shape is a key that is stored but was never checked.
+    """
+
+    preset: str = _shaped(STR, "")
+    only: tuple[str, ...] = _shaped(ListOf(STR), ())
+    repeats: int | None = _shaped(None)
+    suite: str = _shaped(STR, "")          # hash of the suite's source
+    rounds: int = _shaped(None, 1)
+    schedule: str = _shaped(None, "")
+    bench: str | None = _shaped(None)      # hash of the user's benchmark files: absent without them (OPTIONAL)
+    processes: int | None = _shaped(None)  # fresh processes per variant: absent unless asked for (OPTIONAL)
+
+    # Keys stored only when set, so results from before they existed stay comparable (reusable).
+    OPTIONAL: ClassVar[tuple[str, ...]] = ("bench", "processes")
+
+    def to_json(self) -> dict[str, Any]:
+        """The request as the cell file stores it: every key in field order, the optional ones only when set."""
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if value is None and f.name in self.OPTIONAL:
+                continue
+            out[f.name] = list(value) if isinstance(value, tuple) else value
+        return out
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> CellRequest:
+        """A stored request (shape-checked on load) to read: a missing or null key at its default."""
+        values = {f.name: _default(f) if doc.get(f.name) is None else doc[f.name] for f in fields(cls)}
+        values["only"] = tuple(values["only"])
+        return cls(**values)
+
+
+def request_json(request: CellRequest | Mapping[str, Any]) -> dict[str, Any]:
+    """A request as a cell file stores it: a ``CellRequest``'s JSON, or a stored one (an older file's) as it is."""
+    return request.to_json() if isinstance(request, CellRequest) else dict(request)
+
+
+@dataclass(frozen=True)
 class Attempt:
     """A later run that failed: the complete results beside it were kept (``results.with_attempt``)."""
 
@@ -204,7 +251,7 @@ class CellDoc:
         "name": STR, "tf": STR, "tf_release": STR, "python": STR, "target": STR, "preset": STR,
         "image": STR, "keras": Obj({"flavour": STR, "version": STR}), "base": Obj({"ref": STR}),
     }), factory=dict)                                           # the matrix's cell (``Cell.to_dict``)
-    request: dict[str, Any] = _shaped(Obj({"preset": STR, "suite": STR, "only": ListOf(STR)}), factory=dict)
+    request: dict[str, Any] = _shaped(shape_of(CellRequest), factory=dict)     # ``CellRequest.to_json``, as stored
     runner: dict[str, Any] = _shaped(Obj({"name": STR, "image": STR, "image_id": STR, "base": STR,
                                           "interpreter": STR}), factory=dict)
     timings: dict[str, float] = _shaped(Obj(rest=NUM), factory=dict)
@@ -278,6 +325,11 @@ class CellDoc:
     def complete(self) -> bool:
         """A whole successful run: what a failed re-run must never replace."""
         return self.status == "ok" and self.results is not None
+
+    @property
+    def cell_request(self) -> CellRequest:
+        """``request`` to read: typed, a key the file lacks at its default."""
+        return CellRequest.from_json(self.request)
 
     @property
     def rounds(self) -> int:

@@ -17,6 +17,7 @@ import json
 import os
 import platform
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ from typing import Any
 from .. import __version__
 from ..errors import UserError
 from ..paths import SUITE_DIR
-from .documents import Attempt, CellDoc, SuiteResults, read_cell
+from .documents import Attempt, CellDoc, CellRequest, SuiteResults, read_cell, request_json
 
 LOG_TAIL_LINES = 60
 
@@ -118,10 +119,10 @@ def host_summary() -> dict[str, Any]:
     }
 
 
-def cell_document(cell: dict[str, Any], outcome: CellOutcome, request: dict[str, Any]) -> CellDoc:
-    """The file written for one cell, from what happened to it."""
+def cell_document(cell: dict[str, Any], outcome: CellOutcome, request: CellRequest | Mapping[str, Any]) -> CellDoc:
+    """The file written for one cell, from what happened to it (``request``: or a request as an older file has it)."""
     return CellDoc(name=outcome.name, status=outcome.status, reason=outcome.reason, cell=cell,
-                   request=request,          # preset, only, suite hash: what was asked for
+                   request=request_json(request),          # preset, only, suite hash: what was asked for
                    runner=outcome.runner, timings=outcome.timings,
                    host=outcome.host or host_summary(),     # a cluster node's, when it ran there
                    finished=now_iso(), log_tail=outcome.log_tail, results=outcome.results)
@@ -132,8 +133,14 @@ def write_cell(path: Path, doc: CellDoc) -> None:
 
 
 def cell_paths(reports_dir: Path, name: str) -> tuple[Path, Path]:
+    """The cell's file and its log."""
     cells = reports_dir / "cells"
     return cells / ("%s.json" % name), cells / ("%s.log" % name)
+
+
+def attempt_log_path(json_path: Path) -> Path:
+    """Where a failed attempt's log goes when the cell's complete results were kept: beside its file."""
+    return json_path.with_name(json_path.name.removesuffix(".json") + ".attempt.log")
 
 
 def load_cell(path: Path) -> CellDoc | None:
@@ -153,12 +160,22 @@ def with_attempt(earlier: CellDoc, outcome: CellOutcome, log_name: str) -> CellD
     return dataclasses.replace(earlier, last_attempt=Attempt(outcome.status, outcome.reason, now_iso(), log_name))
 
 
-def reusable(doc: CellDoc | None, request: dict[str, Any], inputs: str) -> bool:
+def reusable(doc: CellDoc | None, request: CellRequest | Mapping[str, Any], inputs: str) -> bool:
     """An earlier result can stand in for a new run: it succeeded with the same request and inputs, all rounds."""
     if not doc:
         return False
-    return doc.status == "ok" and doc.request == request and doc.runner.get("inputs") == inputs \
-        and doc.rounds >= int(request.get("rounds") or 1)
+    return doc.status == "ok" and doc.request == request_json(request) and doc.runner.get("inputs") == inputs \
+        and doc.rounds >= doc.cell_request.rounds         # the requests are equal: the rounds asked for
+
+
+def kept_outcome(name: str, earlier: CellDoc) -> CellOutcome:
+    """Earlier complete results standing in for this run's (``reusable``): nothing ran."""
+    return CellOutcome(name, "ok", None, earlier.runner, earlier.timings, earlier.results, earlier.log_tail, kept=True)
+
+
+def kept_note(earlier: CellDoc) -> str:
+    """What a run says of a cell whose earlier results it kept."""
+    return "kept the results of %s (use --redo to run again)" % earlier.finished
 
 
 def keep_previous(doc: CellDoc | None, filename: str, reports_dir: Path) -> Path | None:
@@ -174,15 +191,18 @@ def keep_previous(doc: CellDoc | None, filename: str, reports_dir: Path) -> Path
     return target
 
 
-def record_outcome(json_path: Path, cell: dict[str, Any], outcome: CellOutcome, asked: dict[str, Any],
-                   earlier: CellDoc | None, attempt_log: Path) -> bool:
-    """Write the cell's file; True when an earlier complete result was kept instead (the attempt beside it).
+def record_outcome(json_path: Path, cell: dict[str, Any], outcome: CellOutcome, asked: CellRequest,
+                   earlier: CellDoc | None) -> Path | None:
+    """Write the cell's file; when an earlier complete result was kept instead, where the attempt's log goes.
 
     A failed, timed-out, skipped or interrupted attempt never replaces a cell's
-    last complete results: they stay, with ``last_attempt`` saying what happened.
+    last complete results: they stay, with ``last_attempt`` saying what happened
+    and naming the attempt's log (``attempt_log_path``); else None, and the
+    cell's log is its own.
     """
     if outcome.status != "ok" and earlier is not None and earlier.complete:
+        attempt_log = attempt_log_path(json_path)
         write_cell(json_path, with_attempt(earlier, outcome, attempt_log.name))
-        return True
+        return attempt_log
     write_cell(json_path, cell_document(cell, outcome, asked))
-    return False
+    return None

@@ -15,7 +15,7 @@ from ..errors import UserError
 from ..matrix.records import Cell
 from ..progress import Progress
 from ..provision import wheelhouse
-from ..results.documents import SuiteResults
+from ..results.documents import CellRequest, SuiteResults
 from ..results.store import CellOutcome, read_tail
 
 WheelsSource = Callable[[Sequence[str], str, Callable[[str], None]], wheelhouse.WheelSet]
@@ -42,45 +42,54 @@ class RunRequest:
     bench: str = ""                     # hash of their content
     processes: int | None = None        # fresh processes per variant; None: the preset's
 
-    def for_cell(self, cell: Cell) -> dict[str, Any]:
-        asked = {
-            "preset": self.preset or cell.preset,
-            "only": list(self.only),
-            "repeats": self.repeats if self.repeats is not None else cell.repeats,
-            "suite": self.suite,
-            "rounds": self.rounds,
-            "schedule": self.schedule,
-        }
-        if self.bench_paths:            # absent without user benchmarks: earlier results stay comparable
-            asked["bench"] = self.bench
-        if self.processes is not None:  # likewise absent unless asked for
-            asked["processes"] = self.processes
-        return asked
+    def for_cell(self, cell: Cell) -> CellRequest:
+        """What this run asks of ``cell``: made once per cell, handed down, stored in its file."""
+        return CellRequest(
+            preset=self.preset or cell.preset,
+            only=tuple(self.only),
+            repeats=self.repeats if self.repeats is not None else cell.repeats,
+            suite=self.suite,
+            rounds=self.rounds,
+            schedule=self.schedule,
+            bench=self.bench if self.bench_paths else None,     # absent without user benchmarks
+            processes=self.processes,
+        )
 
     def suite_args(self, cell: Cell, out: str, image: str | None, runner: str) -> list[str]:
-        """``python -m suite`` arguments: the one way the cell's facts (name, target, image, runner) reach the suite."""
-        req = self.for_cell(cell)
-        args = ["run", "--preset", req["preset"], "--out", out, "--cell", cell.name, "--target", cell.target,
-                "--runner", runner]
-        if image:
-            args += ["--image", image]
-        for pattern in req["only"]:
-            args += ["--only", pattern]
-        if req["repeats"] is not None:
-            args += ["--repeats", str(req["repeats"])]
-        if self.processes is not None:
-            args += ["--processes", str(self.processes)]
-        return args
-
-    def plan_args(self, cell: Cell, out: str, image: str | None, runner: str) -> list[str]:
-        """``python -m suite plan`` arguments: the fingerprint and the slices, once per cell and run."""
-        return ["plan", *self.suite_args(cell, out, image, runner)[1:]]
+        """``suite_args`` for a whole run of ``cell`` (its request made here)."""
+        return suite_args(self.for_cell(cell), cell, out, image, runner)
 
     def slice_args(self, cell: Cell, plan: str, key: str, round_no: int, out: str, image: str | None,
                    runner: str) -> list[str]:
-        """``python -m suite run`` arguments for one slice of a planned cell in one round."""
-        return [*self.suite_args(cell, out, image, runner), "--plan", plan, "--slice", key, "--pass", str(round_no),
-                "--of", str(self.rounds)]
+        """``slice_args`` for ``cell`` (its request made here)."""
+        return slice_args(self.for_cell(cell), cell, plan, key, round_no, out, image, runner)
+
+
+def suite_args(asked: CellRequest, cell: Cell, out: str, image: str | None, runner: str) -> list[str]:
+    """``python -m suite`` arguments: the one way the cell's facts (name, target, image, runner) reach the suite."""
+    args = ["run", "--preset", asked.preset, "--out", out, "--cell", cell.name, "--target", cell.target,
+            "--runner", runner]
+    if image:
+        args += ["--image", image]
+    for pattern in asked.only:
+        args += ["--only", pattern]
+    if asked.repeats is not None:
+        args += ["--repeats", str(asked.repeats)]
+    if asked.processes is not None:
+        args += ["--processes", str(asked.processes)]
+    return args
+
+
+def plan_args(asked: CellRequest, cell: Cell, out: str, image: str | None, runner: str) -> list[str]:
+    """``python -m suite plan`` arguments: the fingerprint and the slices, once per cell and run."""
+    return ["plan", *suite_args(asked, cell, out, image, runner)[1:]]
+
+
+def slice_args(asked: CellRequest, cell: Cell, plan: str, key: str, round_no: int, out: str, image: str | None,
+               runner: str) -> list[str]:
+    """``python -m suite run`` arguments for one slice of a planned cell in one round."""
+    return [*suite_args(asked, cell, out, image, runner), "--plan", plan, "--slice", key, "--pass", str(round_no),
+            "--of", str(asked.rounds)]
 
 
 class CellLog:
