@@ -259,8 +259,10 @@ def test_the_last_parts_of_one_name_resolve_to_it(capsys: pytest.CaptureFixture[
 
 def test_cell_command_resolves_the_readme_name(capsys: pytest.CaptureFixture[str],
                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    from tfmatrix.commands import run as run_commands
+
     chosen = []
-    monkeypatch.setattr(cli, "_run_cells", lambda args, cells, bench, redo, requested=None: chosen.append(
+    monkeypatch.setattr(run_commands, "_run_cells", lambda args, cells, bench, redo, requested=None: chosen.append(
         (requested, [c.name for c in cells])) or 0)
     assert cli.main(["cell", "tf2.0-gpu"]) == 0
     assert chosen == [("tf2.0-keras2.3.1-gpu", ["tf2.0-keras2.3.1-gpu"])]

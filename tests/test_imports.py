@@ -84,3 +84,42 @@ def test_no_import_circles(package: str) -> None:
     assert len(graph) > 10
     found = cycle(graph)
     assert found == [], f"import circle in {package}/: " + " -> ".join(found)
+
+
+# -- the layers: arguments are parsed at the top only --------------------------------------------------------------
+
+TOP = ("tfmatrix.__main__", "tfmatrix.cli", "tfmatrix.commands")
+
+
+def _top(module: str) -> bool:
+    return any(module == t or module.startswith(t + ".") for t in TOP)
+
+
+def test_only_the_command_line_and_its_commands_parse_arguments() -> None:
+    """argparse (and a Namespace read off it) stays in cli.py and commands/; below, steps take typed arguments."""
+    offenders = []
+    for path in sorted((ROOT / "tfmatrix").rglob("*.py")):
+        module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        if _top(module.removesuffix(".__init__")):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            if "argparse" in names:
+                offenders.append(module)
+    assert offenders == [], "argparse below commands/: " + ", ".join(offenders)
+
+
+def test_nothing_below_the_commands_imports_them() -> None:
+    graph = imports("tfmatrix")
+    upward = sorted(f"{m} -> {e}" for m, edges in graph.items() if not _top(m) for e in edges if _top(e))
+    assert upward == [], "imports of cli/commands from below: " + ", ".join(upward)
+
+
+def test_execution_never_reads_the_analysis() -> None:
+    """Running cells writes files; judging them is the analysis's, called by the commands (duet) or history."""
+    graph = imports("tfmatrix")
+    found = sorted(f"{m} -> {e}" for m, edges in graph.items() if m.startswith("tfmatrix.execution")
+                   for e in edges if e.startswith("tfmatrix.analysis"))
+    assert found == [], ", ".join(found)

@@ -3,6 +3,10 @@
 The suite prints one line per finished variant (``[suite 12/140] ok <id> ...``);
 runners feed those lines here. On a terminal this is a live rich display; in
 a log (CI) it prints a plain line at each phase and every ~10% of a run.
+
+The two consoles tfmatrix prints through are made here, once each:
+``stderr_console`` for progress and notes (stdout stays for a command's
+answer, so it can be piped), ``table_console`` for a table on stdout.
 """
 from __future__ import annotations
 
@@ -17,6 +21,16 @@ from rich.markup import escape
 from suite.schema import PROGRESS_PATTERN
 
 SUITE_LINE = re.compile(PROGRESS_PATTERN)  # suite/run.Progress writes schema.PROGRESS_FORMAT
+
+
+def stderr_console() -> Console:
+    """The console for progress and notes: stderr, no highlighting of numbers, long lines never cut."""
+    return Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def table_console() -> Console:
+    """The console for a table on stdout: the terminal's width, or 200 columns in a pipe or a log."""
+    return Console(width=None if sys.stdout.isatty() else 200)
 
 
 def parse_suite_line(line: str) -> tuple[int, int, str, str] | None:
@@ -51,7 +65,7 @@ class Progress:
     """Tracks the matrix run and tells the person what is happening."""
 
     def __init__(self, total_cells: int, console: Console | None = None, live: bool | None = None) -> None:
-        self.console = console or Console(stderr=True, highlight=False, soft_wrap=True)
+        self.console = console or stderr_console()
         self.live = self.console.is_terminal if live is None else live
         self.total_cells = total_cells
         self.started = time.monotonic()

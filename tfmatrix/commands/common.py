@@ -1,7 +1,8 @@
-"""What every command shares: loading ``--matrix``, selecting cells with ``--only``, output directories.
+"""What every command shares: loading ``--matrix``, selecting cells with ``--only``, output directories,
+an option refused with the right one's name, and the report rebuilt after a run.
 
-Kept apart from ``cli.py`` (the command table and the setup/run commands) and
-``report_commands.py`` (report, compare), which both use it.
+Kept apart from ``cli.py`` (the parser and the command table) and from the
+verbs' modules beside it, which all use it.
 """
 from __future__ import annotations
 
@@ -9,10 +10,16 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, Any, TextIO
+
+from rich.markup import escape
 
 from ..errors import UserError
 from ..matrix import Cell, Matrix, load
+from ..progress import stderr_console
+
+if TYPE_CHECKING:
+    from ..analysis.cells import Refused
 
 
 def load_matrix(args: argparse.Namespace, err: TextIO | None = None) -> Matrix:
@@ -81,3 +88,64 @@ def find_cell(matrix: Matrix, typed: str) -> Cell:
     if found.name is None:
         raise UserError(f"{display_path(matrix.path)}: {found.problem}")
     return matrix.cell(found.name)
+
+
+class OtherCommands(argparse.Action):
+    """An option of another command, refused with the name of this command's own (``--bench`` on ``cell``)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, use: str = "", **kwargs: Any) -> None:
+        self.use = use
+        super().__init__(option_strings, dest, help=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        parser.error(f"{option_string} is not an option of this command; use {self.use}")
+
+
+# --------------------------------------------------------------------------- the report after a run
+
+
+def report_refused(refused: Sequence[Refused], err: TextIO) -> int:
+    """Name each cell file the report left out, one stderr line each; exit code 2 when there are any.
+
+    Called after the report is written: the readable cells are reported even
+    when a file beside them is broken, and the exit code still says so.
+    """
+    for r in refused:
+        print(f"tfmatrix: error: {r.reason}", file=err)
+    return 2 if refused else 0
+
+
+def has_results(cells_dir: Path, name: str) -> bool:
+    """Whether ``cells_dir`` holds an ok cell file for the cell ``name``."""
+    from ..results.store import load_cell
+
+    doc = load_cell(cells_dir / f"{name}.json")
+    return doc is not None and doc.status == "ok"
+
+
+def refresh_report(reports: Path, matrix: Matrix, console: Any) -> list[Refused]:
+    """Rebuild the report after a run; the cell files it had to leave out."""
+    from ..report.build import build
+
+    cells = reports / "cells"
+    upgrade = matrix.settings.compare
+    if upgrade is not None and not all(has_results(cells, name) for name in upgrade):
+        console.print("\\[tfmatrix] " + escape(f"[report] compare: {' or '.join(upgrade)} has no results yet: "
+                                                "no upgrade view"))
+        upgrade = None
+    summary = build(cells, reports, matrix.settings.baseline, baseline_source=f"{matrix.path.name}: baseline",
+                    baseline_fallback=True, upgrade=upgrade)
+    if summary.baseline_note:
+        console.print("\\[tfmatrix] " + escape(summary.baseline_note))
+    console.print("\\[tfmatrix] " + escape(summary.line()))
+    return summary.refused
+
+
+def then_report(args: argparse.Namespace, code: int) -> int:
+    """After a bisect or a timeline: rebuild the report beside them (it gains their section) when it has cells."""
+    reports = Path(args.reports)
+    if any((reports / "cells").glob("*.json")):
+        refused = refresh_report(reports, load_matrix(args), stderr_console())
+        report_refused(refused, sys.stderr)
+    return code

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from rich.console import Console
 from rich.markup import escape
 
-from ..progress import Progress, fmt_duration, parse_suite_line
+from ..progress import Progress, fmt_duration, parse_suite_line, stderr_console
 
 
 @dataclass
@@ -47,7 +47,7 @@ class ClusterProgress:
 
     def __init__(self, total_cells: int, console: Console | None = None, estimate_s: float = 0.0,
                  estimates: Mapping[str, float] | None = None, width: int = 1, rounds: int = 1) -> None:
-        self.console = console or Console(stderr=True, highlight=False, soft_wrap=True)
+        self.console = console or stderr_console()
         self.total_cells = total_cells * max(1, rounds)   # each round runs every cell again
         self.rounds, self.round_no = max(1, rounds), 1
         self.estimate_s = estimate_s          # the serial estimate of the whole run, before any cell ends

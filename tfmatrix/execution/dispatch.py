@@ -21,7 +21,7 @@ from rich.console import Console
 from ..errors import UserError
 from ..matrix import Cell
 from ..matrix.user_benchmarks import files_hash
-from ..progress import Progress, fmt_duration
+from ..progress import Progress, fmt_duration, stderr_console
 from ..results.store import CellOutcome, cell_paths, load_cell, suite_fingerprint
 from ..runners.base import Runner
 from ..runners.common import RunRequest
@@ -113,7 +113,7 @@ def cold_estimate(cells: Sequence[Cell]) -> float:
 def execute(cells: Sequence[Cell], runner: Runner, request: RunRequest, reports_dir: Path, *, redo: bool = True,
             console: Console | None = None) -> list[CellOutcome]:
     """Run ``cells`` on the request's schedule; every cell ends with a results file."""
-    console = console or Console(stderr=True, highlight=False, soft_wrap=True)
+    console = console or stderr_console()
     request = dataclasses.replace(request, suite=suite_fingerprint(), bench=files_hash(request.bench_paths))
     if request.schedule == "interleaved" and not (runner.interleaves and runner.slots <= 1):
         console.print("\\[tfmatrix] the %s runner runs whole cells: sequential schedule" % runner.name)

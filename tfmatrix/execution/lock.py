@@ -16,9 +16,10 @@ import os
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
+from .. import paths
 from ..errors import UserError
 
 
@@ -57,3 +58,12 @@ def command_line(argv: list[str] | None = None) -> str:
     """How this process was started, short: "python -m tfmatrix cell tf2.1-cpu"."""
     args = sys.argv[1:] if argv is None else argv
     return " ".join(["python -m tfmatrix", *args])[:200]
+
+
+def checkout_lock() -> AbstractContextManager[None]:
+    """This checkout's run lock (``build/run.lock``), held in the name of this process's command line.
+
+    ``paths.BUILD_DIR`` is read when called, not when imported, so a test
+    that points it elsewhere gets its own lock.
+    """
+    return run_lock(paths.BUILD_DIR / "run.lock", command_line())

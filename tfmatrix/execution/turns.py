@@ -21,8 +21,6 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-SCHEDULES = ("interleaved", "sequential")
-
 
 @dataclass(frozen=True)
 class Turn:

@@ -9,10 +9,13 @@ results are an ordinary cell file in ``<reports>/releases/cells/``, reused
 by the next bisect; a cell the main matrix already measured
 (``<reports>/cells/``, same suite) is reused as it is. The answer is printed
 and written to ``<reports>/bisect/<target>.json``.
+
+The steps take what they need (a ``Prober`` with its runner, the ends);
+the ``bisect`` command (``commands/bisect.py``) reads the options, picks the
+axis and holds the checkout's run lock around them.
 """
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import re
 from dataclasses import dataclass, field
@@ -21,18 +24,15 @@ from typing import Any
 
 from rich.console import Console
 
-from .. import paths
 from ..analysis.cells import CellResult, load_file
-from ..errors import UserError
 from ..matrix import Settings
-from ..matrix.releases import load_table
 from ..results.store import suite_fingerprint, write_json_atomic
 from ..runners.base import Runner
 from ..runners.common import RunRequest
-from .axis import AXES, Axis, keras_axis, minor_steps, patch_steps, tf_axis
+from .axis import Axis, minor_steps, patch_steps
 from .probes import PROBES_DIR, EarlierFiles, probe_cell
 from .search import Measure, Outcome, Probe, search
-from .targets import Target, bench_target, claim_target
+from .targets import Target
 
 OUT_DIR = "bisect"
 
@@ -65,7 +65,7 @@ class Prober:
                 got = self.target.measure(earlier)
                 if isinstance(got, Measure):
                     self.cells[release] = earlier
-                    self.how[release] = f"reused {_rel(earlier.path)}"
+                    self.how[release] = f"reused {relative(earlier.path)}"
                     return got
         from ..execution.dispatch import execute
 
@@ -80,11 +80,12 @@ class Prober:
             return f"{outcome.status}: {outcome.reason}"
         result = load_file(path)
         self.cells[release] = result
-        self.how[release] = f"measured {_rel(path)} ({rounds} rounds)"
+        self.how[release] = f"measured {relative(path)} ({rounds} rounds)"
         return self.target.measure(result)
 
 
-def _rel(path: Path) -> str:
+def relative(path: Path) -> str:
+    """``path`` relative to the current directory when it is below it (shorter lines), else as it is."""
     try:
         return str(path.resolve().relative_to(Path.cwd().resolve()))
     except ValueError:
@@ -181,69 +182,18 @@ def out_name(key: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.=-]+", "_", key)[:120] + ".json"
 
 
-def cmd_bisect(args: argparse.Namespace) -> int:
-    """``python -m tfmatrix bisect (--claim NAME | --bench ID) --good A --bad B [--axis tf|keras] [--patches]``."""
-    from ..commands.common import load_matrix, output_dir
-    from ..execution.dispatch import make_runner
-    from ..execution.lock import command_line, run_lock
-
-    console = Console(stderr=True, highlight=False, soft_wrap=True)
-    matrix = load_matrix(args)
-    preset = args.preset or matrix.settings.preset or "seed"
-    target = claim_target(args.claim, preset) if args.claim else bench_target(args.bench, preset)
-    table = load_table()
-    if args.axis == "keras":
-        older = min(args.good, args.bad, key=lambda v: [int(x) for x in re.findall(r"\d+", v)])
-        axis = keras_axis(table, args.tf, older)
-    else:
-        if args.tf:
-            raise UserError("--tf: only with --axis keras (the TF release the Keras versions run on)")
-        axis = tf_axis(table)
-    good, bad = axis.exact(args.good, "--good"), axis.exact(args.bad, "--bad")
-    if good == bad:
-        raise UserError(f"--good {args.good} and --bad {args.bad} are the same release ({good}); name two")
-    reports = output_dir(args.reports, "--reports")
-    request = RunRequest(preset=preset, only=target.variant_ids, rounds=args.rounds or matrix.settings.rounds,
-                         schedule="interleaved")
-    with run_lock(paths.BUILD_DIR / "run.lock", command_line()):
-        runner = make_runner(args.runner, matrix.settings.base_registry, console)
-        prober = Prober(axis, target, matrix.settings, runner, request, reports, console)
-        result = bisect(target, axis, good, bad, prober, args.patches)
+def with_evidence(result: Bisection, prober: Prober) -> Bisection:
+    """``result`` with how each probe was answered and, when found, the packages that differ at the boundary."""
     result.how = dict(prober.how)
     final = result.final
     if final.found and final.last_good and final.first_bad:
         result.packages = package_diff(prober.cells.get(final.last_good), prober.cells.get(final.first_bad))
-    path = reports / OUT_DIR / out_name(f"{target.key}-{axis.name}{axis.tf}-{good}-{bad}")
+    return result
+
+
+def write_answer(result: Bisection, reports: Path) -> Path:
+    """The answer as ``<reports>/bisect/<target>-<axis>-<good>-<bad>.json`` (``report.bisect_view`` reads it)."""
+    key = f"{result.target.key}-{result.axis.name}{result.axis.tf}-{result.good}-{result.bad}"
+    path = reports / OUT_DIR / out_name(key)
     write_json_atomic(path, result.to_json())
-    for line in result.lines():
-        print(line)
-    print(f"written: {_rel(path)}")
-    return 0 if final.found else 1
-
-
-def configure(p: argparse.ArgumentParser) -> None:
-    from ..execution.dispatch import RUNNERS
-    from ..matrix import KNOWN_PRESETS
-
-    what = p.add_mutually_exclusive_group(required=True)
-    what.add_argument("--claim", metavar="NAME", help="a claim of the report's Claims section (its key, e.g. "
-                      "predict_slower_after_compile): bisect its ratio in the seed's configuration")
-    what.add_argument("--bench", metavar="ID", help="one variant id: bisect its time (probes minutes apart: "
-                      "prefer a claim, whose ratio is taken inside one cell)")
-    p.add_argument("--good", required=True, metavar="RELEASE", help="a release where it is as it should be "
-                   "(2.1 = its newest patch, or an exact 2.1.0)")
-    p.add_argument("--bad", required=True, metavar="RELEASE", help="a release where it changed (older or newer)")
-    p.add_argument("--axis", choices=AXES, default="tf",
-                   help="tf: TensorFlow releases (default); keras: Keras 3 releases on one TF (--tf)")
-    p.add_argument("--tf", metavar="RELEASE", help="--axis keras: the TF the Keras releases run on (default: the "
-                   "newest that accepts the older end)")
-    p.add_argument("--patches", action="store_true",
-                   help="after the minor releases, walk the patch releases between the two it left")
-    p.add_argument("--preset", choices=KNOWN_PRESETS, help="the suite preset (default: matrix.toml's, seed)")
-    p.add_argument("--rounds", type=int, choices=range(1, 21), metavar="N",
-                   help="rounds per probe (default: matrix.toml's, 3); an undecided probe is measured again with 2N")
-    p.add_argument("--runner", default="auto", choices=[r for r in RUNNERS if r != "ray"],
-                   help="auto: Docker when an engine answers, else local virtualenvs")
-    p.add_argument("--reports", default=str(paths.REPORTS_DIR), metavar="DIR",
-                   help="where probes' cell files (DIR/releases/cells) and answers (DIR/bisect) go (default: reports)")
-
+    return path

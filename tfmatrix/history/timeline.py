@@ -15,10 +15,13 @@ and marks each release where the verdict changes.
 
 The claim that compares two cells (TF 2.0 + Keras 2.3.1 against TF 1.14 +
 Keras 2.2.5) has no value per release and is left out, said so.
+
+The steps (``reuse``, ``measure``, ``write``) take what they need; the
+``timeline`` command (``commands/timeline.py``) reads the options and holds
+the checkout's run lock around ``measure``.
 """
 from __future__ import annotations
 
-import argparse
 import csv
 import io
 from collections.abc import Sequence
@@ -28,17 +31,16 @@ from typing import Any
 
 from rich.console import Console
 
-from .. import paths
 from ..analysis.cells import CellResult, load_file
 from ..analysis.claims import CANNOT, CLAIMS, NOT_MEASURED, Claim
 from ..analysis.frame import build_frame
-from ..errors import UserError
-from ..matrix.releases import load_table
+from ..matrix import Cell, Settings
 from ..report.timeline_view import DECIDED, verdict_counts, verdict_steps
 from ..results.store import suite_fingerprint, write_json_atomic, write_text_atomic
+from ..runners.base import Runner
 from ..runners.common import RunRequest
 from ..versions import minor_series
-from .axis import AXES, Axis, keras_axis, minor_steps, tf_axis
+from .axis import Axis
 from .probes import PROBES_DIR, EarlierFiles, covers, probe_cell
 from .targets import claim_line, claim_variant_ids
 
@@ -137,64 +139,55 @@ def out_paths(reports: Path, axis: Axis) -> tuple[Path, Path]:
     return reports / f"{stem}.json", reports / f"{stem}.csv"
 
 
-def cmd_timeline(args: argparse.Namespace) -> int:
-    """Measure (or reuse) one cell per release, then write the timeline and print where verdicts changed."""
-    from ..commands.common import load_matrix, output_dir
-    from ..execution.dispatch import execute, make_runner
-    from ..execution.lock import command_line, run_lock
+def minor_releases(axis: Axis) -> list[str]:
+    """The axis's minor series, oldest first: a timeline's default ends are the first and the last."""
+    return sorted({minor_series(v) for v in axis.versions}, key=lambda v: [int(x) for x in v.split(".")])
 
-    console = Console(stderr=True, highlight=False, soft_wrap=True)
-    matrix = load_matrix(args)
-    preset = args.preset or matrix.settings.preset or "seed"
-    table = load_table()
-    if args.axis == "keras":
-        axis = keras_axis(table, args.tf, args.first or "3.0")
-    elif args.tf:
-        raise UserError("--tf: only with --axis keras (the TF release the Keras versions run on)")
-    else:
-        axis = tf_axis(table)
-    minors = sorted({minor_series(v) for v in axis.versions}, key=lambda v: [int(x) for x in v.split(".")])
-    first = axis.exact(args.first or minors[0], "--from")
-    last = axis.exact(args.last or minors[-1], "--to")
-    releases = minor_steps(axis, first, last)
-    reports = output_dir(args.reports, "--reports")
-    ids = selection(preset)
-    request = RunRequest(preset=preset, only=ids, rounds=args.rounds or matrix.settings.rounds,
-                         schedule="interleaved")
+
+def reuse(axis: Axis, releases: Sequence[str], settings: Settings, reports: Path, ids: tuple[str, ...],
+          redo: bool) -> tuple[dict[str, list[Point]], list[tuple[str, Cell]]]:
+    """Each release's points read from an earlier cell file that holds ``ids`` (none with ``redo``), and the
+    releases left to measure with their cells; a release without a cell here has its reason as its points."""
     earlier = EarlierFiles(reports, suite_fingerprint())
     answered: dict[str, list[Point]] = {}
     to_run = []
     for release in releases:
-        cell = probe_cell(axis, release, matrix.settings)
+        cell = probe_cell(axis, release, settings)
         if isinstance(cell, str):
             answered[release] = missing_points(release, "", cell)
             continue
         found = next((c for c in earlier.of(cell) if covers(c, ids)), None)
-        if found is not None and not args.redo:
+        if found is not None and not redo:
             answered[release] = points_for(release, found, _rel(found.path, reports))
         else:
             to_run.append((release, cell))
-    console.print(f"\\[tfmatrix] timeline: {len(releases)} {axis.what} releases, {len(ids)} variants each; "
-                  f"{len(releases) - len(to_run)} read from earlier cell files, {len(to_run)} to measure")
-    with run_lock(paths.BUILD_DIR / "run.lock", command_line()):
-        if to_run:
-            runner = make_runner(args.runner, matrix.settings.base_registry, console)
-            probes = reports / PROBES_DIR
-            outcomes = execute([c for _, c in to_run], runner, request, probes, redo=True, console=console)
-            for (release, cell), outcome in zip(to_run, outcomes, strict=True):
-                path = probes / "cells" / f"{cell.name}.json"
-                if outcome.status == "ok" and path.exists():
-                    answered[release] = points_for(release, load_file(path), _rel(path, reports))
-                else:
-                    answered[release] = missing_points(release, cell.name, f"{outcome.status}: {outcome.reason}")
-    points = [p for r in releases for p in answered[r]]
+    return answered, to_run
+
+
+def measure(to_run: Sequence[tuple[str, Cell]], runner: Runner, request: RunRequest, reports: Path,
+            console: Console) -> dict[str, list[Point]]:
+    """Run the releases' cells as one interleaved run into ``<reports>/releases/cells``; each release's points."""
+    from ..execution.dispatch import execute
+
+    answered: dict[str, list[Point]] = {}
+    probes = reports / PROBES_DIR
+    outcomes = execute([c for _, c in to_run], runner, request, probes, redo=True, console=console)
+    for (release, cell), outcome in zip(to_run, outcomes, strict=True):
+        path = probes / "cells" / f"{cell.name}.json"
+        if outcome.status == "ok" and path.exists():
+            answered[release] = points_for(release, load_file(path), _rel(path, reports))
+        else:
+            answered[release] = missing_points(release, cell.name, f"{outcome.status}: {outcome.reason}")
+    return answered
+
+
+def write(points: Sequence[Point], axis: Axis, releases: Sequence[str], preset: str,
+          reports: Path) -> tuple[Path, Path]:
+    """``timeline.json`` (what the report reads) and ``timeline.csv``; their paths."""
     json_path, csv_path = out_paths(reports, axis)
     write_json_atomic(json_path, to_json(points, axis, releases, preset))
     write_text_atomic(csv_path, to_csv(points))
-    for line in summary_lines(points):
-        print(line)
-    print(f"written: {json_path}, {csv_path}")
-    return 0
+    return json_path, csv_path
 
 
 def summary_lines(points: Sequence[Point]) -> list[str]:
@@ -224,22 +217,3 @@ def _rel(path: Path, reports: Path) -> str:
         return str(path.resolve().relative_to(reports.resolve()))
     except ValueError:
         return str(path)
-
-
-def configure(p: argparse.ArgumentParser) -> None:
-    from ..execution.dispatch import RUNNERS
-    from ..matrix import KNOWN_PRESETS
-
-    p.add_argument("--axis", choices=AXES, default="tf",
-                   help="tf: every TensorFlow minor release (default); keras: every Keras 3 release on one TF (--tf)")
-    p.add_argument("--tf", metavar="RELEASE", help="--axis keras: the TF the Keras releases run on")
-    p.add_argument("--from", dest="first", metavar="RELEASE", help="the first release (default: the oldest)")
-    p.add_argument("--to", dest="last", metavar="RELEASE", help="the last release (default: the newest)")
-    p.add_argument("--preset", choices=KNOWN_PRESETS, help="the suite preset (default: matrix.toml's, seed)")
-    p.add_argument("--rounds", type=int, choices=range(1, 21), metavar="N",
-                   help="rounds (default: matrix.toml's, 3)")
-    p.add_argument("--redo", action="store_true", help="measure every release again, even with earlier cell files")
-    p.add_argument("--runner", default="auto", choices=[r for r in RUNNERS if r != "ray"],
-                   help="auto: Docker when an engine answers, else local virtualenvs")
-    p.add_argument("--reports", default=str(paths.REPORTS_DIR), metavar="DIR",
-                   help="where the cells (DIR/releases/cells) and DIR/timeline.csv|json go (default: reports)")

@@ -1,0 +1,94 @@
+"""The ``bisect`` command: which release changed a claim (or one variant's time), then the report.
+
+Reads the options into the search's inputs (the target, the release axis,
+the two ends), holds the checkout's run lock while ``history.bisect``
+measures the probes, prints the answer and where it was written, and
+rebuilds the report beside it (its "When did it change" section).
+"""
+from __future__ import annotations
+
+import argparse
+import re
+
+from .. import paths
+from ..errors import UserError
+from ..history.axis import AXES, Axis
+from .common import load_matrix, output_dir, then_report
+
+
+def _axis(args: argparse.Namespace) -> Axis:
+    """The releases to walk: TF's (default), or Keras 3's on one TF (``--axis keras``, ``--tf``)."""
+    from ..history.axis import keras_axis, tf_axis
+    from ..matrix.releases import load_table
+
+    table = load_table()
+    if args.axis == "keras":
+        older = min(args.good, args.bad, key=lambda v: [int(x) for x in re.findall(r"\d+", v)])
+        return keras_axis(table, args.tf, older)
+    if args.tf:
+        raise UserError("--tf: only with --axis keras (the TF release the Keras versions run on)")
+    return tf_axis(table)
+
+
+def _bisect(args: argparse.Namespace) -> int:
+    """``python -m tfmatrix bisect (--claim NAME | --bench ID) --good A --bad B [--axis tf|keras] [--patches]``."""
+    from ..execution.dispatch import make_runner
+    from ..execution.lock import checkout_lock
+    from ..history.bisect import Prober, bisect, relative, with_evidence, write_answer
+    from ..history.targets import bench_target, claim_target
+    from ..progress import stderr_console
+    from ..runners.common import RunRequest
+
+    console = stderr_console()
+    matrix = load_matrix(args)
+    preset = args.preset or matrix.settings.preset or "seed"
+    target = claim_target(args.claim, preset) if args.claim else bench_target(args.bench, preset)
+    axis = _axis(args)
+    good, bad = axis.exact(args.good, "--good"), axis.exact(args.bad, "--bad")
+    if good == bad:
+        raise UserError(f"--good {args.good} and --bad {args.bad} are the same release ({good}); name two")
+    reports = output_dir(args.reports, "--reports")
+    request = RunRequest(preset=preset, only=target.variant_ids, rounds=args.rounds or matrix.settings.rounds,
+                         schedule="interleaved")
+    with checkout_lock():
+        runner = make_runner(args.runner, matrix.settings.base_registry, console)
+        prober = Prober(axis, target, matrix.settings, runner, request, reports, console)
+        result = bisect(target, axis, good, bad, prober, args.patches)
+    result = with_evidence(result, prober)
+    path = write_answer(result, reports)
+    for line in result.lines():
+        print(line)
+    print(f"written: {relative(path)}")
+    return 0 if result.final.found else 1
+
+
+def cmd_bisect(args: argparse.Namespace) -> int:
+    """Which release changed a claim or a variant (``tfmatrix.history.bisect``), then the report."""
+    return then_report(args, _bisect(args))
+
+
+def configure_bisect(p: argparse.ArgumentParser) -> None:
+    from ..execution.dispatch import RUNNERS
+    from ..matrix import KNOWN_PRESETS
+
+    what = p.add_mutually_exclusive_group(required=True)
+    what.add_argument("--claim", metavar="NAME", help="a claim of the report's Claims section (its key, e.g. "
+                      "predict_slower_after_compile): bisect its ratio in the seed's configuration")
+    what.add_argument("--bench", metavar="ID", help="one variant id: bisect its time (probes minutes apart: "
+                      "prefer a claim, whose ratio is taken inside one cell)")
+    p.add_argument("--good", required=True, metavar="RELEASE", help="a release where it is as it should be "
+                   "(2.1 = its newest patch, or an exact 2.1.0)")
+    p.add_argument("--bad", required=True, metavar="RELEASE", help="a release where it changed (older or newer)")
+    p.add_argument("--axis", choices=AXES, default="tf",
+                   help="tf: TensorFlow releases (default); keras: Keras 3 releases on one TF (--tf)")
+    p.add_argument("--tf", metavar="RELEASE", help="--axis keras: the TF the Keras releases run on (default: the "
+                   "newest that accepts the older end)")
+    p.add_argument("--patches", action="store_true",
+                   help="after the minor releases, walk the patch releases between the two it left")
+    p.add_argument("--preset", choices=KNOWN_PRESETS, help="the suite preset (default: matrix.toml's, seed)")
+    p.add_argument("--rounds", type=int, choices=range(1, 21), metavar="N",
+                   help="rounds per probe (default: matrix.toml's, 3); an undecided probe is measured again with 2N")
+    p.add_argument("--runner", default="auto", choices=[r for r in RUNNERS if r != "ray"],
+                   help="auto: Docker when an engine answers, else local virtualenvs")
+    p.add_argument("--reports", default=str(paths.REPORTS_DIR), metavar="DIR",
+                   help="where probes' cell files (DIR/releases/cells) and answers (DIR/bisect) go (default: reports)")

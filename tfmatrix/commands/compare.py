@@ -1,0 +1,75 @@
+"""The ``compare`` command: two result sets side by side (pyperf's ``compare_to``), and a CI gate on them.
+
+Per variant the time ratio B/A, its interval and a verdict
+(``analysis.compare``); ``--fail-on slower:PERCENT`` turns the clear
+slowdowns beyond the threshold into exit code 1, offenders printed first.
+"""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.markup import escape
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    """Two result sets side by side (pyperf compare_to): per variant the time ratio B/A, its interval, a verdict."""
+    from ..analysis.compare import compare_paths, table_rows, to_csv, to_html
+    from ..results.store import write_text_atomic
+
+    result = compare_paths(Path(args.a), Path(args.b), args.cell, args.normalise)
+    offenders = result.offenders(args.fail_on) if args.fail_on is not None else []
+    for line in offenders:       # a CI gate's reader wants these first
+        print(f"tfmatrix: gate: {line}")
+    rows = table_rows(result, None if args.all else args.rows)
+    if rows:
+        from rich.table import Table
+
+        from ..progress import table_console
+
+        shown = "all" if args.all or len(rows) == len(result.variants) else f"the {len(rows)} that moved most"
+        table = Table(title=f"{len(result.variants)} variants, {shown}")
+        for column in ("cell", "variant", "A", "B", "B/A", "95% CI", "verdict"):
+            table.add_column(column, overflow="fold")
+        for row in rows:
+            table.add_row(*(escape(x) for x in row))
+        table_console().print(table)
+    if args.csv:
+        write_text_atomic(Path(args.csv), to_csv(result))
+    if args.html:
+        write_text_atomic(Path(args.html), to_html(result))
+    for line in result.summary_lines():
+        print(line)
+    if args.fail_on is not None:
+        print(f"tfmatrix: gate: {len(offenders)} offender(s) for --fail-on slower:{args.fail_on:.0%}"
+              + (" (listed first)" if offenders else ""))
+    return 1 if offenders else 0
+
+
+def fail_on(text: str) -> float:
+    """``slower:10%`` (or ``slower:10``) -> 0.10: the gate's threshold on a clear slowdown."""
+    kind, _, value = text.partition(":")
+    number = value.strip().rstrip("%")
+    try:
+        threshold = float(number) / 100.0
+    except ValueError:
+        threshold = -1.0
+    if kind != "slower" or not 0.0 <= threshold <= 10.0:
+        raise argparse.ArgumentTypeError(f"{text!r}: use slower:PERCENT, e.g. slower:10%")
+    return threshold
+
+
+def configure_compare(p: argparse.ArgumentParser) -> None:
+    p.add_argument("a", metavar="RUN_A", help="a directory of cell files (a copy of reports/cells) or one cell file")
+    p.add_argument("b", metavar="RUN_B", help="the same for the other side; two files compare two different cells")
+    p.add_argument("--cell", action="append", default=[], metavar="NAME", help="only this cell (repeatable)")
+    p.add_argument("--rows", type=int, default=20, metavar="N", help="show the N variants that moved most (default 20)")
+    p.add_argument("--all", action="store_true", help="show every variant")
+    p.add_argument("--csv", metavar="FILE", help="write every variant's row as CSV")
+    p.add_argument("--html", metavar="FILE", help="write the comparison as a self-contained HTML page")
+    p.add_argument("--fail-on", type=fail_on, metavar="slower:PERCENT",
+                   help="exit 1 when a variant broke, or is clearly slower (the report's verdict rule) with its whole "
+                        "95%% interval above 1 + PERCENT; offenders are printed first (a CI gate)")
+    p.add_argument("--normalise", choices=("none", "host", "run"), default="none",
+                   help="take a common move of B out of every ratio: host, by the host's reference workload; run, by "
+                        "the median ratio of every variant compared (default: none)")

@@ -1,0 +1,154 @@
+"""The commands that prepare and show, and measure nothing: ``validate``, ``list``, ``render``, ``wheels``,
+``base-images``.
+
+Each reads ``--matrix`` and (but ``validate``) selects cells with ``--only``;
+``wheels`` and ``base-images`` fill the caches a run would otherwise fill on
+demand, for hosts without PyPI or a registry.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+from .. import paths
+from ..errors import UserError
+from ..matrix import Cell
+from .common import add_only, load_matrix, output_dir, selected
+
+# --------------------------------------------------------------------------- validate
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    """Load and check the matrix; one summary line."""
+    from ..execution.dispatch import cold_estimate
+    from ..progress import fmt_duration
+
+    matrix = load_matrix(args)
+    print(f"{len(matrix.cells)} cells OK ({len(matrix.warnings)} warnings); a first `matrix` run of all of them: "
+          f"roughly {fmt_duration(cold_estimate(matrix.cells))}")
+    return 0
+
+
+# --------------------------------------------------------------------------- list
+
+
+def _list_rows(cells: Sequence[Cell]) -> list[dict[str, object]]:
+    from ..provision.render import render_cells  # jinja2 only when needed
+
+    return [{**c.to_dict(), "tag": r.tag} for c, r in zip(cells, render_cells(cells), strict=True)]
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    """Print the resolved cells as a table (or JSON with --json)."""
+    matrix = load_matrix(args)
+    cells = selected(matrix, args.only)
+    rows = _list_rows(cells)
+    if args.json:
+        json.dump(rows, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return 0
+    from rich.table import Table
+
+    from ..progress import table_console
+
+    table = Table(title=f"{matrix.path.name}: {len(cells)} cells (baseline {matrix.settings.baseline})")
+    for column in ("name", "TF", "Keras", "Python", "target", "CUDA/cuDNN", "base image", "tag"):
+        table.add_column(column, no_wrap=column in ("name", "tag"))
+    for cell, row in zip(cells, rows, strict=True):
+        cuda = f"{cell.cuda}/{cell.cudnn}" if cell.cuda else "-"
+        table.add_row(cell.name, cell.tf or "- (no TF)", cell.keras.label, cell.python, cell.target, cuda,
+                      cell.base.ref, str(row["tag"]).rsplit(":", 1)[1])
+    table_console().print(table)
+    return 0
+
+
+def configure_list(p: argparse.ArgumentParser) -> None:
+    add_only(p)
+    p.add_argument("--json", action="store_true", help="print cell.json documents (with tags) as a JSON array")
+
+
+# --------------------------------------------------------------------------- render
+
+
+def cmd_render(args: argparse.Namespace) -> int:
+    """Write build/images/<cell>/{Dockerfile,requirements.txt,cell.json}."""
+    from ..provision.render import render_cells, write_rendered
+
+    matrix = load_matrix(args)
+    cells = selected(matrix, args.only)
+    out = output_dir(args.out, "--out")
+    for rendered in render_cells(cells):
+        target = write_rendered(rendered, out)
+        print(f"{target}  {rendered.tag}")
+    print(f"rendered {len(cells)} cell{'s' if len(cells) != 1 else ''} into {out}")
+    return 0
+
+
+def configure_render(p: argparse.ArgumentParser) -> None:
+    add_only(p)
+    p.add_argument("--out", default=str(paths.RENDER_DIR), metavar="DIR",
+                   help="output directory (default: build/images)")
+
+
+# --------------------------------------------------------------------------- wheels
+
+
+def cmd_wheels(args: argparse.Namespace) -> int:
+    """Fill the shared wheelhouse for the selected cells (air-gapped hosts: run this where PyPI answers)."""
+    from ..provision import wheelhouse
+
+    matrix = load_matrix(args)
+    cells = selected(matrix, args.only)
+    failed = 0
+    for cell in cells:
+        try:
+            ws = wheelhouse.ensure((*cell.bootstrap, *cell.requirements), cell.python, offline=args.offline,
+                                   log=(print if args.verbose else (lambda line: None)))
+        except wheelhouse.WheelhouseError as e:
+            print(f"{cell.name}: FAILED: {e}", file=sys.stderr)
+            failed += 1
+            continue
+        print(f"{cell.name}: {len(ws.files)} wheels ({ws.downloaded} downloaded, {ws.how}, {ws.seconds:.1f} s)")
+    print(f"wheelhouse: {wheelhouse.wheelhouse_dir()}")
+    return 1 if failed else 0
+
+
+def configure_wheels(p: argparse.ArgumentParser) -> None:
+    add_only(p)
+    p.add_argument("--offline", action="store_true", help="use only what the wheelhouse has (TFMATRIX_OFFLINE=1)")
+    p.add_argument("--verbose", action="store_true", help="show pip's output")
+
+
+# --------------------------------------------------------------------------- base-images
+
+
+def cmd_base_images(args: argparse.Namespace) -> int:
+    """Build the base images the selected CPU cells expect, from this host (no registry needed)."""
+    from ..provision import base_images
+    from ..runners.docker import engine
+
+    matrix = load_matrix(args)
+    cells = [c for c in selected(matrix, args.only) if c.target == "cpu"]
+    client = engine()
+    if client is None:
+        raise UserError("base-images: no Docker engine answers (start dockerd, or check DOCKER_HOST)")
+    upstream = sorted({c.base.upstream for c in cells if base_images.buildable_python(c.base.upstream)})
+    from ..execution.lock import checkout_lock
+
+    try:
+        with checkout_lock():   # never build an image twice at once
+            built = base_images.ensure_for(client, upstream, log=(print if args.verbose else (lambda line: None)))
+    except base_images.BaseImageError as e:
+        raise UserError(f"base-images: {e}") from None
+    for up, local in built.items():
+        print(f"{up} -> {local}")
+    print(f"use them with TFMATRIX_BASE_REGISTRY={base_images.LOCAL_REGISTRY} (the docker runner also picks them "
+          "by itself when a pull fails)")
+    return 0
+
+
+def configure_base_images(p: argparse.ArgumentParser) -> None:
+    add_only(p)
+    p.add_argument("--verbose", action="store_true", help="show debootstrap and docker build output")
