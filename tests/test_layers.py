@@ -1,0 +1,83 @@
+"""The folders of tfmatrix/ are the stages of the data flow, and imports only run down it.
+
+matrix -> provision -> runners -> execution -> results -> analysis -> report,
+with history/ (bisect, timeline) above execution and analysis, and commands/
+(one module per verb) above everything but ``cli.py``. ``LAYERS`` says which
+folders each folder may import; a new import up the flow (analysis reaching
+for a view, execution for a command) fails here with the module that made it.
+Read from the source like ``test_imports`` (every import, lazy ones too).
+"""
+from __future__ import annotations
+
+import ast
+
+from test_imports import ROOT, imports
+
+BASE = {"errors", "paths", "versions", "progress", "__init__"}      # the top-level modules every stage may use
+LAYERS: dict[str, set[str]] = {
+    "matrix": set(),
+    "results": set(),
+    "provision": {"matrix"},
+    "runners": {"matrix", "provision", "results"},
+    "execution": {"matrix", "provision", "runners", "results"},
+    "analysis": {"matrix", "results"},
+    "report": {"matrix", "results", "analysis"},
+    "history": {"matrix", "provision", "runners", "execution", "results", "analysis"},
+    "commands": {"matrix", "provision", "runners", "execution", "results", "analysis", "report", "history"},
+}
+
+
+def stage(module: str) -> str:
+    """``tfmatrix.analysis.stats`` -> ``analysis``; a top-level module -> its own name."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def test_every_folder_has_a_layer() -> None:
+    folders = {p.name for p in (ROOT / "tfmatrix").iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert folders == set(LAYERS)
+
+
+def test_imports_run_down_the_flow() -> None:
+    wrong = []
+    for module, targets in sorted(imports("tfmatrix").items()):
+        here = stage(module)
+        if here not in LAYERS:            # cli.py, __main__ and the base modules
+            if here in BASE:
+                wrong += [f"{module} -> {t}" for t in sorted(targets) if stage(t) not in BASE]
+            continue
+        allowed = LAYERS[here] | BASE | {here}
+        wrong += [f"{module} -> {t}" for t in sorted(targets) if stage(t) not in allowed]
+    assert wrong == [], "imports up the flow (see LAYERS): " + "; ".join(wrong)
+
+
+def test_the_checks_see_a_wrong_import() -> None:
+    assert stage("tfmatrix.analysis.stats") == "analysis" and stage("tfmatrix.cli") == "cli"
+    assert "report" not in LAYERS["analysis"] and "commands" not in LAYERS["execution"] | LAYERS["history"]
+    assert "analysis" not in LAYERS["execution"]
+
+
+def test_only_the_commands_parse_arguments() -> None:
+    """argparse belongs to cli.py and commands/: below them, steps take typed arguments, not a Namespace."""
+    found = []
+    for path in sorted((ROOT / "tfmatrix").rglob("*.py")):
+        rel = path.relative_to(ROOT / "tfmatrix")
+        if rel.parts[0] in ("commands", "cli.py"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            if "argparse" in names:
+                found.append(f"tfmatrix/{rel}:{node.lineno}")
+    assert found == [], "argparse below commands/: " + ", ".join(found)
+
+
+def test_the_top_of_the_package_stays_small() -> None:
+    top = sorted(p.name for p in (ROOT / "tfmatrix").glob("*.py"))
+    assert len(top) <= 8, top
+
+
+def test_no_module_is_longer_than_one_sitting() -> None:
+    long = {str(p.relative_to(ROOT)): n for p in (ROOT / "tfmatrix").rglob("*.py")
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > 450}
+    assert long == {}
