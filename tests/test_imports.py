@@ -84,3 +84,17 @@ def test_no_import_circles(package: str) -> None:
     assert len(graph) > 10
     found = cycle(graph)
     assert found == [], f"import circle in {package}/: " + " -> ".join(found)
+
+
+@pytest.mark.parametrize(("layer", "above"), [
+    ("tfmatrix.analysis", ("tfmatrix.report", "tfmatrix.history", "tfmatrix.commands", "tfmatrix.cli")),
+    ("tfmatrix.history", ("tfmatrix.report",)),
+])
+def test_a_layer_never_imports_the_layers_that_present_it(layer: str, above: tuple[str, ...]) -> None:
+    """analysis/ computes and report/ shows: the pure functions reach no view, not even lazily."""
+    def within(module: str, package: str) -> bool:
+        return module == package or module.startswith(package + ".")
+
+    found = sorted(f"{name} -> {target}" for name, targets in imports("tfmatrix").items() if within(name, layer)
+                   for target in targets if any(within(target, a) for a in above))
+    assert found == [], f"{layer} imports what presents it: " + ", ".join(found)

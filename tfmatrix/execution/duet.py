@@ -114,9 +114,10 @@ def run(cells: Sequence[Cell], runner: Runner, request: RunRequest, reports_dir:
 def cmd_duet(args: argparse.Namespace) -> int:
     """``python -m tfmatrix duet A B``: both cells at once, one core each; then B against A, round by round."""
     from ..analysis.cells import load_dir
-    from ..analysis.compare import compare_cells, table_rows
+    from ..analysis.compare import compare_cells
     from ..commands.common import find_cell, load_matrix, output_dir
     from ..matrix.user_benchmarks import files_hash
+    from ..report.compare_view import table_rows
     from ..results.store import suite_fingerprint
     from .dispatch import make_runner
     from .lock import command_line, run_lock

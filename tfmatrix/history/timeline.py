@@ -32,9 +32,9 @@ from .. import paths
 from ..analysis.cells import CellResult, load_file
 from ..analysis.claims import CANNOT, CLAIMS, NOT_MEASURED, Claim
 from ..analysis.frame import build_frame
+from ..analysis.timeline import DECIDED, verdict_counts, verdict_steps
 from ..errors import UserError
 from ..matrix.releases import load_table
-from ..report.timeline_view import DECIDED, verdict_counts, verdict_steps
 from ..results.store import suite_fingerprint, write_json_atomic, write_text_atomic
 from ..runners.common import RunRequest
 from ..versions import minor_series
@@ -104,7 +104,7 @@ def _steps(decided: Sequence[Point]) -> tuple[list[int], int]:
 def changes(points: Sequence[Point]) -> list[tuple[Point, Point]]:
     """Consecutive measured points of one claim (release order) whose verdicts differ beyond the noise.
 
-    ``report.timeline_view.changed``: a different verdict with overlapping
+    ``analysis.timeline.changed``: a different verdict with overlapping
     intervals is a ratio near the edge of "no clear difference", not a change.
     """
     decided = _decided(points)
@@ -116,7 +116,7 @@ def flickers(points: Sequence[Point]) -> int:
     return _steps(_decided(points))[1]
 
 
-def to_csv(points: Sequence[Point]) -> str:
+def timeline_csv(points: Sequence[Point]) -> str:
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, lineterminator="\n")
     writer.writeheader()
@@ -125,7 +125,7 @@ def to_csv(points: Sequence[Point]) -> str:
     return buf.getvalue()
 
 
-def to_json(points: Sequence[Point], axis: Axis, releases: Sequence[str], preset: str) -> dict[str, Any]:
+def timeline_json(points: Sequence[Point], axis: Axis, releases: Sequence[str], preset: str) -> dict[str, Any]:
     claims = {c.key: {"claim": c.claim, "a": c.a, "b": c.b} for c in timeline_claims()}
     return {"axis": axis.name, "tf": axis.tf, "releases": list(releases), "preset": preset, "claims": claims,
             "left_out": [c.key for c in CLAIMS if c.ref_cell is not None],
@@ -189,8 +189,8 @@ def cmd_timeline(args: argparse.Namespace) -> int:
                     answered[release] = missing_points(release, cell.name, f"{outcome.status}: {outcome.reason}")
     points = [p for r in releases for p in answered[r]]
     json_path, csv_path = out_paths(reports, axis)
-    write_json_atomic(json_path, to_json(points, axis, releases, preset))
-    write_text_atomic(csv_path, to_csv(points))
+    write_json_atomic(json_path, timeline_json(points, axis, releases, preset))
+    write_text_atomic(csv_path, timeline_csv(points))
     for line in summary_lines(points):
         print(line)
     print(f"written: {json_path}, {csv_path}")
