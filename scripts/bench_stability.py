@@ -51,8 +51,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tfmatrix.analysis.cells import load_dir  # noqa: E402
-from tfmatrix.analysis.compare import compare_paths, to_csv, to_html  # noqa: E402
+from tfmatrix.analysis.compare import compare_paths  # noqa: E402
 from tfmatrix.analysis.frame import build_frame  # noqa: E402
+from tfmatrix.report.compare_view import compare_csv, compare_html  # noqa: E402
 from tfmatrix.results.store import write_text_atomic  # noqa: E402
 
 
@@ -124,7 +125,7 @@ def _p10(values: list[float]) -> float:
 
 def attribution(run1: Path, run2: Path) -> list[str]:
     """Agreement of the two runs under each estimator, and of the comparisons paired vs unpaired."""
-    from tfmatrix.analysis import pairing  # _pair looks comparison_ci up here
+    from tfmatrix.analysis import pairing  # pair_rows looks comparison_ci up here
     from tfmatrix.analysis.compare import Agreement, compare_cells, deviation
     from tfmatrix.analysis.stats import ratio_ci
 
@@ -325,8 +326,8 @@ def main() -> int:
             took = run_matrix(work / name, args)
             print(f"{name}: {took:.0f} s ({took / 60:.1f} min) -> {work / name}", flush=True)
     result = compare_paths(work / "run1" / "cells", work / "run2" / "cells")
-    write_text_atomic(work / "compare.csv", to_csv(result))
-    write_text_atomic(work / "compare.html", to_html(result))
+    write_text_atomic(work / "compare.csv", compare_csv(result))
+    write_text_atomic(work / "compare.html", compare_html(result))
     for line in result.summary_lines():
         print(line)
     agr, cmp = result.agreement, result.comparison_agreement

@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 from report_docs import cell_doc, noisy, record, results_doc, write
 
-from tfmatrix.analysis.compare import Agreement, compare_paths, deviation, to_csv, to_html
+from tfmatrix.analysis.compare import Agreement, compare_paths, deviation
 from tfmatrix.cli import main
 from tfmatrix.errors import UserError
+from tfmatrix.report.compare_view import compare_csv, compare_html
 
 TINY = {"model": "tiny", "batch": 8, "api": "tf.keras", "mode": "eager"}
 
@@ -112,9 +113,9 @@ def test_agreement_counts_thresholds():
 
 def test_csv_and_html_outputs(tmp_path):
     result = compare_paths(_run(tmp_path, "a", BASE), _run(tmp_path, "b", BASE, seed=3))
-    rows = list(csv.DictReader(io.StringIO(to_csv(result))))
+    rows = list(csv.DictReader(io.StringIO(compare_csv(result))))
     assert len(rows) == 3 and {r["verdict"] for r in rows} == {"no clear difference"}
-    page = to_html(result)
+    page = compare_html(result)
     assert page.startswith("<!doctype html>") and "http" not in page and "inference.tiny[" in page
 
 

@@ -22,8 +22,9 @@ import pytest
 from suite import schema
 from suite.registry import PRESETS
 from suite.run import Progress
+from tfmatrix.analysis.chart_data import CHARTS
 from tfmatrix.analysis.claims import CLAIMS
-from tfmatrix.analysis.findings import CHARTS, FINDINGS
+from tfmatrix.analysis.findings import FINDINGS
 from tfmatrix.errors import UserError
 from tfmatrix.matrix import KNOWN_PRESETS
 from tfmatrix.progress import parse_suite_line

@@ -15,8 +15,9 @@ from e2e import MATRICES, cell_docs, records, require, tfmatrix
 
 from suite.schema import validate
 from tfmatrix.analysis.cells import load_dir
-from tfmatrix.analysis.findings import FINDINGS, compute
+from tfmatrix.analysis.findings import FINDINGS
 from tfmatrix.analysis.frame import build_frame
+from tfmatrix.analysis.pairing import compute
 from tfmatrix.runners import docker as docker_runner
 
 pytestmark = pytest.mark.docker

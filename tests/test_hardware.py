@@ -19,12 +19,13 @@ from report_docs import cell_doc, noisy, parse_html, record, results_doc, table_
 
 from tfmatrix.analysis.cells import load_dir
 from tfmatrix.analysis.claims import CLAIMS, compute_claim
-from tfmatrix.analysis.findings import FINDINGS, compute
+from tfmatrix.analysis.findings import FINDINGS
 from tfmatrix.analysis.frame import build_frame
 from tfmatrix.analysis.hardware import Hardware, hardware_groups, hardware_of, same_hardware, stack_key
+from tfmatrix.analysis.pairing import compute
 from tfmatrix.analysis.stats import estimate
 from tfmatrix.report.build import build
-from tfmatrix.report.hardware_view import hardware_pairs, to_csv
+from tfmatrix.report.hardware_view import hardware_csv, hardware_pairs
 from tfmatrix.report.tables import fmt_seconds
 
 GENERATED = "2026-01-02T03:04:05+00:00"
@@ -170,7 +171,7 @@ def test_hardware_pairs_give_ratio_interval_and_a_verdict_that_respects_the_nois
 
 
 def test_hardware_csv_has_a_row_per_variant_with_both_sides(twins):
-    rows = list(csv.DictReader(io.StringIO(to_csv(hardware_pairs(build_frame(twins), twins)))))
+    rows = list(csv.DictReader(io.StringIO(hardware_csv(hardware_pairs(build_frame(twins), twins)))))
     assert len(rows) == 4 and {r["cell_a"] for r in rows} == {"tf2.0-cpu-epyc"}
     assert {r["hardware_b"] for r in rows} == {f"pool xeon · {XEON}"}
     slow = next(r for r in rows if "path=predict," in r["id"] and "stage=uncompiled" in r["id"])
@@ -179,7 +180,7 @@ def test_hardware_csv_has_a_row_per_variant_with_both_sides(twins):
     oom = next(r for r in rows if "predict_on_batch" in r["id"])
     assert (oom["verdict"], oom["status_b"], oom["ratio"]) == ("ok on pool epyc only", "error", "")
     assert "pool xeon: error (ResourceExhaustedError: out of memory)" in oom["reason"]
-    assert to_csv([]).splitlines() == [",".join(
+    assert hardware_csv([]).splitlines() == [",".join(
         ["group", "cell_a", "hardware_a", "cell_b", "hardware_b", "benchmark", "id", "time_a_s", "time_b_s", "ratio",
          "ci_low", "ci_high", "noise", "verdict", "status_a", "status_b", "reason"])]
 

@@ -194,7 +194,7 @@ def test_the_timeline_and_bisect_sections_open_with_charts_tooltips_and_their_fi
     from tfmatrix.history.bisect import bisect
     from tfmatrix.history.search import Measure
     from tfmatrix.history.targets import claim_target
-    from tfmatrix.history.timeline import points_for, timeline_claims, to_csv, to_json
+    from tfmatrix.history.timeline import points_for, timeline_claims, timeline_csv, timeline_json
     from tfmatrix.matrix.releases import load_table
 
     with tarfile.open(DEFAULT_RUN) as tar:
@@ -206,8 +206,8 @@ def test_the_timeline_and_bisect_sections_open_with_charts_tooltips_and_their_fi
     out = tmp_path / "out"
     (out / "bisect").mkdir(parents=True)
     axis = tf_axis(load_table())
-    (out / "timeline.json").write_text(json.dumps(to_json(points, axis, releases, "quick")))
-    (out / "timeline.csv").write_text(to_csv(points))
+    (out / "timeline.json").write_text(json.dumps(timeline_json(points, axis, releases, "quick")))
+    (out / "timeline.csv").write_text(timeline_csv(points))
     truth = {"2.0.4": Measure(24.0, 22.0, 27.0), "2.1.4": Measure(0.97, 0.9, 1.04)}
     answer = bisect(claim_target("predict_slower_after_compile", "seed"), axis, "2.1.4", "2.0.4",
                     lambda r, attempt: truth[r], patches=False)

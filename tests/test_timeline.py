@@ -2,7 +2,7 @@
 
 The cells are the golden quick run of the default matrix (tests/golden/
 default-matrix.tar.gz): six TF releases from 1.15 to 2.21, each read as a
-timeline cell would be. What the history package writes (``to_json``) is
+timeline cell would be. What the history package writes (``timeline_json``) is
 what the report reads: these tests tie the two halves with real output.
 The real timeline and bisect runs are in tests/test_e2e_bisect.py.
 """
@@ -32,8 +32,8 @@ from tfmatrix.history.timeline import (
     selection,
     summary_lines,
     timeline_claims,
-    to_csv,
-    to_json,
+    timeline_csv,
+    timeline_json,
 )
 from tfmatrix.matrix.releases import load_table
 from tfmatrix.report.build import build
@@ -74,7 +74,7 @@ def test_every_claim_gets_one_point_per_release_with_a_verdict_or_the_reason_it_
         else:
             assert p.reason and p.verdict in ("cannot exist here", "not measured in this run")
     assert any(p.ratio is not None for p in points) and any(p.ratio is None for p in points)
-    rows = list(csv.DictReader(io.StringIO(to_csv(points))))
+    rows = list(csv.DictReader(io.StringIO(timeline_csv(points))))
     assert tuple(rows[0]) == CSV_COLUMNS and len(rows) == len(points)
 
 
@@ -101,7 +101,7 @@ def test_the_report_draws_a_chart_per_claim_and_marks_where_its_verdict_changed(
     releases, points = timeline_points(cells)
     out = tmp_path / "out"
     out.mkdir()
-    (out / "timeline.json").write_text(json.dumps(to_json(points, tf_axis(load_table()), releases, "quick")))
+    (out / "timeline.json").write_text(json.dumps(timeline_json(points, tf_axis(load_table()), releases, "quick")))
     build(root / "cells", out, generated="2026-11-25T00:00:00+00:00")
     html = (out / "index.html").read_text()
     section = html[html.index('<section id="timeline">'):]

@@ -1,8 +1,9 @@
-"""The headline charts' model: ``Chart`` (a row of the CHARTS table) and the points drawn for it.
+"""The headline charts: ``Chart``, the ``CHARTS`` table made of it (data only), and the points drawn for each.
 
-``chart_data`` picks a chart's rows out of the frame; ``charts.py`` turns the
-result into SVG. Kept apart from both so the table stays data and the drawing
-stays drawing.
+``chart_data`` picks a chart's rows out of the frame; ``report/charts.py``
+turns the result into SVG. Like ``findings.FINDINGS``, ``CHARTS`` names
+benchmarks and parameters of the catalogue (``tests/test_contracts.py``
+checks them).
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pandas as pd
 
 from .cells import CellResult
 from .frame import param_text
-from .pairing import ParamSpec, _p, matches
+from .pairing import ParamSpec, matches, param_spec
 
 
 @dataclass(frozen=True)
@@ -27,7 +28,29 @@ class Chart:
     key: str
     title: str
     benchmark: str                      # a glob
-    fixed: ParamSpec = field(default_factory=lambda: _p())
+    fixed: ParamSpec = field(default_factory=lambda: param_spec())
+
+
+CHARTS: tuple[Chart, ...] = (
+    Chart("question_small", "Seed 000 question: small model (Conv1D + Flatten), train_on_batch, numpy",
+          "training.question", param_spec(model="small", loop="train_on_batch", input="numpy")),
+    Chart("question_medium", "Seed 000 question: medium model (BiLSTM + LSTM), train_on_batch, numpy",
+          "training.question", param_spec(model="medium", loop="train_on_batch", input="numpy")),
+    Chart("answer_small_fit", "Seed 000 answer: small model, small data, fit, numpy",
+          "training.answer", param_spec(model="small", data="small", loop="fit", input="numpy")),
+    Chart("answer_large_fit", "Seed 000 answer: large model, medium data, fit, numpy",
+          "training.answer", param_spec(model="large", loop="fit", input="numpy")),
+    Chart("input_pipelines", "Seed 000: fit() fed by numpy vs tf.data vs a generator vs a Sequence, tf.keras, eager",
+          "input_pipelines.fit", param_spec(api="tf.keras", mode="eager")),
+    Chart("tiny_predict", "Seed 001 tiny model: predict() before/after compile, tf.keras",
+          "inference.tiny", param_spec(path="predict", api="tf.keras")),
+    Chart("tiny_paths", "Seed 001 tiny model, compiled, eager: predict vs model(x) vs tf.function, tf.keras",
+          "inference.tiny", param_spec(stage="compiled", api="tf.keras", mode="eager")),
+    Chart("matmul", "Seed 002: np.dot vs tf.matmul", "tensor_ops.matmul"),
+    Chart("xla", "Seed 003: MobileNetV2 forward pass: eager vs tf.function vs XLA", "graphs.xla",
+          param_spec(model="mobilenetv2")),
+    Chart("power", "Seed 004: power(x, 100): eager vs tf.function vs a Session", "graphs.power"),
+)
 
 
 @dataclass

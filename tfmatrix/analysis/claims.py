@@ -10,7 +10,7 @@ never aggregates: each configuration it pins is one line, with its own ratio
 and interval.
 
 Everything that depends on benchmark or parameter names is in ``CLAIMS``
-below. Pairing, ratios and intervals are the findings' own (``pairing._pair``,
+below. Pairing, ratios and intervals are the findings' own (``pairing.pair_rows``,
 ``stats.ratio_ci`` and ``RatioCI.verdict``), so a change to how intervals
 are computed changes the claims with it. A claim's verdict per line:
 
@@ -39,7 +39,17 @@ from ..versions import minor_series
 from .cells import CellResult
 from .frame import param_text
 from .hardware import same_hardware
-from .pairing import Compare, Comparison, Finding, FindingResult, _p, _pair, _side_missing, in_benchmarks, matches
+from .pairing import (
+    Compare,
+    Comparison,
+    Finding,
+    FindingResult,
+    in_benchmarks,
+    matches,
+    pair_rows,
+    param_spec,
+    side_missing,
+)
 
 HOLDS, REVERSED, UNCLEAR, CANNOT = "holds", "reversed", "no clear difference", "cannot exist here"
 NOT_MEASURED = "not measured in this run"
@@ -109,7 +119,7 @@ class Claim:
 
 def _cmp(benchmarks: tuple[str, ...], a: Mapping[str, str | tuple[str, ...]],
          b: Mapping[str, str | tuple[str, ...]], standin: str = "") -> Setup:
-    return Setup(Compare(benchmarks, _p(**a), _p(**b)), standin)
+    return Setup(Compare(benchmarks, param_spec(**a), param_spec(**b)), standin)
 
 
 # ---------------------------------------------------------------------------
@@ -366,12 +376,12 @@ def answer_cell(claim: Claim, rows: pd.DataFrame, cell: CellResult, ref: CellRes
         here = _where(rows, [in_benchmarks(b, cmp.benchmarks) for b in rows["benchmark"]])
         a_rows = _side_rows(here, cell, cmp.a)
         b_rows = _side_rows(here, ref or cell, cmp.b)
-        why = [w for w in (_side_missing(claim.a, cmp.a, a_rows, cmp.benchmarks),
-                           _side_missing(claim.b, cmp.b, b_rows, cmp.benchmarks)) if w]
+        why = [w for w in (side_missing(claim.a, cmp.a, a_rows, cmp.benchmarks),
+                           side_missing(claim.b, cmp.b, b_rows, cmp.benchmarks)) if w]
         absent = absent and (not len(a_rows) or not len(b_rows))
         if not why:
             result = FindingResult(_finding_for(claim, setup), [], [])
-            missing = _pair(result.finding, cmp, a_rows, b_rows, cell, ref or cell, result)
+            missing = pair_rows(result.finding, cmp, a_rows, b_rows, cell, ref or cell, result)
             why = [f"{r} ({n})" for r, n in missing.most_common(2)] if not result.comparisons else []
             by_id = {str(r["id"]): r["params"] for _, r in a_rows.iterrows()}
             for c in result.comparisons:

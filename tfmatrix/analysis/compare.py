@@ -10,13 +10,12 @@ and matched line by line, so a comparison the report calls clear in one run
 and reversed in the other is named.
 
 Pure functions over loaded cells (``analysis.cells``) and frames
-(``analysis.frame``); the command line only reads, prints and writes.
+(``analysis.frame``); the command line only reads, prints and writes, and
+the terminal rows, ``--csv`` and ``--html`` are views (``report.compare_view``).
 """
 from __future__ import annotations
 
-import csv
 import dataclasses
-import io
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -412,60 +411,3 @@ def compare_paths(a: Path, b: Path, cells: Sequence[str] = (), normalise: str = 
         raise UserError(f"{a} and {b} have no cell with results in common; name two cell files to compare "
                         "two different cells")
     return result
-
-
-CSV_COLUMNS = ["cell_a", "cell_b", "id", "benchmark", "time_a", "time_b", "ratio", "ci_low", "ci_high",
-               "deviation", "noise", "verdict"]
-
-
-def to_csv(result: CompareResult) -> str:
-    out = io.StringIO()
-    w = csv.writer(out, lineterminator="\n")
-    w.writerow(CSV_COLUMNS)
-    for v in result.variants:
-        w.writerow([v.cell_a, v.cell_b, v.id, v.benchmark, f"{v.time_a:.9g}", f"{v.time_b:.9g}",
-                    f"{v.ci.ratio:.6g}", f"{v.ci.low:.6g}", f"{v.ci.high:.6g}", f"{v.deviation:.6g}",
-                    f"{v.noise:.6g}", v.verdict])
-    return out.getvalue()
-
-
-def table_rows(result: CompareResult, limit: int | None = None) -> list[list[str]]:
-    """Terminal rows, largest change first: what a reader wants to see first."""
-    rows = sorted(result.variants, key=lambda v: -v.deviation)
-    out = []
-    for v in rows[:limit] if limit else rows:
-        cell = v.cell_a if v.cell_a == v.cell_b else f"{v.cell_a} -> {v.cell_b}"
-        out.append([cell, v.id, _fmt_s(v.time_a), _fmt_s(v.time_b), f"{v.ci.ratio:.3f}",
-                    f"{v.ci.low:.3f}-{v.ci.high:.3f}", v.verdict])
-    return out
-
-
-def _fmt_s(s: float) -> str:
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
-        if s >= scale:
-            return f"{s / scale:.3g} {unit}"
-    return f"{s / 1e-9:.3g} ns"
-
-
-def to_html(result: CompareResult) -> str:
-    """A self-contained page (no network): the summary lines, reversed comparisons, then every variant."""
-    from html import escape as esc
-
-    def table(head: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
-        body = "".join("<tr>" + "".join(f"<td>{esc(x)}</td>" for x in r) + "</tr>" for r in rows)
-        return ("<table><thead><tr>" + "".join(f"<th>{esc(h)}</th>" for h in head) + "</tr></thead><tbody>"
-                + body + "</tbody></table>")
-
-    rev = [[c.finding, c.group, c.config, f"{c.ratio_a:.3g}", f"{c.ratio_b:.3g}"] for c in result.reversed]
-    parts = [
-        "<!doctype html><html><head><meta charset='utf-8'><title>tfmatrix compare</title><style>",
-        "body{font:14px system-ui,sans-serif;margin:1.5em}table{border-collapse:collapse}"
-        "td,th{border:1px solid #ccc;padding:2px 6px;text-align:left}</style></head><body>",
-        "<h1>tfmatrix compare</h1><ul>" + "".join(f"<li>{esc(x)}</li>" for x in result.summary_lines()) + "</ul>",
-        "<h2>Comparisons reversed between the two sides</h2>"
-        + (table(["finding", "cell", "configuration", "ratio A", "ratio B"], rev) if rev else "<p>None.</p>"),
-        "<h2>Every variant, largest change first</h2>",
-        table(["cell", "variant", "A", "B", "B/A", "95% CI", "verdict"], table_rows(result)),
-        "</body></html>\n",
-    ]
-    return "".join(parts)

@@ -5,12 +5,11 @@ quartiles, IQR), not copied from its summary, and never derived from a mean.
 Parameters become columns under their own names (``model``, ``loop``,
 ``input``, ...); one that would clash with a metadata column gets a
 ``param_`` prefix. ``params`` (a dict), ``samples`` and ``per_process``
-(lists) are object columns for the findings; ``results.csv`` writes them as
-JSON.
+(lists) are object columns for the findings; ``results.csv``
+(``report.tables.results_csv``) writes them as JSON.
 """
 from __future__ import annotations
 
-import json
 import math
 from typing import Any
 
@@ -135,16 +134,6 @@ def build_frame(cells: list[CellResult]) -> pd.DataFrame:
     head = ["benchmark", "id", "variant", "seed", "title"]
     return df[CELL_COLUMNS + head + params + [c for c in RECORD_COLUMNS if c not in head]
               + extras + OBJECT_COLUMNS]
-
-
-def to_csv(df: pd.DataFrame) -> str:
-    """``results.csv``: the frame with list/dict columns as JSON and full float precision."""
-    out = df.copy()
-    for col in OBJECT_COLUMNS:
-        if col in out.columns:
-            out[col] = [json.dumps(v, separators=(",", ":")) for v in out[col]]
-    out = out.drop(columns=["order"])
-    return str(out.to_csv(index=False, float_format="%.9g", lineterminator="\n"))
 
 
 def attach_previous(df: pd.DataFrame, previous: pd.DataFrame) -> pd.DataFrame:

@@ -35,7 +35,7 @@ from .stats import RatioCI, deviation, paired_ratio_ci, pct_faster, ratio_ci, ro
 ParamSpec = Mapping[str, "str | tuple[str, ...]"]
 
 
-def _p(**params: str | tuple[str, ...]) -> ParamSpec:
+def param_spec(**params: str | tuple[str, ...]) -> ParamSpec:
     return MappingProxyType(dict(params))
 
 
@@ -209,7 +209,7 @@ def compute(finding: Finding, df: pd.DataFrame, cells: list[CellResult]) -> Find
     return result
 
 
-def _pair(finding: Finding, cmp: Compare, a_rows: pd.DataFrame, b_rows: pd.DataFrame, cell_a: CellResult,
+def pair_rows(finding: Finding, cmp: Compare, a_rows: pd.DataFrame, b_rows: pd.DataFrame, cell_a: CellResult,
           cell_b: CellResult, result: FindingResult) -> Counter[str]:
     """Pair ``a_rows`` with ``b_rows`` on their shared parameters; why the others could not be paired."""
     drop = set(cmp.a) | set(cmp.b)
@@ -276,7 +276,7 @@ def _get(row: Row, column: str) -> Any:
     return value if isinstance(value, list) else None
 
 
-def _side_missing(label: str, spec: ParamSpec, rows: pd.DataFrame, where: tuple[str, ...]) -> str | None:
+def side_missing(label: str, spec: ParamSpec, rows: pd.DataFrame, where: tuple[str, ...]) -> str | None:
     """Why a side has no usable rows in a cell, or None when it has some."""
     if not len(rows):
         return f"no {label} variant ({spec_text(spec) or 'any'}) in its {', '.join(where)} results"
@@ -307,13 +307,13 @@ def _compare_within(finding: Finding, cmp: Compare, rows: pd.DataFrame, cells: l
             continue
         a_rows = mine[[matches(p, cmp.a) for p in mine["params"]]]
         b_rows = mine[[matches(p, cmp.b) for p in mine["params"]]]
-        why = [w for w in (_side_missing(finding.a, cmp.a, a_rows, cmp.benchmarks),
-                           _side_missing(finding.b, cmp.b, b_rows, cmp.benchmarks)) if w]
+        why = [w for w in (side_missing(finding.a, cmp.a, a_rows, cmp.benchmarks),
+                           side_missing(finding.b, cmp.b, b_rows, cmp.benchmarks)) if w]
         if why:
             result.notes.append(f"{cell.name}: nothing to compare: {'; '.join(why)}.")
             continue
         before = len(result.comparisons)
-        missing = _pair(finding, cmp, a_rows, b_rows, cell, cell, result)
+        missing = pair_rows(finding, cmp, a_rows, b_rows, cell, cell, result)
         _note_missing(cell.name, missing, len(result.comparisons) - before, result)
 
 
@@ -342,13 +342,13 @@ def _compare_cells(finding: Finding, cmp: Compare, rows: pd.DataFrame, cells: li
             mine = rows[rows["cell"] == cell.name]
             a_rows = mine[[matches(p, cmp.a) for p in mine["params"]]]
             text = f"{cell.name} vs {ref.name}"
-            why = [w for w in (_side_missing(finding.a, cmp.a, a_rows, cmp.benchmarks),
-                               _side_missing(finding.b, cmp.b, b_rows, cmp.benchmarks)) if w]
+            why = [w for w in (side_missing(finding.a, cmp.a, a_rows, cmp.benchmarks),
+                               side_missing(finding.b, cmp.b, b_rows, cmp.benchmarks)) if w]
             if why:
                 result.notes.append(f"{text}: nothing to compare: {'; '.join(why)}.")
                 continue
             before = len(result.comparisons)
-            missing = _pair(finding, cmp, a_rows, b_rows, cell, ref, result)
+            missing = pair_rows(finding, cmp, a_rows, b_rows, cell, ref, result)
             _note_missing(text, missing, len(result.comparisons) - before, result)
         older = [c.name for c in b_cells if not any(c is u for u in used)]
         if older:
@@ -385,17 +385,17 @@ def _compare_backends(finding: Finding, cmp: Compare, rows: pd.DataFrame, cells:
         for i, cell_b in enumerate(ordered):
             for cell_a in ordered[i + 1:]:
                 api_a, api_b = (("tf.keras" if c.backend == "tensorflow" else "keras") for c in (cell_a, cell_b))
-                pair = Compare(cmp.benchmarks, _p(api=api_a), _p(api=api_b))
+                pair = Compare(cmp.benchmarks, param_spec(api=api_a), param_spec(api=api_b))
                 a_rows = rows[(rows["cell"] == cell_a.name) & pd.Series(
                     [matches(p, pair.a) and matches(p, cmp.a) for p in rows["params"]], index=rows.index)]
                 b_rows = rows[(rows["cell"] == cell_b.name) & pd.Series(
                     [matches(p, pair.b) and matches(p, cmp.b) for p in rows["params"]], index=rows.index)]
                 text = f"{cell_a.name} ({cell_a.backend}) vs {cell_b.name} ({cell_b.backend})"
-                why = [w for w in (_side_missing(cell_a.backend or "?", pair.a, a_rows, cmp.benchmarks),
-                                   _side_missing(cell_b.backend or "?", pair.b, b_rows, cmp.benchmarks)) if w]
+                why = [w for w in (side_missing(cell_a.backend or "?", pair.a, a_rows, cmp.benchmarks),
+                                   side_missing(cell_b.backend or "?", pair.b, b_rows, cmp.benchmarks)) if w]
                 if why:
                     result.notes.append(f"{text}: nothing to compare: {'; '.join(why)}.")
                     continue
                 before = len(result.comparisons)
-                missing = _pair(finding, pair, a_rows, b_rows, cell_a, cell_b, result)
+                missing = pair_rows(finding, pair, a_rows, b_rows, cell_a, cell_b, result)
                 _note_missing(text, missing, len(result.comparisons) - before, result)

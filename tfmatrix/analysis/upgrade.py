@@ -10,12 +10,11 @@ slowdown first and the largest speed-up last; variants that ran on one side
 only, or failed or were n/a on either, are listed with each side's status and
 reason, so an upgrade that breaks a benchmark is as visible as one that slows
 it. The Hardware section (``hardware_view``) asks the same question of one
-cell on two kinds of hardware, with ``upgrade_view`` per pair.
+cell on two kinds of hardware, with ``upgrade_view`` per pair. The page's
+rows and ``upgrade.csv`` are views (``report.upgrade_view``).
 """
 from __future__ import annotations
 
-import csv
-import io
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -107,62 +106,3 @@ def upgrade_view(df: pd.DataFrame, baseline: str, candidate: str) -> UpgradeView
     # what broke first (ok before, not after), then what only the candidate can do
     unpaired.sort(key=lambda u: (u.baseline != "ok", u.candidate == "ok", u.benchmark, u.id))
     return UpgradeView(baseline, candidate, rows, unpaired)
-
-
-def to_rows(view: UpgradeView) -> list[dict[str, Any]]:
-    """Rows for the page and ``upgrade.csv``: paired variants first (sorted), then the unpaired ones."""
-    out = []
-    for c in view.rows:
-        out.append({"benchmark": c.benchmark, "id": c.id, "baseline_s": c.time_a, "candidate_s": c.time_b,
-                    "ratio": c.ci.ratio, "ci_low": c.ci.low, "ci_high": c.ci.high, "noise": c.noise,
-                    "rounds": c.ci.rounds or None, "verdict": VERDICTS[c.verdict], "baseline_status": "ok",
-                    "candidate_status": "ok", "reason": ""})
-    for u in view.unpaired:
-        why = "; ".join(f"{cell}: {status}" + (f" ({reason})" if reason else "")
-                        for cell, status, reason in ((view.baseline, u.baseline, u.baseline_reason),
-                                                     (view.candidate, u.candidate, u.candidate_reason))
-                        if status != "ok")
-        out.append({"benchmark": u.benchmark, "id": u.id, "baseline_s": None, "candidate_s": None, "ratio": None,
-                    "ci_low": None, "ci_high": None, "noise": None, "rounds": None,
-                    "verdict": "broken by the upgrade" if u.baseline == "ok" else
-                    ("new in the candidate" if u.candidate == "ok" else "not measured in either"),
-                    "baseline_status": u.baseline, "candidate_status": u.candidate, "reason": why})
-    return out
-
-
-CSV_COLUMNS = ["benchmark", "id", "baseline_s", "candidate_s", "ratio", "ci_low", "ci_high", "noise", "rounds",
-               "verdict", "baseline_status", "candidate_status", "reason"]
-
-
-def to_csv(view: UpgradeView) -> str:
-    """``upgrade.csv``: one row per variant, as the page lists them."""
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["baseline", "candidate", *CSV_COLUMNS])
-    for row in to_rows(view):
-        w.writerow([view.baseline, view.candidate] + ["" if row[k] is None else
-                                                      (f"{row[k]:.6g}" if isinstance(row[k], float) else row[k])
-                                                      for k in CSV_COLUMNS])
-    return buf.getvalue()
-
-
-def page_view(view: UpgradeView) -> dict[str, Any]:
-    """What the page's Upgrade section shows (texts formatted, classes for the verdict colours)."""
-    from ..report.tables import fmt_seconds
-
-    rows = []
-    for row in to_rows(view):
-        measured = row["ratio"] is not None
-        rows.append({**row, "cls": {"slower after the upgrade": "worse", "faster after the upgrade": "better",
-                                    "broken by the upgrade": "worse"}.get(row["verdict"], ""),
-                     "baseline_text": fmt_seconds(row["baseline_s"]) if measured else row["baseline_status"],
-                     "candidate_text": fmt_seconds(row["candidate_s"]) if measured else row["candidate_status"],
-                     "ratio_text": f"{row['ratio']:.3f}" if measured else "",
-                     "ci_text": f"{row['ci_low']:.3f} – {row['ci_high']:.3f}" if measured else "",
-                     "pct_text": _pct(row["ratio"]) if measured else ""})
-    return {"baseline": view.baseline, "candidate": view.candidate, "line": view.line(), "rows": rows}
-
-
-def _pct(ratio: float) -> str:
-    """+12% (slower) / −8% (faster): the candidate's time against the baseline's."""
-    return f"{(ratio - 1.0) * 100:+.0f}%".replace("-", "−")

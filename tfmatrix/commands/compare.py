@@ -14,7 +14,8 @@ from rich.markup import escape
 
 def cmd_compare(args: argparse.Namespace) -> int:
     """Two result sets side by side (pyperf compare_to): per variant the time ratio B/A, its interval, a verdict."""
-    from ..analysis.compare import compare_paths, table_rows, to_csv, to_html
+    from ..analysis.compare import compare_paths
+    from ..report.compare_view import compare_csv, compare_html, table_rows
     from ..results.store import write_text_atomic
 
     result = compare_paths(Path(args.a), Path(args.b), args.cell, args.normalise)
@@ -35,9 +36,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
             table.add_row(*(escape(x) for x in row))
         table_console().print(table)
     if args.csv:
-        write_text_atomic(Path(args.csv), to_csv(result))
+        write_text_atomic(Path(args.csv), compare_csv(result))
     if args.html:
-        write_text_atomic(Path(args.html), to_html(result))
+        write_text_atomic(Path(args.html), compare_html(result))
     for line in result.summary_lines():
         print(line)
     if args.fail_on is not None:

@@ -19,12 +19,13 @@ from .common import find_cell, load_matrix, output_dir
 def cmd_duet(args: argparse.Namespace) -> int:
     """``python -m tfmatrix duet A B``: both cells at once, one core each; then B against A, round by round."""
     from ..analysis.cells import load_dir
-    from ..analysis.compare import compare_cells, table_rows
+    from ..analysis.compare import compare_cells
     from ..execution import duet
     from ..execution.dispatch import make_runner
     from ..execution.lock import checkout_lock
     from ..matrix.user_benchmarks import files_hash
     from ..progress import stderr_console
+    from ..report.compare_view import table_rows
     from ..results.store import suite_fingerprint
     from ..runners.common import RunRequest
 

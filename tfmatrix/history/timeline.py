@@ -34,8 +34,8 @@ from rich.console import Console
 from ..analysis.cells import CellResult, load_file
 from ..analysis.claims import CANNOT, CLAIMS, NOT_MEASURED, Claim
 from ..analysis.frame import build_frame
+from ..analysis.timeline import DECIDED, verdict_counts, verdict_steps
 from ..matrix import Cell, Settings
-from ..report.timeline_view import DECIDED, verdict_counts, verdict_steps
 from ..results.store import suite_fingerprint, write_json_atomic, write_text_atomic
 from ..runners.base import Runner
 from ..runners.common import RunRequest
@@ -106,7 +106,7 @@ def _steps(decided: Sequence[Point]) -> tuple[list[int], int]:
 def changes(points: Sequence[Point]) -> list[tuple[Point, Point]]:
     """Consecutive measured points of one claim (release order) whose verdicts differ beyond the noise.
 
-    ``report.timeline_view.changed``: a different verdict with overlapping
+    ``analysis.timeline.changed``: a different verdict with overlapping
     intervals is a ratio near the edge of "no clear difference", not a change.
     """
     decided = _decided(points)
@@ -118,7 +118,7 @@ def flickers(points: Sequence[Point]) -> int:
     return _steps(_decided(points))[1]
 
 
-def to_csv(points: Sequence[Point]) -> str:
+def timeline_csv(points: Sequence[Point]) -> str:
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, lineterminator="\n")
     writer.writeheader()
@@ -127,7 +127,7 @@ def to_csv(points: Sequence[Point]) -> str:
     return buf.getvalue()
 
 
-def to_json(points: Sequence[Point], axis: Axis, releases: Sequence[str], preset: str) -> dict[str, Any]:
+def timeline_json(points: Sequence[Point], axis: Axis, releases: Sequence[str], preset: str) -> dict[str, Any]:
     claims = {c.key: {"claim": c.claim, "a": c.a, "b": c.b} for c in timeline_claims()}
     return {"axis": axis.name, "tf": axis.tf, "releases": list(releases), "preset": preset, "claims": claims,
             "left_out": [c.key for c in CLAIMS if c.ref_cell is not None],
@@ -185,8 +185,8 @@ def write(points: Sequence[Point], axis: Axis, releases: Sequence[str], preset: 
           reports: Path) -> tuple[Path, Path]:
     """``timeline.json`` (what the report reads) and ``timeline.csv``; their paths."""
     json_path, csv_path = out_paths(reports, axis)
-    write_json_atomic(json_path, to_json(points, axis, releases, preset))
-    write_text_atomic(csv_path, to_csv(points))
+    write_json_atomic(json_path, timeline_json(points, axis, releases, preset))
+    write_text_atomic(csv_path, timeline_csv(points))
     return json_path, csv_path
 
 

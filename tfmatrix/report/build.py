@@ -18,16 +18,16 @@ from pathlib import Path
 from ..analysis.cells import CellResult, Refused, load_dir
 from ..analysis.claims import CLAIMS, compute_claims
 from ..analysis.findings import FINDINGS, compute_all
-from ..analysis.frame import attach_previous, build_frame, to_csv
-from ..analysis.upgrade import check_pair, page_view, upgrade_view
-from ..analysis.upgrade import to_csv as upgrade_csv
+from ..analysis.frame import attach_previous, build_frame
+from ..analysis.upgrade import check_pair, upgrade_view
 from ..errors import UserError
 from ..results.store import PREVIOUS_DIR, write_text_atomic
 from . import claims_view, hardware_view
 from .bisect_view import load_bisections
 from .html import render, warnings_for
-from .tables import build_tables, resolve_baselines
+from .tables import build_tables, resolve_baselines, results_csv
 from .timeline_view import load_timelines
+from .upgrade_view import page_view, upgrade_csv
 
 __all__ = ["Refused", "Summary", "build"]
 
@@ -150,10 +150,10 @@ def build(cells_dir: Path, out_dir: Path, baseline: str | None = None, *, baseli
     claims_csv, claims_json = out_dir / "claims.csv", out_dir / "claims.json"
     hardware_csv = out_dir / "hardware.csv"
     claim_rows = claims_view.rows(claims)
-    write_text_atomic(csv_path, to_csv(df))
-    write_text_atomic(claims_csv, claims_view.to_csv(claim_rows))
-    write_text_atomic(claims_json, claims_view.to_json(claim_rows))
-    write_text_atomic(hardware_csv, hardware_view.to_csv(hw_pairs))
+    write_text_atomic(csv_path, results_csv(df))
+    write_text_atomic(claims_csv, claims_view.claims_csv(claim_rows))
+    write_text_atomic(claims_json, claims_view.claims_json(claim_rows))
+    write_text_atomic(hardware_csv, hardware_view.hardware_csv(hw_pairs))
     write_text_atomic(html_path, page)
     if view is not None:
         write_text_atomic(out_dir / "upgrade.csv", upgrade_csv(view))

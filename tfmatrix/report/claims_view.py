@@ -205,7 +205,7 @@ def _row(values: dict[str, Any]) -> dict[str, Any]:
     return {k: values.get(k, "") for k in ROW_COLUMNS}
 
 
-def to_csv(table: list[dict[str, Any]]) -> str:
+def claims_csv(table: list[dict[str, Any]]) -> str:
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=list(ROW_COLUMNS), lineterminator="\n")
     writer.writeheader()
@@ -214,7 +214,7 @@ def to_csv(table: list[dict[str, Any]]) -> str:
     return buf.getvalue()
 
 
-def to_json(table: list[dict[str, Any]]) -> str:
+def claims_json(table: list[dict[str, Any]]) -> str:
     doc = {"schema": CLAIMS_SCHEMA, "schema_version": CLAIMS_SCHEMA_VERSION, "columns": list(ROW_COLUMNS),
            "rows": [{k: (None if v == "" else v) for k, v in row.items()} for row in table]}
     return json.dumps(doc, indent=1) + "\n"

@@ -22,7 +22,8 @@ from typing import Any
 import pandas as pd
 
 from ..analysis.hardware import Hardware, hardware_groups, hardware_of
-from ..analysis.upgrade import UpgradeView, _pct, upgrade_view
+from ..analysis.upgrade import UpgradeView, upgrade_view
+from .tables import fmt_change, fmt_seconds
 
 
 @dataclass
@@ -84,7 +85,7 @@ CSV_COLUMNS = ["group", "cell_a", "hardware_a", "cell_b", "hardware_b", "benchma
                "ratio", "ci_low", "ci_high", "noise", "verdict", "status_a", "status_b", "reason"]
 
 
-def to_csv(pairs: Sequence[HardwarePair]) -> str:
+def hardware_csv(pairs: Sequence[HardwarePair]) -> str:
     """``hardware.csv``: one row per pair x variant, as the page lists them (just the header when there is none)."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
@@ -99,8 +100,6 @@ def to_csv(pairs: Sequence[HardwarePair]) -> str:
 
 def page_view(pairs: Sequence[HardwarePair], cells: Sequence[Any]) -> dict[str, Any] | None:
     """What the page's Hardware section shows; None when every cell with results ran on the same hardware."""
-    from .tables import fmt_seconds
-
     kinds = sorted({hardware_of(c) for c in cells if c.has_records})
     if len(kinds) < 2:
         return None
@@ -114,7 +113,7 @@ def page_view(pairs: Sequence[HardwarePair], cells: Sequence[Any]) -> dict[str, 
                          "b_text": fmt_seconds(row["time_b_s"]) if measured else row["status_b"],
                          "ratio_text": f"{row['ratio']:.3f}" if measured else "",
                          "ci_text": f"{row['ci_low']:.3f} – {row['ci_high']:.3f}" if measured else "",
-                         "pct_text": _pct(row["ratio"]) if measured else ""})
+                         "pct_text": fmt_change(row["ratio"]) if measured else ""})
         views.append({"group": pair.group, "cell_a": pair.cell_a, "cell_b": pair.cell_b,
                       "hardware_a": pair.hardware_a.label, "hardware_b": pair.hardware_b.label,
                       "short_b": pair.hardware_b.short, "line": pair.line(), "rows": rows})

@@ -21,9 +21,8 @@ from markupsafe import Markup
 
 from .. import __version__
 from ..analysis.cells import CellResult, Refused
-from ..analysis.chart_data import chart_data
+from ..analysis.chart_data import CHARTS, chart_data
 from ..analysis.claims import ClaimResult
-from ..analysis.findings import CHARTS
 from ..analysis.hardware import hardware_groups, mixed_hardware
 from ..analysis.pairing import Comparison, FindingResult, GroupSummary
 from ..analysis.stats import noise_of, pct_faster

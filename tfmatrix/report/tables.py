@@ -7,10 +7,12 @@ the cell named by the user for every column, or by default the oldest cell
 of the column's target (CPU columns against the oldest CPU cell, GPU columns
 against the oldest GPU cell, so the colours compare versions, not devices).
 Where the default baseline lacks a variant, the oldest cell of that target
-that has it stands in, and the table marks it.
+that has it stands in, and the table marks it. ``results_csv``: the whole
+frame, one row per cell x variant, as ``results.csv``.
 """
 from __future__ import annotations
 
+import json
 import math
 import re
 from dataclasses import dataclass, field
@@ -19,7 +21,7 @@ from typing import Any
 import pandas as pd
 
 from ..analysis.cells import CellResult
-from ..analysis.frame import param_text
+from ..analysis.frame import OBJECT_COLUMNS, param_text
 from ..errors import UserError
 
 
@@ -79,6 +81,11 @@ def fmt_seconds(s: float | None) -> str:
         if abs(rounded) >= scale:
             return f"{rounded / scale:.3g} {unit}"
     return f"{rounded / 1e-9:.3g} ns"
+
+
+def fmt_change(ratio: float) -> str:
+    """A time ratio as a change: +12% (slower) / −8% (faster), the candidate's (or B's) time against the other's."""
+    return f"{(ratio - 1.0) * 100:+.0f}%".replace("-", "−")
 
 
 def ratio_colour(ratio: float) -> str:
@@ -220,3 +227,13 @@ def _colour(vals: list[Value], columns: list[CellResult], baselines: Baselines) 
         else:
             v.colour = ratio_colour(v.ratio)
             v.title += f"; {v.ratio:.2f}x the baseline ({columns[b].name})"
+
+
+def results_csv(df: pd.DataFrame) -> str:
+    """``results.csv``: the frame with list/dict columns as JSON and full float precision."""
+    out = df.copy()
+    for col in OBJECT_COLUMNS:
+        if col in out.columns:
+            out[col] = [json.dumps(v, separators=(",", ":")) for v in out[col]]
+    out = out.drop(columns=["order"])
+    return str(out.to_csv(index=False, float_format="%.9g", lineterminator="\n"))

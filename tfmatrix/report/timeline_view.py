@@ -2,23 +2,17 @@
 
 ``<reports>/timeline.json`` (TF releases) and ``timeline-keras.json`` (Keras
 3 releases on one TF) hold one point per claim and release
-(``history.timeline.to_json``, the one definition of that shape). Per claim,
-one inline SVG: the releases in order on x, the ratio A/B on a log scale
-with its 95% interval, each point in its verdict's colour, a line at 1 and a
-dashed mark before every release where the verdict changes (``changed``).
-
-A verdict that differs from the previous release's while the two intervals
-overlap is no change: the ratio moved less than the noise measured, and a
-ratio near the edge of "no clear difference" flickers between two runs of
-the same code (two whole timelines, 2026-11-25: 17 of 238 verdicts differed,
-all of them such neighbours). Those are counted, not marked.
+(``history.timeline.timeline_json``, the one definition of that shape). Per
+claim, one inline SVG: the releases in order on x, the ratio A/B on a log
+scale with its 95% interval, each point in its verdict's colour, a line at 1
+and a dashed mark before every release where the verdict changes
+(``analysis.timeline.verdict_steps``: the rule, with the flickers it counts
+and does not mark).
 """
 from __future__ import annotations
 
 import json
 import math
-from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
@@ -26,34 +20,10 @@ from typing import Any
 
 from markupsafe import Markup
 
-from ..analysis.claims import HOLDS, REVERSED, UNCLEAR
+from ..analysis.timeline import DECIDED, Reading, verdict_counts, verdict_steps
 from .charts import SPARK_COLOURS
 
 FILES = (("timeline.json", "TensorFlow releases"), ("timeline-keras.json", "Keras 3 releases"))
-DECIDED = (HOLDS, REVERSED, UNCLEAR)
-Reading = tuple[str, float, float]          # (verdict, low, high) of one release's point
-
-
-def changed(a: Reading, b: Reading) -> bool:
-    """The verdict differs between two releases AND their 95% intervals do not overlap (beyond the noise)."""
-    (va, la, ha), (vb, lb, hb) = a, b
-    return va != vb and (ha < lb or hb < la)
-
-
-def verdict_steps(readings: Sequence[Reading]) -> tuple[list[int], int]:
-    """Over consecutive measured releases: each ``i`` where ``i -> i+1`` ``changed``, and how many flickered.
-
-    A flicker: neighbours whose verdicts differ while their intervals overlap.
-    The one place that applies the rule along a timeline (report and command).
-    """
-    pairs = list(zip(readings, readings[1:], strict=False))
-    moves = [i for i, (a, b) in enumerate(pairs) if changed(a, b)]
-    return moves, sum(1 for a, b in pairs if a[0] != b[0]) - len(moves)
-
-
-def verdict_counts(verdicts: Sequence[str]) -> str:
-    """'holds in 15, no clear difference in 9' (most frequent first)."""
-    return ", ".join(f"{v} in {n}" for v, n in Counter(verdicts).most_common())
 
 
 @dataclass
