@@ -24,8 +24,6 @@ from tfmatrix.history.bisect import bisect
 from tfmatrix.history.search import Measure
 from tfmatrix.history.targets import claim_target
 from tfmatrix.history.timeline import (
-    CSV_COLUMNS,
-    Point,
     changes,
     flickers,
     points_for,
@@ -37,6 +35,7 @@ from tfmatrix.history.timeline import (
 )
 from tfmatrix.matrix.releases import load_table
 from tfmatrix.report.build import build
+from tfmatrix.results.history_docs import TIMELINE_COLUMNS, TimelinePoint
 
 CELLS = ["tf1.15-cpu", "tf2.1-cpu", "tf2.9-cpu", "tf2.15-cpu", "tf2.16-keras3-cpu", "tf2.21-keras3-cpu"]
 
@@ -49,7 +48,7 @@ def golden(tmp_path_factory):
     return root, {c.name: c for c in load_dir(root / "cells").cells}
 
 
-def timeline_points(cells) -> tuple[list[str], list[Point]]:
+def timeline_points(cells) -> tuple[list[str], list[TimelinePoint]]:
     releases = [cells[name].tf_installed for name in CELLS]
     return releases, [p for name, r in zip(CELLS, releases, strict=True) for p in points_for(r, cells[name], name)]
 
@@ -75,12 +74,12 @@ def test_every_claim_gets_one_point_per_release_with_a_verdict_or_the_reason_it_
             assert p.reason and p.verdict in ("cannot exist here", "not measured in this run")
     assert any(p.ratio is not None for p in points) and any(p.ratio is None for p in points)
     rows = list(csv.DictReader(io.StringIO(timeline_csv(points))))
-    assert tuple(rows[0]) == CSV_COLUMNS and len(rows) == len(points)
+    assert tuple(rows[0]) == TIMELINE_COLUMNS and len(rows) == len(points)
 
 
 def test_a_verdict_change_is_found_between_consecutive_measured_releases_beyond_the_noise():
-    def pt(release: str, verdict: str, ratio: float | None, low: float = 0, high: float = 0) -> Point:
-        return Point("einsum_faster_than_loop", release, "cell", ratio, low or ratio, high or ratio, verdict)
+    def pt(release: str, verdict: str, ratio: float | None, low: float = 0, high: float = 0) -> TimelinePoint:
+        return TimelinePoint("einsum_faster_than_loop", release, "cell", ratio, low or ratio, high or ratio, verdict)
     points = [pt("2.0", "holds", 0.5), pt("2.1", "cannot exist here", None), pt("2.2", "no clear difference", 1.0),
               pt("2.3", "no clear difference", 1.0), pt("2.4", "reversed", 2.0)]
     assert [(a.release, b.release) for a, b in changes(points)] == [("2.0", "2.2"), ("2.3", "2.4")]

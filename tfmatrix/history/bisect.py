@@ -26,6 +26,7 @@ from rich.console import Console
 
 from ..analysis.cells import CellResult, load_file
 from ..matrix import Settings
+from ..results.history_docs import BISECT_DIR, BisectDoc, ProbeDoc
 from ..results.store import suite_fingerprint, write_json_atomic
 from ..runners.base import Runner
 from ..runners.common import RunRequest
@@ -33,8 +34,6 @@ from .axis import Axis, minor_steps, patch_steps
 from .probes import PROBES_DIR, EarlierFiles, probe_cell
 from .search import Measure, Outcome, Probe, search
 from .targets import Target
-
-OUT_DIR = "bisect"
 
 
 @dataclass
@@ -135,19 +134,22 @@ class Bisection:
         out.append(f"{measured} releases measured between the ends ({len(self.path)} probes with the ends)")
         return out
 
-    def to_json(self) -> dict[str, Any]:
-        def probe(p: Probe) -> dict[str, Any]:
+    def doc(self) -> BisectDoc:
+        """The answer as ``report.bisect_view`` reads it back (``results.history_docs.BisectDoc``)."""
+        def probe(p: Probe) -> ProbeDoc:
             m = p.measure
-            return {"release": p.release, "state": p.state, "end": p.end, "attempts": p.attempts, "reason": p.reason,
-                    "value": m.value if m else None, "low": m.low if m else None, "high": m.high if m else None,
-                    "unit": m.unit if m else None, "how": self.how.get(p.release, "")}
+            return ProbeDoc(p.release, p.state, p.end, p.attempts, p.reason, m.value if m else None,
+                            m.low if m else None, m.high if m else None, m.unit if m else None,
+                            self.how.get(p.release, ""))
         final = self.final
-        return {"target": self.target.key, "label": self.target.label, "axis": self.axis.name, "tf": self.axis.tf,
-                "good": self.good, "bad": self.bad, "found": final.found, "last_good": final.last_good,
-                "first_bad": final.first_bad, "answer": final.boundary_text(),
-                "between": [p.release for p in final.between], "problem": final.problem,
-                "probes": [probe(p) for p in self.path], "packages": [list(t) for t in self.packages],
-                "notes": self.minors.notes + (self.patches.notes if self.patches else [])}
+        return BisectDoc(self.target.key, self.target.label, self.axis.name, self.axis.tf, self.good, self.bad,
+                         final.found, final.last_good, final.first_bad, final.boundary_text(),
+                         [p.release for p in final.between], final.problem, [probe(p) for p in self.path],
+                         [list(t) for t in self.packages],
+                         self.minors.notes + (self.patches.notes if self.patches else []))
+
+    def to_json(self) -> dict[str, Any]:
+        return self.doc().to_json()
 
 
 def bisect(target: Target, axis: Axis, good: str, bad: str, measure: Any, patches: bool) -> Bisection:
@@ -194,6 +196,6 @@ def with_evidence(result: Bisection, prober: Prober) -> Bisection:
 def write_answer(result: Bisection, reports: Path) -> Path:
     """The answer as ``<reports>/bisect/<target>-<axis>-<good>-<bad>.json`` (``report.bisect_view`` reads it)."""
     key = f"{result.target.key}-{result.axis.name}{result.axis.tf}-{result.good}-{result.bad}"
-    path = reports / OUT_DIR / out_name(key)
+    path = reports / BISECT_DIR / out_name(key)
     write_json_atomic(path, result.to_json())
     return path

@@ -25,7 +25,7 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,7 @@ from ..analysis.claims import CANNOT, CLAIMS, NOT_MEASURED, Claim
 from ..analysis.frame import build_frame
 from ..analysis.timeline import DECIDED, verdict_counts, verdict_steps
 from ..matrix import Cell, Settings
+from ..results.history_docs import TIMELINE_COLUMNS, ClaimAbout, TimelineDoc, TimelinePoint, timeline_file
 from ..results.store import suite_fingerprint, write_json_atomic, write_text_atomic
 from ..runners.base import Runner
 from ..runners.common import RunRequest
@@ -43,24 +44,6 @@ from ..versions import minor_series
 from .axis import Axis
 from .probes import PROBES_DIR, EarlierFiles, covers, probe_cell
 from .targets import claim_line, claim_variant_ids
-
-CSV_COLUMNS = ("claim", "release", "cell", "ratio", "low", "high", "verdict", "line", "reason", "source")
-
-
-@dataclass(frozen=True)
-class Point:
-    """One claim in one release's cell: its first line, or why it has none."""
-
-    claim: str
-    release: str
-    cell: str
-    ratio: float | None
-    low: float | None
-    high: float | None
-    verdict: str
-    line: str = ""
-    reason: str = ""
-    source: str = ""
 
 
 def timeline_claims() -> tuple[Claim, ...]:
@@ -76,34 +59,35 @@ def selection(preset: str) -> tuple[str, ...]:
     return tuple(ids)
 
 
-def points_for(release: str, cell: CellResult, source: str) -> list[Point]:
+def points_for(release: str, cell: CellResult, source: str) -> list[TimelinePoint]:
     """Every timeline claim in one cell's results."""
     out = []
     frame = build_frame([cell])             # once per cell, not once per claim
     for claim in timeline_claims():
         line = claim_line(claim, cell, frame)
         if isinstance(line, tuple):
-            out.append(Point(claim.key, release, cell.name, None, None, None, line[0], reason=line[1], source=source))
+            out.append(TimelinePoint(claim.key, release, cell.name, None, None, None, line[0], reason=line[1],
+                                     source=source))
         else:
             ci = line.comparison.ci
-            out.append(Point(claim.key, release, cell.name, ci.ratio, ci.low, ci.high, line.verdict,
+            out.append(TimelinePoint(claim.key, release, cell.name, ci.ratio, ci.low, ci.high, line.verdict,
                              line=line.label, source=source))
     return out
 
 
-def missing_points(release: str, cell: str, why: str) -> list[Point]:
-    return [Point(c.key, release, cell, None, None, None, CANNOT, reason=why) for c in timeline_claims()]
+def missing_points(release: str, cell: str, why: str) -> list[TimelinePoint]:
+    return [TimelinePoint(c.key, release, cell, None, None, None, CANNOT, reason=why) for c in timeline_claims()]
 
 
-def _decided(points: Sequence[Point]) -> list[Point]:
+def _decided(points: Sequence[TimelinePoint]) -> list[TimelinePoint]:
     return [p for p in points if p.verdict in DECIDED and p.ratio is not None]
 
 
-def _steps(decided: Sequence[Point]) -> tuple[list[int], int]:
+def _steps(decided: Sequence[TimelinePoint]) -> tuple[list[int], int]:
     return verdict_steps([(p.verdict, p.low or 0.0, p.high or 0.0) for p in decided])
 
 
-def changes(points: Sequence[Point]) -> list[tuple[Point, Point]]:
+def changes(points: Sequence[TimelinePoint]) -> list[tuple[TimelinePoint, TimelinePoint]]:
     """Consecutive measured points of one claim (release order) whose verdicts differ beyond the noise.
 
     ``analysis.timeline.changed``: a different verdict with overlapping
@@ -113,30 +97,33 @@ def changes(points: Sequence[Point]) -> list[tuple[Point, Point]]:
     return [(decided[i], decided[i + 1]) for i in _steps(decided)[0]]
 
 
-def flickers(points: Sequence[Point]) -> int:
+def flickers(points: Sequence[TimelinePoint]) -> int:
     """Neighbours whose verdicts differ while their intervals overlap."""
     return _steps(_decided(points))[1]
 
 
-def timeline_csv(points: Sequence[Point]) -> str:
+def timeline_csv(points: Sequence[TimelinePoint]) -> str:
     buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, lineterminator="\n")
+    writer = csv.DictWriter(buf, fieldnames=TIMELINE_COLUMNS, lineterminator="\n")
     writer.writeheader()
     for p in points:
         writer.writerow({k: ("" if v is None else v) for k, v in asdict(p).items()})
     return buf.getvalue()
 
 
-def timeline_json(points: Sequence[Point], axis: Axis, releases: Sequence[str], preset: str) -> dict[str, Any]:
-    claims = {c.key: {"claim": c.claim, "a": c.a, "b": c.b} for c in timeline_claims()}
-    return {"axis": axis.name, "tf": axis.tf, "releases": list(releases), "preset": preset, "claims": claims,
-            "left_out": [c.key for c in CLAIMS if c.ref_cell is not None],
-            "points": [asdict(p) for p in points]}
+def timeline_doc(points: Sequence[TimelinePoint], axis: Axis, releases: Sequence[str], preset: str) -> TimelineDoc:
+    """The timeline as ``report.timeline_view`` reads it back (``results.history_docs.TimelineDoc``)."""
+    claims = {c.key: ClaimAbout(c.claim, c.a, c.b) for c in timeline_claims()}
+    return TimelineDoc(axis.name, axis.tf, list(releases), preset, claims,
+                       [c.key for c in CLAIMS if c.ref_cell is not None], list(points))
+
+
+def timeline_json(points: Sequence[TimelinePoint], axis: Axis, releases: Sequence[str], preset: str) -> dict[str, Any]:
+    return timeline_doc(points, axis, releases, preset).to_json()
 
 
 def out_paths(reports: Path, axis: Axis) -> tuple[Path, Path]:
-    stem = "timeline" if axis.name == "tf" else "timeline-keras"
-    return reports / f"{stem}.json", reports / f"{stem}.csv"
+    return reports / timeline_file(axis.name), reports / timeline_file(axis.name, ".csv")
 
 
 def minor_releases(axis: Axis) -> list[str]:
@@ -145,11 +132,11 @@ def minor_releases(axis: Axis) -> list[str]:
 
 
 def reuse(axis: Axis, releases: Sequence[str], settings: Settings, reports: Path, ids: tuple[str, ...],
-          redo: bool) -> tuple[dict[str, list[Point]], list[tuple[str, Cell]]]:
+          redo: bool) -> tuple[dict[str, list[TimelinePoint]], list[tuple[str, Cell]]]:
     """Each release's points read from an earlier cell file that holds ``ids`` (none with ``redo``), and the
     releases left to measure with their cells; a release without a cell here has its reason as its points."""
     earlier = EarlierFiles(reports, suite_fingerprint())
-    answered: dict[str, list[Point]] = {}
+    answered: dict[str, list[TimelinePoint]] = {}
     to_run = []
     for release in releases:
         cell = probe_cell(axis, release, settings)
@@ -165,11 +152,11 @@ def reuse(axis: Axis, releases: Sequence[str], settings: Settings, reports: Path
 
 
 def measure(to_run: Sequence[tuple[str, Cell]], runner: Runner, request: RunRequest, reports: Path,
-            console: Console) -> dict[str, list[Point]]:
+            console: Console) -> dict[str, list[TimelinePoint]]:
     """Run the releases' cells as one interleaved run into ``<reports>/releases/cells``; each release's points."""
     from ..execution.dispatch import execute
 
-    answered: dict[str, list[Point]] = {}
+    answered: dict[str, list[TimelinePoint]] = {}
     probes = reports / PROBES_DIR
     outcomes = execute([c for _, c in to_run], runner, request, probes, redo=True, console=console)
     for (release, cell), outcome in zip(to_run, outcomes, strict=True):
@@ -181,7 +168,7 @@ def measure(to_run: Sequence[tuple[str, Cell]], runner: Runner, request: RunRequ
     return answered
 
 
-def write(points: Sequence[Point], axis: Axis, releases: Sequence[str], preset: str,
+def write(points: Sequence[TimelinePoint], axis: Axis, releases: Sequence[str], preset: str,
           reports: Path) -> tuple[Path, Path]:
     """``timeline.json`` (what the report reads) and ``timeline.csv``; their paths."""
     json_path, csv_path = out_paths(reports, axis)
@@ -190,7 +177,7 @@ def write(points: Sequence[Point], axis: Axis, releases: Sequence[str], preset: 
     return json_path, csv_path
 
 
-def summary_lines(points: Sequence[Point]) -> list[str]:
+def summary_lines(points: Sequence[TimelinePoint]) -> list[str]:
     """One line per claim: where its verdict changed, release by release."""
     out = []
     for claim in timeline_claims():

@@ -2,7 +2,7 @@
 
 ``<reports>/timeline.json`` (TF releases) and ``timeline-keras.json`` (Keras
 3 releases on one TF) hold one point per claim and release
-(``history.timeline.timeline_json``, the one definition of that shape). Per
+(``results.history_docs.TimelineDoc``, the one definition of that shape). Per
 claim, one inline SVG: the releases in order on x, the ratio A/B on a log
 scale with its 95% interval, each point in its verdict's colour, a line at 1
 and a dashed mark before every release where the verdict changes
@@ -16,14 +16,13 @@ import math
 from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
-from typing import Any
 
 from markupsafe import Markup
 
 from ..analysis.timeline import DECIDED, Reading, verdict_counts, verdict_steps
+from ..errors import UserError
+from ..results.history_docs import TIMELINE_FILES, TimelineDoc, TimelinePoint, timeline_file
 from .charts import SPARK_COLOURS
-
-FILES = (("timeline.json", "TensorFlow releases"), ("timeline-keras.json", "Keras 3 releases"))
 
 
 @dataclass
@@ -49,38 +48,38 @@ class TimelineView:
 def load_timelines(out_dir: Path) -> tuple[list[TimelineView], list[str]]:
     """The timelines found beside the report, and the files that could not be read."""
     views, bad = [], []
-    for name, title in FILES:
+    for axis, _, title in TIMELINE_FILES:
+        name = timeline_file(axis)
         path = out_dir / name
         if not path.exists():
             continue
         try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
-            views.append(view(doc, title + (f" on TF {doc['tf']}" if doc.get("tf") else ""), name))
-        except (OSError, ValueError, KeyError, TypeError) as exc:
+            doc = TimelineDoc.from_json(json.loads(path.read_text(encoding="utf-8")), path)
+            views.append(view(doc, title + (f" on TF {doc.tf}" if doc.tf else ""), name))
+        except (OSError, ValueError, UserError) as exc:
             bad.append(f"{name}: {type(exc).__name__}: {exc}")
     return views, bad
 
 
-def view(doc: dict[str, Any], title: str, file: str) -> TimelineView:
-    releases = [str(r) for r in doc["releases"]]
+def view(doc: TimelineDoc, title: str, file: str) -> TimelineView:
+    releases = doc.releases
     charts = []
-    for key, about in doc["claims"].items():
-        points = [p for p in doc["points"] if p["claim"] == key]
-        by_release = {p["release"]: p for p in points}
+    for key, about in doc.claims.items():
+        by_release = {p.release: p for p in doc.of(key)}
         ordered = [by_release[r] for r in releases if r in by_release]
-        decided = [p for p in ordered if p["verdict"] in DECIDED and p["ratio"]]
+        decided = [p for p in ordered if p.verdict in DECIDED and p.ratio]
         steps, flickers = verdict_steps([_reading(p) for p in decided])
-        moves = [f"{decided[i]['release']} {decided[i]['verdict']} → {decided[i + 1]['release']} "
-                 f"{decided[i + 1]['verdict']}" for i in steps]
-        after_change = {decided[i + 1]["release"] for i in steps}
-        charts.append(ClaimChart(key, f"{about['claim']} (time {about['a']} / {about['b']})",
+        moves = [f"{decided[i].release} {decided[i].verdict} → {decided[i + 1].release} "
+                 f"{decided[i + 1].verdict}" for i in steps]
+        after_change = {decided[i + 1].release for i in steps}
+        charts.append(ClaimChart(key, f"{about.claim} (time {about.a} / {about.b})",
                                  Markup(claim_svg(releases, by_release, key, after_change)), moves, len(decided),
-                                 flickers, verdict_counts([p["verdict"] for p in decided])))
-    return TimelineView(title, file, releases, charts, list(doc.get("left_out") or []))
+                                 flickers, verdict_counts([p.verdict for p in decided])))
+    return TimelineView(title, file, releases, charts, doc.left_out)
 
 
-def _reading(p: dict[str, Any]) -> Reading:
-    return p["verdict"], p["low"], p["high"]
+def _reading(p: TimelinePoint) -> Reading:
+    return p.verdict, p.low or 0.0, p.high or 0.0
 
 
 def y_ticks(lo: float, hi: float, plot_px: float, min_gap_px: float = 13.0) -> list[float]:
@@ -105,14 +104,14 @@ def _ratio_label(r: float) -> str:
     return f"{r:.3g}x"
 
 
-def claim_svg(releases: list[str], points: dict[str, dict[str, Any]], key: str, after_change: set[str],
+def claim_svg(releases: list[str], points: dict[str, TimelinePoint], key: str, after_change: set[str],
               height: int = 170) -> str:
     """The ratio (log scale) with its interval per release; colour = verdict; dashed before each of ``after_change``."""
     step, pad_l, pad_r, pad_t, pad_b = 34, 46, 12, 10, 44
     width = pad_l + pad_r + step * max(1, len(releases))
-    shown = [p for p in points.values() if p.get("ratio") and p.get("low") and p.get("high")]
-    lows = [math.log10(max(p["low"], 1e-9)) for p in shown] + [0.0]
-    highs = [math.log10(max(p["high"], 1e-9)) for p in shown] + [0.0]
+    shown = [(p.low, p.high) for p in points.values() if p.ratio and p.low and p.high]
+    lows = [math.log10(max(low, 1e-9)) for low, _ in shown] + [0.0]
+    highs = [math.log10(max(high, 1e-9)) for _, high in shown] + [0.0]
     lo, hi = min(lows), max(highs)
     if hi - lo < 0.3:
         lo, hi = lo - 0.15, hi + 0.15
@@ -134,8 +133,8 @@ def claim_svg(releases: list[str], points: dict[str, dict[str, Any]], key: str, 
         out.append(f'<text x="{x(i):.1f}" y="{height - pad_b + 12}" font-size="9" text-anchor="end" '
                    f'transform="rotate(-50 {x(i):.1f} {height - pad_b + 12})">{escape(release)}</text>')
         p = points.get(release)
-        if not p or not p.get("ratio") or not p.get("low") or not p.get("high"):
-            why = (p or {}).get("reason") or (p or {}).get("verdict") or "not measured"
+        if not p or not p.ratio or not p.low or not p.high:
+            why = (p.reason or p.verdict if p else "") or "not measured"
             out.append(f'<text x="{x(i):.1f}" y="{y(1.0) - 4:.1f}" font-size="10" text-anchor="middle" fill="#aaa">'
                        f'·<title>{escape(release)}: {escape(str(why))}</title></text>')
             continue
@@ -143,11 +142,11 @@ def claim_svg(releases: list[str], points: dict[str, dict[str, Any]], key: str, 
             xm = x(i) - step / 2
             out.append(f'<line class="change" x1="{xm:.1f}" x2="{xm:.1f}" y1="{pad_t}" y2="{height - pad_b}" '
                        f'stroke="#444" stroke-dasharray="3 3"/>')
-        colour = SPARK_COLOURS.get(p["verdict"], "#5b6670")
-        tip = f"{release}: {p['ratio']:.3g}x [{p['low']:.3g}, {p['high']:.3g}], {p['verdict']}"
-        out.append(f'<line x1="{x(i):.1f}" x2="{x(i):.1f}" y1="{y(p["high"]):.1f}" y2="{y(p["low"]):.1f}" '
+        colour = SPARK_COLOURS.get(p.verdict, "#5b6670")
+        tip = f"{release}: {p.ratio:.3g}x [{p.low:.3g}, {p.high:.3g}], {p.verdict}"
+        out.append(f'<line x1="{x(i):.1f}" x2="{x(i):.1f}" y1="{y(p.high):.1f}" y2="{y(p.low):.1f}" '
                    f'stroke="{colour}" stroke-width="2"/>')
-        out.append(f'<circle class="point" cx="{x(i):.1f}" cy="{y(p["ratio"]):.1f}" r="3.5" fill="{colour}">'
+        out.append(f'<circle class="point" cx="{x(i):.1f}" cy="{y(p.ratio):.1f}" r="3.5" fill="{colour}">'
                    f'<title>{escape(tip)}</title></circle>')
     out.append("</svg>")
     return "".join(out)

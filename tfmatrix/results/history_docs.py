@@ -1,0 +1,158 @@
+"""The two documents ``history/`` writes beside a report and ``report/`` reads back: a bisect answer and a timeline.
+
+One definition of each shape, one writer (``history.bisect`` / ``history.timeline``
+build the record, ``to_json`` dumps it) and one reader (``from_json``, used by
+the report's views), with a version like the cell file's (``documents.Format``):
+a newer file is refused with one line, an older one upgraded step by step.
+Files written before the version existed carry no ``schema`` key; they are
+read as version 1, which they are. Where they live is declared here too
+(``BISECT_DIR``, ``timeline_file``), so the writer and the reader cannot
+disagree on a name.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import UserError
+from .documents import Format, upgrade
+
+BISECT_DIR = "bisect"                      # <reports>/bisect/<target>-<axis>-<good>-<bad>.json
+BISECT_FORMAT = Format("tfmatrix.bisect", 1, {}, "bisect answer")
+TIMELINE_FORMAT = Format("tfmatrix.timeline", 1, {}, "timeline")
+TIMELINE_FILES = (("tf", "timeline", "TensorFlow releases"), ("keras", "timeline-keras", "Keras 3 releases"))
+
+
+def timeline_file(axis: str, suffix: str = ".json") -> str:
+    """``timeline.json`` for TF releases, ``timeline-keras.json`` for Keras 3 releases (``.csv`` beside each)."""
+    stem = next(stem for name, stem, _ in TIMELINE_FILES if name == axis)
+    return stem + suffix
+
+
+def _versioned(doc: Any, fmt: Format, path: Path) -> dict[str, Any]:
+    """``doc`` at ``fmt``'s version: a file from before versions is version 1; another schema is refused."""
+    if not isinstance(doc, dict):
+        raise UserError(f"{path}: not a {fmt.what} (a JSON {type(doc).__name__}, not an object)")
+    if "schema" not in doc:
+        doc = {**doc, "schema": fmt.schema, "schema_version": 1}
+    if doc["schema"] != fmt.schema:
+        raise UserError(f"{path}: schema {doc['schema']!r} is not a {fmt.what} ({fmt.schema})")
+    return upgrade(doc, fmt, path)
+
+
+def _dump(fmt: Format, record: Any) -> dict[str, Any]:
+    return {"schema": fmt.schema, "schema_version": fmt.version, **asdict(record)}
+
+
+# -- bisect ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ProbeDoc:
+    """One probe of a bisection as stored: the release, how it came out, its value and interval (or none)."""
+
+    release: str
+    state: str                     # like-good | like-bad | undecided | skipped
+    end: bool
+    attempts: int
+    reason: str
+    value: float | None
+    low: float | None
+    high: float | None
+    unit: str | None               # "x" (a claim's ratio) or "s" (a variant's time)
+    how: str = ""                  # reused | measured ...
+
+
+@dataclass(frozen=True)
+class BisectDoc:
+    """A bisection's answer: which release changed the target, every probe, the packages that differ there."""
+
+    target: str
+    label: str
+    axis: str                      # "tf" | "keras"
+    tf: str                        # the keras axis: the TF every Keras ran on
+    good: str
+    bad: str
+    found: bool
+    last_good: str | None
+    first_bad: str | None
+    answer: str
+    between: list[str] = field(default_factory=list)
+    problem: str = ""
+    probes: list[ProbeDoc] = field(default_factory=list)
+    packages: list[list[str]] = field(default_factory=list)      # [package, last good, first bad]
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return _dump(BISECT_FORMAT, self)
+
+    @classmethod
+    def from_json(cls, doc: Any, path: Path) -> BisectDoc:
+        doc = _versioned(doc, BISECT_FORMAT, path)
+        try:
+            probes = [ProbeDoc(**p) for p in doc["probes"]]
+            values = {k: v for k, v in doc.items() if k not in ("schema", "schema_version", "probes")}
+            return cls(**values, probes=probes)
+        except (KeyError, TypeError) as exc:
+            raise UserError(f"{path}: not a {BISECT_FORMAT.what} this tfmatrix reads ({exc})") from None
+
+
+# -- timeline --------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class TimelinePoint:
+    """One claim in one release's cell: its first line (ratio, interval, verdict), or why it has none."""
+
+    claim: str
+    release: str
+    cell: str
+    ratio: float | None
+    low: float | None
+    high: float | None
+    verdict: str
+    line: str = ""
+    reason: str = ""
+    source: str = ""               # the cell file it was read from, relative to the reports directory
+
+
+TIMELINE_COLUMNS = tuple(TimelinePoint.__dataclass_fields__)      # timeline.csv's columns
+
+
+@dataclass(frozen=True)
+class ClaimAbout:
+    """What a timeline's claim says, for the chart's title: the claim, and the two sides of its ratio."""
+
+    claim: str
+    a: str
+    b: str
+
+
+@dataclass(frozen=True)
+class TimelineDoc:
+    """Every one-cell claim across the releases of one axis: one point per claim and release."""
+
+    axis: str                      # "tf" | "keras"
+    tf: str
+    releases: list[str]
+    preset: str
+    claims: dict[str, ClaimAbout]
+    left_out: list[str] = field(default_factory=list)      # the claims that compare two cells
+    points: list[TimelinePoint] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return _dump(TIMELINE_FORMAT, self)
+
+    def of(self, claim: str) -> list[TimelinePoint]:
+        return [p for p in self.points if p.claim == claim]
+
+    @classmethod
+    def from_json(cls, doc: Any, path: Path) -> TimelineDoc:
+        doc = _versioned(doc, TIMELINE_FORMAT, path)
+        try:
+            claims: Mapping[str, Any] = doc["claims"]
+            return cls(doc["axis"], doc["tf"], [str(r) for r in doc["releases"]], doc["preset"],
+                       {k: ClaimAbout(**v) for k, v in claims.items()}, list(doc.get("left_out") or []),
+                       [TimelinePoint(**p) for p in doc["points"]])
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise UserError(f"{path}: not a {TIMELINE_FORMAT.what} this tfmatrix reads ({exc})") from None
