@@ -12,22 +12,14 @@ import re
 
 from .. import paths
 from ..errors import UserError
-from ..history.axis import AXES, Axis
+from ..history.axis import AXES, Axis, release_axis
 from .common import load_matrix, output_dir, then_report
 
 
 def _axis(args: argparse.Namespace) -> Axis:
-    """The releases to walk: TF's (default), or Keras 3's on one TF (``--axis keras``, ``--tf``)."""
-    from ..history.axis import keras_axis, tf_axis
-    from ..matrix.releases import load_table
-
-    table = load_table()
-    if args.axis == "keras":
-        older = min(args.good, args.bad, key=lambda v: [int(x) for x in re.findall(r"\d+", v)])
-        return keras_axis(table, args.tf, older)
-    if args.tf:
-        raise UserError("--tf: only with --axis keras (the TF release the Keras versions run on)")
-    return tf_axis(table)
+    """The releases to walk: TF's (default), or Keras 3's on one TF from the older end on (``--axis keras``)."""
+    older = min(args.good, args.bad, key=lambda v: [int(x) for x in re.findall(r"\d+", v)])
+    return release_axis(args.axis, args.tf, older)
 
 
 def _bisect(args: argparse.Namespace) -> int:

@@ -11,22 +11,8 @@ from __future__ import annotations
 import argparse
 
 from .. import paths
-from ..errors import UserError
-from ..history.axis import AXES, Axis
+from ..history.axis import AXES, release_axis
 from .common import load_matrix, output_dir, then_report
-
-
-def _axis(args: argparse.Namespace) -> Axis:
-    """The releases to walk: TF's (default), or Keras 3's on one TF (``--axis keras``, ``--tf``)."""
-    from ..history.axis import keras_axis, tf_axis
-    from ..matrix.releases import load_table
-
-    table = load_table()
-    if args.axis == "keras":
-        return keras_axis(table, args.tf, args.first or "3.0")
-    if args.tf:
-        raise UserError("--tf: only with --axis keras (the TF release the Keras versions run on)")
-    return tf_axis(table)
 
 
 def _timeline(args: argparse.Namespace) -> int:
@@ -41,7 +27,7 @@ def _timeline(args: argparse.Namespace) -> int:
     console = stderr_console()
     matrix = load_matrix(args)
     preset = args.preset or matrix.settings.preset or "seed"
-    axis = _axis(args)
+    axis = release_axis(args.axis, args.tf, args.first or "3.0")
     minors = timeline.minor_releases(axis)
     first = axis.exact(args.first or minors[0], "--from")
     last = axis.exact(args.last or minors[-1], "--to")

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..errors import UserError
-from ..matrix.releases import Table
+from ..matrix.releases import Table, load_table
 from ..versions import minor_series, version_key
 
 AXES = ("tf", "keras")
@@ -116,3 +116,13 @@ def patch_steps(axis: Axis, good: str, bad: str) -> list[str]:
     inner = [v for v in axis.versions if version_key(lo) < version_key(v) < version_key(hi)]
     steps = [lo, *inner, hi]
     return steps if good == lo else steps[::-1]
+
+
+def release_axis(name: str, tf: str | None, keras_from: str) -> Axis:
+    """The releases a command walks: TF's (``tf``), or Keras 3's from ``keras_from`` on TF ``tf`` (``keras``)."""
+    table = load_table()
+    if name == "keras":
+        return keras_axis(table, tf, keras_from)
+    if tf:
+        raise UserError("--tf: only with --axis keras (the TF release the Keras versions run on)")
+    return tf_axis(table)
