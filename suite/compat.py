@@ -155,7 +155,9 @@ class Compat:
         version = str(keras.__version__)
         if keras.Model is self.tf.keras.Model or keras.Model.__module__.startswith("tensorflow"):
             raise NotApplicable("standalone keras is the same package as tf.keras here (keras %s)" % version)
-        nightly = _nightly_keras()
+        from .fingerprint import nightly_keras
+
+        nightly = nightly_keras()
         if nightly:
             # TF 2.5 depends on keras-nightly: the `keras` module is a development
             # snapshot of what became tf.keras in 2.6, not a Keras release (its
@@ -446,13 +448,3 @@ class Compat:
             return bool(test_util.IsMklEnabled())
         except Exception:
             return None
-
-
-def _nightly_keras() -> Optional[str]:
-    """keras-nightly's version when it, and no Keras release, provides the ``keras`` module."""
-    from .fingerprint import installed_packages
-
-    packages = installed_packages()
-    if "keras" in packages:
-        return None
-    return packages.get("keras-nightly")

@@ -148,3 +148,11 @@ def tf_facts(tf: Any, compat: Any) -> Dict[str, Any]:
         "onednn": compat.onednn_enabled(),
         "packages": installed_packages(),
     }
+
+
+def nightly_keras() -> Optional[str]:
+    """keras-nightly's version when it, and no Keras release, provides the ``keras`` module."""
+    packages = installed_packages()
+    if "keras" in packages:
+        return None
+    return packages.get("keras-nightly")

@@ -249,12 +249,12 @@ def test_a_user_file_and_the_plugin_loader_import_neither_the_registry_nor_tenso
 
 def test_keras_nightly_is_not_a_standalone_keras(monkeypatch):
     """TF 2.5 depends on keras-nightly: its `keras` module is no Keras release (n/a, not an error)."""
-    from suite import compat, fingerprint
+    from suite import fingerprint
 
     monkeypatch.setattr(fingerprint, "installed_packages",
                         lambda: {"tensorflow-cpu": "2.5.3", "keras-nightly": "2.5.0.dev2021032900"})
-    assert compat._nightly_keras() == "2.5.0.dev2021032900"
+    assert fingerprint.nightly_keras() == "2.5.0.dev2021032900"
     monkeypatch.setattr(fingerprint, "installed_packages", lambda: {"keras": "2.3.1", "keras-nightly": "2.5.0"})
-    assert compat._nightly_keras() is None
+    assert fingerprint.nightly_keras() is None
     monkeypatch.setattr(fingerprint, "installed_packages", lambda: {"tensorflow-cpu": "2.1.0"})
-    assert compat._nightly_keras() is None
+    assert fingerprint.nightly_keras() is None
