@@ -4,10 +4,12 @@ Reading, versions and type checks belong to ``tfmatrix.results.documents``; this
 module derives what the report shows of a cell (TF, Keras and Python
 versions, target, runner, GPU problems) once, from the matrix's spec first
 and what the suite saw second, and keeps one broken file from costing the
-other cells their report.
+other cells their report. What the suite saw of TF and the host is read once
+into ``TfFacts`` and ``HostFacts`` (the keys ``results.shapes`` declares).
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +20,61 @@ from ..results.store import read_tail
 from ..versions import VersionKey, major, minor_series, version_key
 
 CPU_FLAGS_SHOWN = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512_vnni", "avx512_bf16", "amx_tile")
+
+
+def _obj(value: Any) -> Mapping[str, Any]:
+    """A nested object of the facts, or an empty one (null, absent; ``results.shapes`` refused any other type)."""
+    return value if isinstance(value, dict) else {}
+
+
+@dataclass(frozen=True)
+class KerasFacts:
+    """One Keras the suite found in the cell (``tf.keras`` or the standalone ``keras``)."""
+
+    flavour: str | None = None
+    version: str | None = None
+
+    @classmethod
+    def of(cls, facts: Any) -> KerasFacts:
+        return cls(_obj(facts).get("flavour"), _obj(facts).get("version"))
+
+
+@dataclass(frozen=True)
+class TfFacts:
+    """What the suite saw of TensorFlow and Keras in the cell (``environment.tf``, ``results.shapes.TF_FACTS``)."""
+
+    reported: bool = False                  # the suite reported TF facts at all
+    version: str | None = None              # tensorflow.version: the TF installed
+    git_version: str | None = None
+    tf_keras: KerasFacts = KerasFacts()
+    keras: KerasFacts = KerasFacts()        # the standalone keras package
+    gpus_visible: tuple[str, ...] = ()
+    gpu_error: str | None = None            # why TF saw no GPU
+    backend: str | None = None              # Keras 3's backend, as the suite named it
+
+    @classmethod
+    def of(cls, facts: Mapping[str, Any]) -> TfFacts:
+        tf, keras, error = _obj(facts.get("tensorflow")), _obj(facts.get("keras")), facts.get("gpu_error")
+        return cls(bool(facts), tf.get("version"), tf.get("git_version"), KerasFacts.of(keras.get("tf.keras")),
+                   KerasFacts.of(keras.get("keras")), tuple(str(g) for g in facts.get("gpus_visible") or []),
+                   str(error) if error else None, _obj(facts.get("backend")).get("name"))
+
+    @property
+    def keras_seen(self) -> KerasFacts:
+        """The Keras a cell's models ran on: the standalone package when it has a version, else tf.keras."""
+        return self.keras if self.keras.version else self.tf_keras
+
+
+@dataclass(frozen=True)
+class HostFacts:
+    """What the suite saw of the host inside the cell (``environment.host``, ``results.shapes.HOST_FACTS``)."""
+
+    python: str | None = None               # python.version
+    cpu_flags: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, facts: Mapping[str, Any]) -> HostFacts:
+        return cls(_obj(facts.get("python")).get("version"), _obj(_obj(facts.get("cpu")).get("flags")))
 
 
 @dataclass
@@ -51,6 +108,8 @@ class CellResult:
     log_tail: str = ""
     order: int = 0                    # position in the report's cell order
     last_attempt: Attempt | None = None   # a later run that failed; these are the results it kept
+    tf_seen: TfFacts = TfFacts()          # the suite's TF facts, read once
+    host_seen: HostFacts = HostFacts()    # the suite's host facts, read once
 
     @property
     def attempt_note(self) -> str | None:
@@ -76,7 +135,7 @@ class CellResult:
     @property
     def backend(self) -> str | None:
         """Keras 3's backend ("tensorflow", "jax", "torch"); None for a cell without Keras 3."""
-        named = self.cell_spec.get("backend") or (self.tf_facts.get("backend") or {}).get("name")
+        named = self.cell_spec.get("backend") or self.tf_seen.backend
         if named:
             return str(named)
         return "tensorflow" if self.keras_flavour == "keras3" or self.keras_version.startswith("3.") else None
@@ -115,7 +174,7 @@ class CellResult:
         return dict(self.doc.runner)
 
     def cpu_flags(self) -> list[str]:
-        flags = ((self.host_facts.get("cpu") or {}).get("flags")) or {}
+        flags = self.host_seen.cpu_flags
         return [f for f in CPU_FLAGS_SHOWN if flags.get(f)] + sorted(
             f for f, on in flags.items() if on and f not in CPU_FLAGS_SHOWN)
 
@@ -211,27 +270,22 @@ def describe(doc: CellDoc, path: Path) -> CellResult:
     """Derive a cell's metadata from its document: the matrix's spec first, then what the suite saw."""
     spec = doc.cell
     results = doc.results
-    tf_facts = results.tf_facts if results else {}
-    host = results.host_facts if results else {}
+    tf = TfFacts.of(results.tf_facts if results else {})
+    host = HostFacts.of(results.host_facts if results else {})
     rcell = results.cell if results else {}
     gpu = results.gpu if results else {}
-    tf_installed = (tf_facts.get("tensorflow") or {}).get("version")
+    tf_installed = tf.version
     keras_spec: dict[str, Any] = spec["keras"] if isinstance(spec.get("keras"), dict) else {}
-    tfk = (tf_facts.get("keras") or {}).get("tf.keras") or {}
-    standalone = (tf_facts.get("keras") or {}).get("keras") or {}
-    if standalone.get("version"):
-        seen_flavour, seen_version = standalone.get("flavour"), standalone.get("version")
-    else:
-        seen_flavour, seen_version = tfk.get("flavour"), tfk.get("version")
-    py = spec.get("python") or (host.get("python") or {}).get("version") or ""
+    seen = tf.keras_seen
+    py = spec.get("python") or host.python or ""
     py = minor_series(str(py)) if py else ""
     target = _text(spec.get("target"), rcell.get("target"), "gpu" if gpu.get("requested") else "", "cpu")
     name = _text(doc.name, spec.get("name"), path.stem)
     status = _text(doc.status, "failed")
-    gpus = [str(g) for g in (gpu.get("visible") or tf_facts.get("gpus_visible") or [])]
+    gpus = [str(g) for g in (gpu.get("visible") or tf.gpus_visible)]
     problem = None
-    if target == "gpu" and results is not None and tf_facts and (gpu.get("ok") is False or not gpus):
-        detail = f" ({tf_facts['gpu_error']})" if tf_facts.get("gpu_error") else ""
+    if target == "gpu" and results is not None and tf.reported and (gpu.get("ok") is False or not gpus):
+        detail = f" ({tf.gpu_error})" if tf.gpu_error else ""
         problem = f"GPU cell {name} ran WITHOUT a GPU: TensorFlow saw none{detail}"
     log_tail = doc.log_tail
     if not log_tail and status != "ok":
@@ -245,9 +299,9 @@ def describe(doc: CellDoc, path: Path) -> CellResult:
         results=results,
         tf=_text(spec.get("tf"), spec.get("tf_release"), tf_installed, "?"),
         tf_installed=tf_installed or spec.get("tf_release"),
-        tf_git=(tf_facts.get("tensorflow") or {}).get("git_version"),
-        keras_flavour=_text(keras_spec.get("flavour"), seen_flavour),
-        keras_version=_text(keras_spec.get("version"), seen_version),
+        tf_git=tf.git_version,
+        keras_flavour=_text(keras_spec.get("flavour"), seen.flavour),
+        keras_version=_text(keras_spec.get("version"), seen.version),
         python=py,
         target=target,
         runner=_text(doc.runner.get("name"), rcell.get("runner"), "?"),
@@ -259,4 +313,6 @@ def describe(doc: CellDoc, path: Path) -> CellResult:
         gpu_problem=problem,
         log_tail=log_tail,
         last_attempt=doc.last_attempt,
+        tf_seen=tf,
+        host_seen=host,
     )

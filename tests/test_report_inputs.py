@@ -1,0 +1,192 @@
+"""The report's inputs, on small synthetic documents: version order, statistics, loading cell files (schema
+versions, refused files) and the tidy frame. Whole reports are in tests/test_report.py.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from report_docs import (
+    cell_doc,
+    noisy,
+    record,
+    results_doc,
+    synthetic_matrix,
+    training_params,
+    write,
+)
+
+from suite import stats as suite_stats
+from tfmatrix.analysis.cells import load_dir, load_file
+from tfmatrix.analysis.frame import build_frame
+from tfmatrix.analysis.stats import pct_faster, ratio_ci, spread
+from tfmatrix.errors import UserError
+from tfmatrix.versions import major, version_key
+
+# -- ordering --------------------------------------------------------------------
+
+
+def test_versions_order_numerically_with_prereleases_first():
+    versions = ["2.10", "1.15.0", "2.2", "2.16.0rc1", "2.0", "1.14", "2.16", "2.9.3", "2.16.0.dev2", "nightly",
+                "2.16.1", "2.1"]
+    assert sorted(versions, key=version_key) == [
+        "1.14", "1.15.0", "2.0", "2.1", "2.2", "2.9.3", "2.10", "2.16.0.dev2", "2.16.0rc1", "2.16", "2.16.1",
+        "nightly"]
+    assert version_key("2.0") == version_key("2.0.0")
+    assert major("1.15.0") == 1 and major("2.21") == 2 and major("?") is None
+
+
+# -- statistics ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seconds, text", [
+    (0.0009996, "1 ms"), (0.000999, "999 µs"), (9.996e-7, "1 µs"), (9.994e-7, "999 ns"), (0.9996, "1 s"),
+    (0.0123, "12.3 ms"), (2.5e-10, "0.25 ns"), (999.6, "1000 s"), (4321.0, "4321 s"), (-0.0009996, "-1 ms"),
+    (0, "0 s"), (None, ""), (float("nan"), ""),
+])  # fmt: skip
+def test_fmt_seconds_rolls_the_unit_over_after_rounding(seconds, text):
+    from tfmatrix.report.tables import fmt_seconds
+
+    assert fmt_seconds(seconds) == text
+
+
+def test_spread_is_from_raw_samples_like_the_suite():
+    values = [5.0, 1.0, 4.0, 2.0, 3.0, 10.0]
+    s = spread(values)
+    ref = suite_stats.summarize(values)
+    assert s is not None
+    assert (s.median, s.q1, s.q3, s.iqr, s.n) == pytest.approx((ref["median"], ref["q1"], ref["q3"], ref["iqr"], 6))
+    assert spread([]) is None
+
+
+def test_pct_faster_follows_seed_000_convention():
+    # "% computed as (1 - longer_time / shorter_time)*100", sign: + if the first side (TF2, Graph) is faster
+    assert pct_faster(1 / 3.76) == pytest.approx(276.0)      # a is 3.76x faster: +276%
+    assert pct_faster(1.47) == pytest.approx(-47.0)          # "TF1 47% faster" seen from TF2: -47%
+    assert pct_faster(1.0) == 0.0
+    assert pct_faster(0.5) == pytest.approx(100.0)
+    assert pct_faster(2.0) == pytest.approx(-100.0)
+    # monotone: the ends of a ratio interval map to the ends of the % interval
+    ratios = np.linspace(0.2, 5, 50)
+    pcts = [pct_faster(r) for r in ratios]
+    assert all(a > b for a, b in zip(pcts, pcts[1:], strict=False))
+
+
+def test_bootstrap_ci_is_deterministic_and_brackets_the_ratio():
+    a = [noisy(0.002, n=15, seed=1)]
+    b = [noisy(0.001, n=15, seed=2)]
+    ci = ratio_ci(a, b, key="k")
+    assert ci is not None
+    # the report's time is the 10th percentile of the samples (stats.ESTIMATOR)
+    assert ci.ratio == pytest.approx(np.quantile(a[0], 0.1) / np.quantile(b[0], 0.1))
+    assert ci.low < ci.ratio < ci.high
+    assert ci.low > 1.9 and ci.high < 2.1
+    assert ci.verdict == "b" and ci.clear           # a takes twice as long: b is faster
+    again = ratio_ci(a, b, key="k")
+    assert again == ci                               # same data, same key: same interval
+    same = ratio_ci([noisy(0.001, n=15, seed=3)], [noisy(0.001, n=15, seed=4)], key="k")
+    assert same is not None and same.low < 1.0 < same.high and same.verdict == "unclear"
+    assert ratio_ci([[]], b) is None
+
+
+def test_bootstrap_resamples_processes_when_they_disagree():
+    steady = [noisy(0.001, n=8, seed=i) for i in range(4)]
+    shifted = [noisy(0.001 * (1 + 0.3 * (i % 2)), n=8, seed=i) for i in range(4)]
+    base = [noisy(0.001, n=32, seed=9)]
+    narrow = ratio_ci(steady, base, key="x")
+    wide = ratio_ci(shifted, base, key="x")
+    assert narrow is not None and wide is not None
+    assert (wide.high - wide.low) > 2 * (narrow.high - narrow.low)
+
+
+# -- loading and schema versions -------------------------------------------------------
+
+
+def _one_cell(tmp_path: Path) -> dict:
+    recs = [record("training.question", training_params(), noisy(0.002))]
+    return cell_doc("tf2.0-cpu", "2.0", results=results_doc(recs))
+
+
+def test_newer_schema_is_refused_naming_the_file(tmp_path):
+    doc = _one_cell(tmp_path)
+    doc["schema_version"] = 99
+    path = write(tmp_path / "cells", doc)
+    with pytest.raises(UserError) as e:
+        load_file(path)
+    msg = str(e.value)
+    assert str(path) in msg and "schema_version 99 is newer" in msg and "\n" not in msg
+
+
+def test_older_unknown_results_schema_is_refused(tmp_path):
+    doc = _one_cell(tmp_path)
+    doc["results"]["schema_version"] = 0
+    path = write(tmp_path / "cells", doc)
+    with pytest.raises(UserError, match=r"suite results schema_version 0 is older than this tfmatrix reads") as e:
+        load_file(path)
+    assert str(path) in str(e.value)
+
+
+def test_foreign_and_broken_files_are_refused(tmp_path):
+    cells = tmp_path / "cells"
+    cells.mkdir()
+    (cells / "notes.json").write_text(json.dumps({"schema": "something.else"}))
+    with pytest.raises(UserError, match=r"notes.json: not a tfmatrix cell file \(schema 'something.else'"):
+        load_file(cells / "notes.json")
+    with pytest.raises(UserError, match=r"none of its 1 cell files can be read: .*notes.json: not a tfmatrix"):
+        load_dir(cells)
+    (cells / "notes.json").write_text("{half")
+    with pytest.raises(UserError, match=r"notes.json: not valid JSON"):
+        load_file(cells / "notes.json")
+    (cells / "notes.json").unlink()
+    with pytest.raises(UserError, match="no cell results"):
+        load_dir(cells)
+    with pytest.raises(UserError, match="no such directory"):
+        load_dir(tmp_path / "missing")
+
+
+def test_ok_cell_with_invalid_results_is_refused(tmp_path):
+    doc = _one_cell(tmp_path)
+    del doc["results"]["records"][0]["samples"]
+    path = write(tmp_path / "cells", doc)
+    with pytest.raises(UserError, match=r"suite results do not match schema tfmatrix.results v1: .*samples"):
+        load_file(path)
+
+
+def test_bare_suite_results_are_read_as_a_cell(tmp_path):
+    res = results_doc([record("training.question", training_params(), noisy(0.002))], tf="2.15.1")
+    write(tmp_path / "cells", res, "tf2.15-local.json")
+    (cell,) = load_dir(tmp_path / "cells").cells
+    assert cell.name == "tf2.15-local" and cell.status == "ok" and cell.tf == "2.15.1" and cell.target == "cpu"
+
+
+def test_cells_are_ordered_by_tf_version_not_file_name(tmp_path):
+    synthetic_matrix(tmp_path / "cells")
+    names = [c.name for c in load_dir(tmp_path / "cells").cells]
+    assert names == ["tf1.15-cpu", "tf2.0-cpu", "tf2.0-gpu", "tf2.9-cpu", "tf2.10-cpu", "tf2.10-gpu"]
+
+
+# -- the tidy frame ---------------------------------------------------------------
+
+
+def test_frame_has_one_row_per_cell_and_variant_with_medians_from_samples(tmp_path):
+    paths = synthetic_matrix(tmp_path / "cells")
+    doc = json.loads(paths["tf2.0"].read_text())
+    rec = doc["results"]["records"][0]
+    rec["stats"]["median"] = 123.0          # a wrong summary must not leak into the report
+    paths["tf2.0"].write_text(json.dumps(doc))
+    cells = load_dir(tmp_path / "cells").cells
+    df = build_frame(cells)
+    assert len(df) == sum(len(c.records) for c in cells) == 18
+    assert not df.duplicated(["cell", "id"]).any()
+    row = df[(df["cell"] == "tf2.0-cpu") & (df["id"] == rec["id"])].iloc[0]
+    assert row["median"] == pytest.approx(float(np.median(rec["samples"])))
+    assert row["iqr"] == pytest.approx(row["q3"] - row["q1"])
+    for col in ("tf", "keras_flavour", "keras_version", "python", "target", "runner", "status", "benchmark",
+                "model", "loop", "input", "batch_shape", "mode", "api", "median", "iqr", "q1", "q3", "cv", "n",
+                "unstable", "build_s", "first_call_s"):
+        assert col in df.columns, col
+    assert set(df["batch_shape"]) == {"8x40x16"}
+    na = df[df["status"] == "n/a"]
+    assert na["median"].isna().all() and na["reason"].str.contains("keras").all()
