@@ -178,7 +178,7 @@ def test_frame_has_one_row_per_cell_and_variant_with_medians_from_samples(tmp_pa
     paths["tf2.0"].write_text(json.dumps(doc))
     cells = load_dir(tmp_path / "cells").cells
     df = build_frame(cells)
-    assert len(df) == sum(len(c.records) for c in cells) == 18
+    assert len(df) == sum(len(c.variants) for c in cells) == 18
     assert not df.duplicated(["cell", "id"]).any()
     row = df[(df["cell"] == "tf2.0-cpu") & (df["id"] == rec["id"])].iloc[0]
     assert row["median"] == pytest.approx(float(np.median(rec["samples"])))

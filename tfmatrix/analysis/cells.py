@@ -5,13 +5,16 @@ module derives what the report shows of a cell (TF, Keras and Python
 versions, target, runner, GPU problems) once, from the matrix's spec first
 and what the suite saw second, and keeps one broken file from costing the
 other cells their report. What the suite saw of TF and the host is read once
-into ``TfFacts`` and ``HostFacts`` (the keys ``results.shapes`` declares).
+into ``TfFacts`` and ``HostFacts`` (the keys ``results.shapes`` declares), and
+each of its records (one per benchmark variant) once into a read-only
+``Variant``: analysis and views read its fields, never the record's dict.
 """
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from ..errors import UserError
@@ -77,6 +80,84 @@ class HostFacts:
         return cls(_obj(facts.get("python")).get("version"), _obj(_obj(facts.get("cpu")).get("flags")))
 
 
+def _frozen(value: Any) -> Mapping[str, Any]:
+    """A record's object, read-only (null or absent: empty)."""
+    return MappingProxyType(dict(value) if isinstance(value, dict) else {})
+
+
+def _label(rid: str, bench: str) -> str:
+    """The id without its benchmark: ``model=small,loop=fit,...``."""
+    if bench and rid.startswith(bench + "[") and rid.endswith("]"):
+        return rid[len(bench) + 1:-1]
+    return rid
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One record of a cell's results (one benchmark variant, ``suite.schema.ALL_RECORD_KEYS``), read once.
+
+    Built by ``of`` when the cell is loaded; every field is what the report's
+    reads of the record's dict gave, a key the record lacks (or holds as null)
+    at that read's default. ``SuiteResults.records`` keeps the dicts for the
+    run loop, which merges rounds and writes them back.
+    """
+
+    id: str | None = None
+    benchmark: str = "?"                    # the record's benchmark, else its id up to "["
+    variant: str = ""                       # the id without its benchmark (``model=small,...``)
+    seed: str | None = None
+    title: str | None = None
+    mode: Any = None                        # the record's mode, else its params' mode
+    api: Any = None                         # the record's api, else its params' api
+    keras_used: str | None = None           # info.keras.flavour: the Keras the variant ran on
+    status: str | None = None               # ok | n/a | error | timeout, as recorded (None when absent)
+    reason: str | None = None
+    traceback: str | None = None            # a failed process's tail
+    unit: str = "s"
+    params: Mapping[str, Any] = field(default_factory=lambda: _frozen(None))
+    samples: tuple[Any, ...] = ()
+    per_process: tuple[tuple[Any, ...], ...] = ()   # the processes that sampled (empty ones left out)
+    cv: float | None = None                 # stats.cv
+    between_cv: float | None = None         # between_process.cv
+    build_s: tuple[Any, ...] = ()           # setup.build_s, per process
+    first_call_s: tuple[Any, ...] = ()      # setup.first_call_s, per process
+    unstable: bool = False
+    peak_rss_mb: float | None = None
+    wall_s: float | None = None
+    windows: tuple[str, ...] = ()           # schedule.windows: the window each process sampled in
+    passes: tuple[Any, ...] = ()            # schedule.passes: the matrix round each process came from
+    extra: Mapping[str, Any] = field(default_factory=lambda: _frozen(None))
+
+    @classmethod
+    def of(cls, rec: Mapping[str, Any]) -> Variant:
+        params, info = _frozen(rec.get("params")), _obj(rec.get("info"))
+        schedule, setup = _obj(rec.get("schedule")), _obj(rec.get("setup"))
+        return cls(
+            id=rec.get("id"),
+            benchmark=rec.get("benchmark") or str(rec.get("id", "?")).split("[")[0],
+            variant=_label(str(rec.get("id") or ""), str(rec.get("benchmark") or "")),
+            seed=rec.get("seed"), title=rec.get("title"),
+            mode=rec.get("mode") or params.get("mode"), api=rec.get("api") or params.get("api"),
+            keras_used=_obj(info.get("keras")).get("flavour"),
+            status=rec.get("status"), reason=rec.get("reason"), traceback=rec.get("traceback"),
+            unit=rec.get("unit") or "s",
+            params=params,
+            samples=tuple(rec.get("samples") or ()),
+            per_process=tuple(tuple(p) for p in (rec.get("per_process") or ()) if p),
+            cv=_obj(rec.get("stats")).get("cv"),
+            between_cv=_obj(rec.get("between_process")).get("cv"),
+            build_s=tuple(setup.get("build_s") or ()), first_call_s=tuple(setup.get("first_call_s") or ()),
+            unstable=bool(rec.get("unstable")),
+            peak_rss_mb=rec.get("peak_rss_mb"), wall_s=rec.get("wall_s"),
+            windows=tuple(schedule.get("windows") or ()), passes=tuple(schedule.get("passes") or ()),
+            extra=_frozen(rec.get("extra")),
+        )
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
 @dataclass
 class CellResult:
     """One cell's file, with the metadata the report shows, derived once.
@@ -110,6 +191,7 @@ class CellResult:
     last_attempt: Attempt | None = None   # a later run that failed; these are the results it kept
     tf_seen: TfFacts = TfFacts()          # the suite's TF facts, read once
     host_seen: HostFacts = HostFacts()    # the suite's host facts, read once
+    variants: tuple[Variant, ...] = ()    # the suite's records, one per variant, read once
 
     @property
     def attempt_note(self) -> str | None:
@@ -121,12 +203,8 @@ class CellResult:
                 f"{a.finished or '?'}, showing the results of {self.finished or '?'}")
 
     @property
-    def records(self) -> list[dict[str, Any]]:
-        return list(self.results.records) if self.results else []
-
-    @property
     def has_records(self) -> bool:
-        return bool(self.records)
+        return bool(self.variants)
 
     @property
     def tf_major(self) -> int | None:
@@ -179,7 +257,10 @@ class CellResult:
             f for f, on in flags.items() if on and f not in CPU_FLAGS_SHOWN)
 
     def unstable_count(self) -> int:
-        return sum(1 for r in self.records if r.get("status") == "ok" and r.get("unstable"))
+        return sum(1 for v in self.variants if v.ok and v.unstable)
+
+    def ok_count(self) -> int:
+        return sum(1 for v in self.variants if v.ok)
 
 
 # -- reading -------------------------------------------------------------------
@@ -315,4 +396,5 @@ def describe(doc: CellDoc, path: Path) -> CellResult:
         last_attempt=doc.last_attempt,
         tf_seen=tf,
         host_seen=host,
+        variants=tuple(Variant.of(r) for r in (results.records if results else [])),
     )

@@ -17,7 +17,7 @@ import pandas as pd
 
 from suite.schema import param_text  # the variant-id text, one copy for both halves
 
-from .cells import CellResult
+from .cells import CellResult, Variant
 from .stats import estimate, spread
 
 CELL_COLUMNS = ["cell", "cell_status", "order", "tf", "tf_installed", "keras_flavour", "keras_version", "python",
@@ -33,15 +33,6 @@ def param_column(name: str) -> str:
     return "param_" + name if name in RESERVED or name.startswith("extra_") else name
 
 
-def variant_label(record: dict[str, Any]) -> str:
-    """The id without its benchmark: ``model=small,loop=fit,...``."""
-    rid = str(record.get("id") or "")
-    bench = str(record.get("benchmark") or "")
-    if bench and rid.startswith(bench + "[") and rid.endswith("]"):
-        return rid[len(bench) + 1:-1]
-    return rid
-
-
 def _median(values: Any) -> float | None:
     vals = [float(v) for v in (values or []) if isinstance(v, (int, float)) and math.isfinite(float(v))]
     if not vals:
@@ -50,44 +41,36 @@ def _median(values: Any) -> float | None:
     return s.median if s else None
 
 
-def round_tags(cell: CellResult, rec: dict[str, Any]) -> list[str]:
-    """Which round of which interleaved run each process of ``rec`` ran in; [] outside an interleaved run."""
+def round_tags(cell: CellResult, variant: Variant) -> list[str]:
+    """Which round of which interleaved run each process of ``variant`` ran in; [] outside an interleaved run."""
     schedule = (cell.results.config.get("schedule") if cell.results else None) or {}
     run = schedule.get("run") if isinstance(schedule, dict) else None
-    passes = (rec.get("schedule") or {}).get("passes") or []
-    if not run or len(passes) != len([p for p in (rec.get("per_process") or []) if p]):
+    if not run or len(variant.passes) != len(variant.per_process):
         return []
-    return ["%s#%s" % (run, p) for p in passes]
+    return ["%s#%s" % (run, p) for p in variant.passes]
 
 
-def record_row(cell: CellResult, rec: dict[str, Any]) -> dict[str, Any]:
-    params = dict(rec.get("params") or {})
-    per_process = [list(p) for p in (rec.get("per_process") or []) if p]
-    samples = list(rec.get("samples") or [])
-    if not per_process and samples:
-        per_process = [samples]
-    status = rec.get("status") or "error"
+def record_row(cell: CellResult, v: Variant) -> dict[str, Any]:
+    params = dict(v.params)
+    samples = list(v.samples)
+    per_process = [list(p) for p in v.per_process] or ([samples] if samples else [])
+    status = v.status or "error"
     sp = spread(samples) if status == "ok" else None
-    stats = rec.get("stats") or {}
-    between = rec.get("between_process") or {}
-    setup = rec.get("setup") or {}
-    info = rec.get("info") or {}
-    keras_info: dict[str, Any] = info["keras"] if isinstance(info.get("keras"), dict) else {}
     row: dict[str, Any] = {
         "cell": cell.name, "cell_status": cell.status, "order": cell.order, "tf": cell.tf,
         "tf_installed": cell.tf_installed, "keras_flavour": cell.keras_flavour, "keras_version": cell.keras_version,
         "python": cell.python, "target": cell.target, "runner": cell.runner, "preset": cell.preset,
-        "benchmark": rec.get("benchmark") or str(rec.get("id", "?")).split("[")[0],
-        "id": rec.get("id"),
-        "variant": variant_label(rec),
-        "seed": rec.get("seed"),
-        "title": rec.get("title"),
-        "mode": rec.get("mode") or params.get("mode"),
-        "api": rec.get("api") or params.get("api"),
-        "keras_used": keras_info.get("flavour"),
+        "benchmark": v.benchmark,
+        "id": v.id,
+        "variant": v.variant,
+        "seed": v.seed,
+        "title": v.title,
+        "mode": v.mode,
+        "api": v.api,
+        "keras_used": v.keras_used,
         "status": status,
-        "reason": rec.get("reason"),
-        "unit": rec.get("unit") or "s",
+        "reason": v.reason,
+        "unit": v.unit,
         "time": estimate(samples) if sp else None,       # the report's time (stats.ESTIMATOR)
         "median": sp.median if sp else None,
         "q1": sp.q1 if sp else None,
@@ -96,27 +79,27 @@ def record_row(cell: CellResult, rec: dict[str, Any]) -> dict[str, Any]:
         "min": sp.minimum if sp else None,
         "max": sp.maximum if sp else None,
         "n": sp.n if sp else 0,
-        "cv": stats.get("cv") if sp else None,
-        "unstable": bool(rec.get("unstable")) if sp else False,
+        "cv": v.cv if sp else None,
+        "unstable": v.unstable if sp else False,
         "processes": len(per_process),
-        "between_cv": between.get("cv"),
-        "build_s": _median(setup.get("build_s")),
-        "first_call_s": _median(setup.get("first_call_s")),
-        "peak_rss_mb": rec.get("peak_rss_mb"),
-        "wall_s": rec.get("wall_s"),
+        "between_cv": v.between_cv,
+        "build_s": _median(v.build_s),
+        "first_call_s": _median(v.first_call_s),
+        "peak_rss_mb": v.peak_rss_mb,
+        "wall_s": v.wall_s,
         "params": params,
         "samples": samples,
         "per_process": per_process,
         # per process, the window it was sampled in; two rows with equal windows pair up sample by sample
-        "windows": list((rec.get("schedule") or {}).get("windows") or []),
+        "windows": list(v.windows),
         # per process, "<run>#<round>" of an interleaved run: two cells' rows pair up round by round
-        "rounds": round_tags(cell, rec),
+        "rounds": round_tags(cell, v),
     }
     for name, value in params.items():
         if name in ("mode", "api"):
             continue
         row[param_column(name)] = param_text(value)
-    for name, value in (rec.get("extra") or {}).items():
+    for name, value in v.extra.items():
         if isinstance(value, (int, float, str, bool)) or value is None:
             row["extra_" + name] = value
     return row
@@ -124,7 +107,7 @@ def record_row(cell: CellResult, rec: dict[str, Any]) -> dict[str, Any]:
 
 def build_frame(cells: list[CellResult]) -> pd.DataFrame:
     """One row per cell x variant, cells in report order, variants in catalogue order."""
-    rows = [record_row(c, r) for c in cells for r in c.records]
+    rows = [record_row(c, v) for c in cells for v in c.variants]
     if not rows:
         return pd.DataFrame(columns=CELL_COLUMNS + RECORD_COLUMNS + OBJECT_COLUMNS)
     df = pd.DataFrame(rows)

@@ -55,5 +55,5 @@ class EarlierFiles:
 
 def covers(result: CellResult, variant_ids: tuple[str, ...]) -> bool:
     """Every one of ``variant_ids`` has a record in the file (measured, or n/a with its reason)."""
-    have = {r.get("id") for r in (result.results.records if result.results else [])}
+    have = {v.id for v in result.variants}
     return all(v in have for v in variant_ids)

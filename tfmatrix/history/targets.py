@@ -113,12 +113,12 @@ def claim_measure(claim: Claim, cell: CellResult) -> Measure | str:
 def time_measure(variant_id: str, cell: CellResult) -> Measure | str:
     """One variant's time (the report's estimate) with a bootstrap interval over its processes and samples."""
     assert cell.results is not None
-    rec = next((r for r in cell.results.records if r.get("id") == variant_id), None)
-    if rec is None:
+    v = next((v for v in cell.variants if v.id == variant_id), None)
+    if v is None:
         return "not measured in this cell"
-    if rec.get("status") != "ok":
-        return f"{rec.get('status')}: {rec.get('reason')}"
-    per_process = [list(p) for p in (rec.get("per_process") or []) if p] or [list(rec.get("samples") or [])]
+    if not v.ok:
+        return f"{v.status}: {v.reason}"
+    per_process = [list(p) for p in v.per_process] or [list(v.samples)]
     ci = ratio_ci(per_process, [[1.0]], key=variant_id)
     if ci is None:
         return "no positive time"

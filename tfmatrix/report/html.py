@@ -221,8 +221,7 @@ def warnings_for(cells: list[CellResult]) -> list[Warning_]:
     for c in cells:
         n = c.unstable_count()
         if n:
-            ok = sum(1 for r in c.records if r.get("status") == "ok")
-            unstable.append(f"{c.name} ({n} of {ok})")
+            unstable.append(f"{c.name} ({n} of {c.ok_count()})")
             cv = c.results.config.get("unstable_cv") if c.results else None
             limits.add(f"CV {100 * cv:.0f}%" if cv else "the preset's limit")
         for w in c.results.warnings if c.results else []:
@@ -332,11 +331,10 @@ def env_row(c: CellResult) -> dict[str, Any]:
 def variant_errors(cells: list[CellResult]) -> list[dict[str, Any]]:
     out = []
     for c in cells:
-        for r in c.records:
-            if r.get("status") in ("error", "timeout"):
-                out.append({"cell": c.name, "id": r.get("id"), "status": r.get("status"),
-                            "reason": _first(r.get("reason")),
-                            "detail": str(r.get("traceback") or r.get("reason") or "").strip()[-4000:]})
+        for v in c.variants:
+            if v.status in ("error", "timeout"):
+                out.append({"cell": c.name, "id": v.id, "status": v.status, "reason": _first(v.reason),
+                            "detail": str(v.traceback or v.reason or "").strip()[-4000:]})
     return out
 
 

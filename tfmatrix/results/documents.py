@@ -127,8 +127,9 @@ class SuiteResults:
     """The suite's results document (``tfmatrix.results.store``) as the host reads it.
 
     ``records`` stay dicts, one per variant, their shape checked
-    (``shape.RECORD``): the suite writes them and ``suite.schema`` validates
-    them; the report reads them into its pandas frame (``analysis.frame``).
+    (``shape.RECORD``): the suite writes them, ``suite.schema`` validates
+    them and the run loop merges rounds of them; the report reads each once
+    into a read-only ``analysis.cells.Variant``, then into its pandas frame.
     """
 
     suite_version: str = _shaped(STR, "")
