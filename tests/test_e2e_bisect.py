@@ -58,7 +58,8 @@ def test_a_bisect_over_three_releases_runs_ordinary_cells_and_a_second_one_reuse
 def test_a_timeline_over_three_releases_writes_a_point_per_claim_and_release(tmp_path):
     """``timeline --from 2.0 --to 2.2``: three real cells, every one-cell claim in each, timeline.csv and .json."""
     require(docker_runner.engine() is not None, "no Docker engine answers (scripts/host-setup installs and starts one)")
-    from tfmatrix.history.timeline import CSV_COLUMNS, timeline_claims
+    from tfmatrix.history.timeline import timeline_claims
+    from tfmatrix.results.history_docs import TIMELINE_COLUMNS
 
     reports = tmp_path / "reports"
     proc = tfmatrix("timeline", "--from", "2.0", "--to", "2.2", "--preset", "quick", "--rounds", "1",
@@ -68,7 +69,7 @@ def test_a_timeline_over_three_releases_writes_a_point_per_claim_and_release(tmp
     doc = json.loads((reports / "timeline.json").read_text())
     assert doc["releases"] == ["2.0.4", "2.1.4", "2.2.3"]
     rows = (reports / "timeline.csv").read_text().splitlines()
-    assert rows[0] == ",".join(CSV_COLUMNS) and len(rows) == 1 + 3 * len(timeline_claims())
+    assert rows[0] == ",".join(TIMELINE_COLUMNS) and len(rows) == 1 + 3 * len(timeline_claims())
     for p in doc["points"]:
         assert (p["ratio"] is not None) or p["reason"], p
         cell = json.loads((reports / p["source"]).read_text())
