@@ -2,24 +2,13 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 
 import pytest
+from test_matrix import M, Snippet, one
 
 from tfmatrix import paths
 from tfmatrix.errors import UserError
-from tfmatrix.matrix import KNOWN_PRESETS, PATTERNS, Cell, Matrix, load, redirect
-
-Snippet = Callable[..., Matrix]
-
-M = "matrix.toml"
-
-
-def one(load_snippet: Snippet, body: str, environ: dict[str, str] | None = None) -> Cell:
-    matrix = load_snippet(body, environ)
-    assert len(matrix.cells) == 1
-    return matrix.cells[0]
-
+from tfmatrix.matrix import KNOWN_PRESETS, PATTERNS, load, redirect
 
 # --------------------------------------------------------------------------- names
 
