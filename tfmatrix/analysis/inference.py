@@ -1,0 +1,227 @@
+"""The one estimator, its unit and its test: every verdict tfmatrix prints comes from here.
+
+Why one module: the review of the statistics (docs/measurement.md, "Verdicts") found
+three interval rules that centred on one number and took their width from
+another, a "beyond the noise" rule that made more rounds find less, and a
+rank rule for one-process runs that flagged ~3% of variants whatever the data.
+Now there is one answer to each question, used by ``compare``, the findings,
+the Claims, the upgrade view, bisect/timeline and the gate:
+
+* **The unit** is a round (an interleaved run's fresh process; the processes
+  of one round averaged, so ``--processes N`` counts rounds, not processes).
+  Its value is the log of its 10th percentile (``stats.estimate``).
+* **The estimate** of a ratio is ``exp`` of the mean per-unit log ratio when
+  both sides share units (same rounds of one run, or window-mates of one
+  process), else of the difference of the sides' mean logs. Its interval
+  comes from the same numbers: Student's t on the unit-level variance.
+* **The process effect** shared by the variants sampled in one process (one
+  window) is taken out before that (``remove_process_effects``), and each
+  variant's variance is **moderated** across the variants of its benchmark
+  (empirical Bayes, as limma does: Smyth 2004), so three rounds do not mean
+  a t with two degrees of freedom.
+* **No verdict without replication**: one unit a side and no prior (from the
+  other variants of the comparison, or a stored noise model of a replicated
+  run of the same cells) is "not enough replication".
+* **Lists** of changed variants are controlled for the false-discovery rate
+  (Benjamini-Hochberg), **the gate** family-wise (Holm), a "does not help"
+  claim by an explicit margin (equivalence), and every unclear answer says
+  the smallest change it could have seen (its minimum detectable effect).
+
+Pure functions over numbers; the frames' rows come in through ``side_of``.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import special
+
+from .stats import estimate
+
+ALPHA = 0.05            # two-sided 95% intervals; each variant's own test
+POWER = 0.80            # the power a minimum detectable effect is stated at
+MIN_SD = 0.005          # no process measures a variant better than 0.5%: a floor under a variance of 0 (a
+#                         quantised timer), so identical process times do not make every difference "clear"
+
+
+@dataclass(frozen=True)
+class Side:
+    """One variant's measurements on one side: per unit (round), the mean log of its processes' 10th percentiles.
+
+    ``keys`` pair units across sides: a round tag (``<run>#<round>``) pairs
+    two cells of one interleaved run, a window key pairs window-mates of one
+    process; ``processes`` name the process each unit's first process ran in
+    (for ``remove_process_effects``; "" where unknown).
+    """
+
+    keys: tuple[str, ...]
+    logs: tuple[float, ...]
+    processes: tuple[str, ...] = ()
+
+    @property
+    def n(self) -> int:
+        return len(self.logs)
+
+    @property
+    def mean(self) -> float:
+        return float(np.mean(self.logs)) if self.logs else math.nan
+
+
+def side_of(per_process: Sequence[Sequence[float]], keys: Sequence[str] = (),
+            processes: Sequence[str] = ()) -> Side:
+    """A ``Side`` from a record's per-process samples; processes with the same key are one unit (averaged).
+
+    ``keys``: per process, what pairs it with the other side (a round tag,
+    or a window key); "" or missing: the process is its own unit, unpaired.
+    """
+    units: dict[str, list[float]] = {}
+    first: dict[str, str] = {}
+    for i, samples in enumerate(per_process):
+        values = [float(x) for x in samples if x is not None and math.isfinite(float(x))]
+        if not values:
+            continue
+        t = estimate(values)
+        if t <= 0:
+            continue
+        key = keys[i] if i < len(keys) and keys[i] else f"#process{i}"
+        units.setdefault(key, []).append(math.log(t))
+        first.setdefault(key, processes[i] if i < len(processes) and processes[i] else "")
+    order = list(units)
+    return Side(tuple(order), tuple(float(np.mean(units[k])) for k in order), tuple(first[k] for k in order))
+
+
+@dataclass(frozen=True)
+class Contrast:
+    """log(first / second) of one comparison, with what its uncertainty rests on.
+
+    ``s2`` is the variance of one unit (of a unit's log ratio when paired, of
+    a unit's log time when not: pooled over both sides), ``d`` its degrees of
+    freedom (0: not replicated), ``c`` the factor that makes it the estimate's
+    variance (1/n paired, 1/n_a + 1/n_b not), ``extra`` a variance added on
+    top (what its processes' shared effects, or a normalisation's own
+    estimate, add) on ``extra_d`` degrees of freedom. ``prior``: where the
+    moderated variance came from ("" unmoderated).
+    """
+
+    log_ratio: float
+    s2: float
+    d: float
+    c: float
+    n_a: int
+    n_b: int
+    paired: bool
+    extra: float = 0.0
+    extra_d: float = math.inf
+    prior: str = ""
+
+    @property
+    def ratio(self) -> float:
+        return math.exp(self.log_ratio)
+
+    @property
+    def replicated(self) -> bool:
+        """There is a variance to test against (own units, a moderation prior, or a noise model)."""
+        return self.d > 0 and math.isfinite(self.s2)
+
+    @property
+    def se(self) -> float:
+        return math.sqrt(max(self.s2, MIN_SD ** 2) * self.c + self.extra) if self.replicated else math.nan
+
+    @property
+    def df(self) -> float:
+        """Degrees of freedom of ``se`` (Welch-Satterthwaite when an estimated extra variance joins it)."""
+        if not self.replicated or self.extra <= 0 or math.isinf(self.extra_d):
+            return self.d
+        own = max(self.s2, MIN_SD ** 2) * self.c
+        return (own + self.extra) ** 2 / (own ** 2 / self.d + self.extra ** 2 / self.extra_d)
+
+    @property
+    def units(self) -> int:
+        """What the estimate rests on: paired units, or the smaller side's units."""
+        return self.n_a if self.paired else min(self.n_a, self.n_b)
+
+    def t(self, q: float) -> float:
+        return float(special.stdtrit(self.df, q)) if self.replicated else math.nan
+
+    def interval(self, confidence: float = 1 - ALPHA) -> tuple[float, float]:
+        """The ratio's two-sided interval (nan, nan when not replicated)."""
+        if not self.replicated:
+            return math.nan, math.nan
+        half = self.t(0.5 + confidence / 2) * self.se
+        return math.exp(self.log_ratio - half), math.exp(self.log_ratio + half)
+
+    def p(self) -> float:
+        """Two-sided p-value of "the ratio is 1"."""
+        if not self.replicated:
+            return math.nan
+        return float(2 * special.stdtr(self.df, -abs(self.log_ratio) / self.se))
+
+    def p_above(self, log_margin: float = 0.0) -> float:
+        """One-sided p-value of "the ratio is at most exp(log_margin)" (small: clearly above it)."""
+        if not self.replicated:
+            return math.nan
+        return float(special.stdtr(self.df, -(self.log_ratio - log_margin) / self.se))
+
+    def p_below(self, log_margin: float = 0.0) -> float:
+        """One-sided p-value of "the ratio is at least exp(log_margin)" (small: clearly below it)."""
+        if not self.replicated:
+            return math.nan
+        return float(special.stdtr(self.df, (self.log_ratio - log_margin) / self.se))
+
+    def mde(self, alpha: float = ALPHA, power: float = POWER) -> float:
+        """The smallest change (0.1 = 10%) this comparison finds with ``power`` at a two-sided ``alpha``."""
+        if not self.replicated:
+            return math.nan
+        return math.expm1((self.t(1 - alpha / 2) + self.t(power)) * self.se)
+
+
+# --------------------------------------------------------------------------- one comparison
+
+
+def contrast(a: Side, b: Side) -> Contrast | None:
+    """log(a/b): paired on the units both sides share when they share any, else the two sides' means.
+
+    Paired: the mean of the per-unit log ratios, their variance on n-1
+    degrees of freedom (the host's state during a round, or a process's,
+    cancels). Unpaired: the difference of the means, the variance pooled
+    over both sides' units on n_a + n_b - 2. None when a side has no unit.
+    """
+    if not a.n or not b.n:
+        return None
+    b_by_key = dict(zip(b.keys, b.logs, strict=True))
+    diffs = [ya - b_by_key[k] for k, ya in zip(a.keys, a.logs, strict=True) if k in b_by_key]
+    if diffs:
+        n = len(diffs)
+        s2 = float(np.var(diffs, ddof=1)) if n >= 2 else math.nan
+        return Contrast(float(np.mean(diffs)), s2, n - 1, 1.0 / n, n, n, True)
+    d = a.n + b.n - 2
+    ss = float(np.sum((np.asarray(a.logs) - a.mean) ** 2) + np.sum((np.asarray(b.logs) - b.mean) ** 2))
+    s2 = ss / d if d > 0 else math.nan
+    return Contrast(a.mean - b.mean, s2, d, 1.0 / a.n + 1.0 / b.n, a.n, b.n, False)
+
+
+# --------------------------------------------------------------------------- verdicts
+
+
+def verdict(c: Contrast | None, alpha: float = ALPHA) -> str:
+    """"a" (first side faster), "b" (second faster), "unclear", or "unreplicated"."""
+    if c is None or not c.replicated:
+        return "unreplicated"
+    if c.p() >= alpha:
+        return "unclear"
+    return "a" if c.log_ratio < 0 else "b"
+
+
+def equivalent(c: Contrast, margin: float, alpha: float = ALPHA) -> bool:
+    """Two one-sided tests: the ratio lies within [1/(1+margin), 1+margin] (0.1 = 10%) at level ``alpha``."""
+    if not c.replicated:
+        return False
+    m = math.log1p(margin)
+    return c.p_above(m) < alpha and c.p_below(-m) < alpha
+
+
+def not_faster(c: Contrast, margin: float, alpha: float = ALPHA) -> bool:
+    """One-sided: the first side is not faster by more than ``margin`` (its ratio is clearly above 1/(1+margin))."""
+    return c.replicated and c.p_above(-math.log1p(margin)) < alpha
