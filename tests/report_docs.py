@@ -32,14 +32,19 @@ KERAS = {
 def record(benchmark: str, params: dict[str, Any], samples: list[float] | None = None, status: str = "ok",
            reason: str | None = None, per_process: list[list[float]] | None = None, unstable_cv: float = 0.10,
            seed: str = "000") -> dict[str, Any]:
-    """One suite record, statistics computed the suite's way."""
+    """One suite record, statistics computed the suite's way.
+
+    ``samples`` alone (six or more) are dealt to three processes, as the
+    default three rounds would have measured them: a verdict needs replication.
+    """
     from suite.registry import _fmt  # the suite's own id formatting
 
     rid = benchmark + "[" + ",".join(f"{k}={_fmt(v)}" for k, v in params.items()) + "]"
     if status != "ok":
         per_process, samples = [], []
     elif per_process is None:
-        per_process = [list(samples or [])]
+        values = list(samples or [])
+        per_process = [values[i::3] for i in range(3)] if len(values) >= 6 else [values]
     all_samples = stats.all_samples(per_process)
     return {
         "id": rid, "benchmark": benchmark, "seed": seed, "title": f"synthetic {benchmark}",

@@ -150,13 +150,14 @@ def test_a_claims_ratio_and_a_variants_time_are_read_from_real_cell_files(tmp_pa
     cells = golden_cells(tmp_path)
     target = claim_target("predict_slower_after_compile", "quick")
     slow = target.measure(cells["tf2.0-keras2.3.1-cpu"])
-    assert isinstance(slow, Measure) and slow.low <= slow.value <= slow.high and slow.value > 3
+    # the golden run measured one process a variant: no interval, so no measure a bisection could step on
+    assert isinstance(slow, str) and slow.startswith("not enough replication")
     from suite.registry import PRESETS, all_variants
 
     quick = {v.id for v in all_variants(PRESETS["quick"])}
     variant = next(r["id"] for r in cells["tf2.1-cpu"].results.records if r["status"] == "ok" and r["id"] in quick)
     t = bench_target(variant, "quick").measure(cells["tf2.1-cpu"])
-    assert isinstance(t, Measure) and t.unit == "s" and 0 < t.low <= t.value <= t.high
+    assert isinstance(t, str) and "not enough replication" in t
     diff = {name: (a, b) for name, a, b in package_diff(cells["tf2.0-keras2.3.1-cpu"], cells["tf2.1-cpu"])}
     tf = [pair for name, pair in diff.items() if name in ("tensorflow", "tensorflow-cpu")]
     assert ("2.0.4", "-") in tf or any(a.startswith("2.0") and b.startswith("2.1") for a, b in tf), diff

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import re
 from pathlib import Path
 
@@ -30,6 +31,7 @@ from tfmatrix.analysis.claims import (
 )
 from tfmatrix.analysis.findings import FINDINGS
 from tfmatrix.analysis.frame import build_frame
+from tfmatrix.analysis.inference import RatioCI
 from tfmatrix.report.build import build
 from tfmatrix.report.claims_view import ROW_COLUMNS
 
@@ -65,13 +67,24 @@ def test_the_table_names_real_findings_and_every_seed():
     assert all(c.expect in ("a", "b", NOT_A) and c.seed_figure and c.seed_setup and c.seed_size for c in CLAIMS)
 
 
-@pytest.mark.parametrize(("ci", "expect", "word"), [
-    ("a", "a", HOLDS), ("b", "a", REVERSED), ("unclear", "a", UNCLEAR),
-    ("b", "b", HOLDS), ("a", "b", REVERSED), ("unclear", "b", UNCLEAR),
-    ("a", NOT_A, REVERSED), ("b", NOT_A, HOLDS), ("unclear", NOT_A, HOLDS),
+def _ci(low: float, high: float, replicated: bool = True) -> RatioCI:
+    return RatioCI(math.sqrt(low * high), low, high, 3, 3, replicated=replicated)
+
+
+@pytest.mark.parametrize(("interval", "expect", "word"), [
+    ((0.5, 0.8), "a", HOLDS), ((1.2, 1.5), "a", REVERSED), ((0.9, 1.1), "a", UNCLEAR),
+    ((1.2, 1.5), "b", HOLDS), ((0.5, 0.8), "b", REVERSED), ((0.9, 1.1), "b", UNCLEAR),
+    # "does not help" is judged against a 10% margin, not against 1: unclear is not "holds" (absence of evidence)
+    ((0.5, 0.8), NOT_A, REVERSED), ((1.2, 1.5), NOT_A, HOLDS), ((0.95, 1.05), NOT_A, HOLDS),
+    ((0.85, 1.2), NOT_A, UNCLEAR), ((0.97, 0.99), NOT_A, HOLDS),
 ])
-def test_verdict_words(ci, expect, word):
-    assert verdict(ci, expect) == word
+def test_verdict_words(interval: tuple[float, float], expect: str, word: str) -> None:
+    assert verdict(_ci(*interval), expect) == word
+
+
+def test_one_process_a_side_is_no_verdict_for_any_claim() -> None:
+    for expect in ("a", "b", NOT_A):
+        assert verdict(_ci(0.1, 0.2, replicated=False), expect) == UNCLEAR
 
 
 # -- a 30x effect at the seed's configuration, hidden among eleven unchanged ones ----------

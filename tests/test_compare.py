@@ -18,7 +18,7 @@ from tfmatrix.report.compare_view import compare_csv, compare_html
 TINY = {"model": "tiny", "batch": 8, "api": "tf.keras", "mode": "eager"}
 
 
-def _inference(path: str, stage: str, center: float, seed: int, processes: int = 1) -> dict:
+def _inference(path: str, stage: str, center: float, seed: int, processes: int = 3) -> dict:
     params = {**TINY, "path": path, "stage": stage}
     per_process = [noisy(center, spread=0.01, seed=seed + i) for i in range(processes)]
     return record("inference.tiny", params, per_process=per_process, seed="001")
@@ -159,9 +159,10 @@ def test_report_summary_states_run_to_run_agreement_when_a_previous_run_exists(t
     assert 'id="run-to-run"' not in (other / "index.html").read_text()
 
 
-def test_a_ratio_that_moved_between_runs_is_no_finding_within_that_move(tmp_path):
-    """model(x) vs predict: 1.10 now, 0.95 in the previous run. Each run's interval is narrow, but the ratio
-    moved 16% between the runs: that is the measured noise, and 10% is inside it."""
+def test_a_previous_run_is_shown_beside_a_ratio_but_is_not_a_second_test(tmp_path):
+    """model(x) vs predict: 1.10 now, 0.95 in the previous run. The previous ratio is shown; the verdict is this
+    run's own test (the old rule, "beyond how far it moved since", let a third of null comparisons through and
+    blocked real ones: docs/measurement.md, "Verdicts")."""
     from tfmatrix.report.build import build
 
     reports = tmp_path / "reports"
@@ -170,12 +171,7 @@ def test_a_ratio_that_moved_between_runs_is_no_finding_within_that_move(tmp_path
     _run(reports, "cells", {("predict", "compiled"): 1.0e-3, ("call", "compiled"): 1.10e-3}, seed=4)
     build(reports / "cells", reports, generated="2026-01-01T00:00:00+00:00")
     page = (reports / "index.html").read_text()
-    assert re.search(r"within the measured noise, ±1[67]%", page)
     assert re.search(r"previous run: 0\.9\d", page)
-    # without the previous run the same data is a clear 1.10x
-    (reports / "previous").rename(tmp_path / "gone")
-    build(reports / "cells", reports, generated="2026-01-01T00:00:00+00:00")
-    page = (reports / "index.html").read_text()
     assert re.search(r"model\(x\) 1\.1\d× slower<", page)
 
 

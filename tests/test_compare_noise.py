@@ -1,10 +1,12 @@
-"""Verdicts that know the run-to-run noise: A/A false alarms, an injected slowdown found, and the CI gate.
+"""``compare`` on synthetic runs at the measured noise: A/A false alarms, a slowdown found, the run level, the gate.
 
 Synthetic runs shaped like the interleaved schedule's: every variant in
 three rounds (a fresh process each), a process-level state that moves each
 process's times by a few percent (the probe's finding: the spread is between
 processes), sample noise inside a process, and a host that is a little
-faster or slower in one run than the other.
+faster or slower in one run than the other. The review's acceptance tests
+on the rule itself are ``test_verdict_acceptance.py``; these run it through
+cell files and the command.
 """
 from __future__ import annotations
 
@@ -16,8 +18,7 @@ from report_docs import record, results_doc
 
 from tfmatrix import cli
 from tfmatrix.analysis.cells import CellResult, load_file
-from tfmatrix.analysis.compare import compare_cells, variant_changes
-from tfmatrix.analysis.frame import build_frame
+from tfmatrix.analysis.compare import compare_cells, compare_paths
 from tfmatrix.results.documents import SuiteResults
 from tfmatrix.results.store import CellOutcome, cell_document, write_cell
 
@@ -29,32 +30,38 @@ def _params(i: int) -> dict[str, object]:
     return {"n": i, "api": "tf.keras", "mode": "eager"}
 
 
-def _run(tmp: Path, name: str, seed: int, host: float, slower: dict[int, float] | None = None,
-         process_sd: float = 0.02, broken: tuple[int, ...] = (), rounds: int = ROUNDS) -> Path:
-    """One cell file: VARIANTS variants x ROUNDS processes; ``slower``: variant -> factor (a real change)."""
+def _run(tmp: Path, run: str, seed: int, host: float, slower: dict[int, float] | None = None,
+         process_sd: float = 0.02, broken: tuple[int, ...] = (), rounds: int = ROUNDS, name: str = "syn-cpu",
+         variants: int = VARIANTS) -> Path:
+    """One cell file: ``variants`` x ROUNDS processes; ``slower``: variant -> factor (a real change).
+
+    The variants of a round share its process (one window, as the suite
+    writes it) and its state, plus a state of their own (``process_sd``).
+    """
     rng = random.Random(seed)
+    shared = [rng.lognormvariate(0.0, 0.03) for _ in range(rounds)]
     records = []
-    for i in range(VARIANTS):
+    for i in range(variants):
         if i in broken:
             records.append(record("syn.bench", _params(i), status="error", reason="ValueError: it broke"))
             continue
         center = 1e-3 * (1 + i % 7) * host * (slower or {}).get(i, 1.0)
         per_process = []
         for _ in range(rounds):
-            state = rng.lognormvariate(0.0, process_sd)
+            state = rng.lognormvariate(0.0, process_sd) * shared[len(per_process)]
             per_process.append([center * state * (1 + abs(rng.gauss(0.0, 0.01))) for _ in range(5)])
         rec = record("syn.bench", _params(i), per_process=per_process)
         rec["schedule"] = {"windows": [f"{seed}:{r}" for r in range(rounds)], "rounds": [5] * rounds,
                            "stopped": ["repeats"] * rounds, "passes": list(range(1, rounds + 1))}
         records.append(rec)
-    doc = results_doc(records, tf="2.15.1", cell="syn-cpu")
+    doc = results_doc(records, tf="2.15.1", cell=name)
     doc["config"]["rounds"] = rounds
     doc["config"]["schedule"] = {"kind": "interleaved", "run": f"run-{seed}", "seed": seed}
     doc["config"]["host_speed"] = [[t, 0.0, 0.02 * host] for t in range(1, 7)]
-    results = SuiteResults.from_json(doc, Path("syn-cpu.json"))
-    out = tmp / name / "cells" / "syn-cpu.json"
-    write_cell(out, cell_document({"name": "syn-cpu", "tf": "2.15", "target": "cpu", "preset": "seed"},
-                                  CellOutcome("syn-cpu", "ok", None, {"name": "venv"}, {"run_s": 1.0}, results),
+    results = SuiteResults.from_json(doc, Path(f"{name}.json"))
+    out = tmp / run / "cells" / f"{name}.json"
+    write_cell(out, cell_document({"name": name, "tf": "2.15", "target": "cpu", "preset": "seed"},
+                                  CellOutcome(name, "ok", None, {"name": "venv"}, {"run_s": 1.0}, results),
                                   {"preset": "seed"}))
     return out
 
@@ -63,70 +70,90 @@ def _cells(path: Path) -> list[CellResult]:
     return [load_file(path)]
 
 
-@pytest.mark.parametrize(("host", "normalise"), [(1.0, "none"), (1.02, "host"), (1.02, "run")])
+def _ids() -> dict[int, str]:
+    return {i: str(record("syn.bench", _params(i), [1.0])["id"]) for i in range(VARIANTS)}
+
+
+@pytest.mark.parametrize(("host", "normalise"), [(1.0, "auto"), (1.0, "none"), (1.02, "host"), (1.02, "run"),
+                                                 (1.15, "auto")])
 def test_two_runs_of_the_same_code_call_at_most_5_percent_of_variants_different(
         tmp_path: Path, host: float, normalise: str) -> None:
-    """Welch's t on the rounds' process times holds the false alarms; a host 2% slower in the second run
-    is taken out by the host reference or the common move (as measured, it alone calls 5-12% different)."""
+    """At the measured median noise (7% a process), 3 rounds: each variant's test holds its 5%; a host (or a
+    whole cell) 2-15% slower in the second run is taken out by the host reference, the common move, or
+    (the default for two runs of the same cells) each cell's own move."""
     alarms = []
-    for k in range(5):
-        a = _run(tmp_path, f"a{k}", seed=10 + k, host=1.0)
-        b = _run(tmp_path, f"b{k}", seed=100 + k, host=host)
+    for k in range(4):
+        a = _run(tmp_path, f"a{k}", seed=10 + k, host=1.0, process_sd=0.07)
+        b = _run(tmp_path, f"b{k}", seed=100 + k, host=host, process_sd=0.07)
         result = compare_cells(_cells(a), _cells(b), "a", "b", normalise=normalise)
         counts = result.verdicts()
         alarms.append((counts["slower"] + counts["faster"]) / len(result.variants))
-    assert max(alarms) <= 0.05, alarms
+    assert sum(alarms) / len(alarms) <= 0.06 and max(alarms) <= 0.09, alarms
 
 
-def test_a_real_ten_percent_slowdown_is_called_slower_at_least_90_percent_of_the_time(tmp_path: Path) -> None:
-    injected = {i: 1.10 for i in range(0, VARIANTS, 2)}                # half the variants do 11 units, not 10
-    found = 0
+def test_a_whole_cell_that_moved_is_shown_not_judged_and_as_measured_it_is_called_slower(tmp_path: Path) -> None:
+    """The review's G3 through ``compare``: B 15% slower as a whole (a run-level move, no code change)."""
+    a = _run(tmp_path, "a", seed=1, host=1.0)
+    b = _run(tmp_path, "b", seed=2, host=1.15)
+    plain = compare_cells(_cells(a), _cells(b), "a", "b", normalise="none")
+    per_cell = compare_cells(_cells(a), _cells(b), "a", "b")
+    assert plain.verdicts()["slower"] > VARIANTS / 2
+    assert per_cell.normalise == "cell" and per_cell.verdicts()["slower"] <= 0.05 * VARIANTS
+    assert per_cell.cell_moves["syn-cpu"] == pytest.approx(1.15, rel=0.03)
+    assert "each cell's common move taken out (syn-cpu 1.1" in per_cell.host_line()
+
+
+def test_a_20_percent_slowdown_at_the_measured_noise_is_found_at_least_80_percent_of_the_time(tmp_path: Path) -> None:
+    """Process SD 7% (the measured median), 3 rounds, one variant in ten 20% slower (the review's P1 through the
+    whole command: cell files, frame, judge)."""
+    injected = {i: 1.20 for i in range(0, VARIANTS, 10)}
+    ids = _ids()
+    found = wrong = 0
     for k in range(3):
-        a = _run(tmp_path, f"a{k}", seed=20 + k, host=1.0)
-        b = _run(tmp_path, f"b{k}", seed=200 + k, host=1.0, slower=injected)
-        result = compare_cells(_cells(a), _cells(b), "a", "b")
-        verdicts = {v.id: v.verdict for v in result.variants}
-        ids = {i: str(record("syn.bench", _params(i), [1.0])["id"]) for i in range(VARIANTS)}
+        a = _run(tmp_path, f"a{k}", seed=20 + k, host=1.0, process_sd=0.07)
+        b = _run(tmp_path, f"b{k}", seed=200 + k, host=1.0, slower=injected, process_sd=0.07)
+        verdicts = {v.id: v.verdict for v in compare_cells(_cells(a), _cells(b), "a", "b").variants}
         found += sum(1 for i in injected if verdicts[ids[i]] == "slower")
-        wrong = sum(1 for i in range(VARIANTS) if i not in injected and verdicts[ids[i]] != "no clear difference")
-        assert wrong <= 0.05 * (VARIANTS - len(injected))
-    assert found >= 0.90 * 3 * len(injected)
+        wrong += sum(1 for i in range(VARIANTS) if i not in injected and verdicts[ids[i]] != "no clear difference")
+    assert found >= 0.80 * 3 * len(injected)
+    assert wrong <= 0.07 * 3 * (VARIANTS - len(injected))     # 5% expected; 540 tests: Monte Carlo error ~1%
 
 
-def test_runs_of_one_process_a_side_are_judged_against_the_spread_of_the_runs(tmp_path: Path) -> None:
-    """--rounds 1: one process a side measures no noise; its samples' bootstrap alone called half the variants
-    of two real runs different. Against the runs' own spread (97th percentile of the other variants' moves)
-    an A/A pair stays under 5%, and a 40% slowdown of a few variants is still found."""
-    ids = {i: str(record("syn.bench", _params(i), [1.0])["id"]) for i in range(VARIANTS)}
-    for k in range(3):
-        a = _run(tmp_path, f"a{k}", seed=30 + k, host=1.0, rounds=1, process_sd=0.07)
-        b = _run(tmp_path, f"b{k}", seed=300 + k, host=1.0, rounds=1, process_sd=0.07, slower={7: 1.4, 8: 1.4})
-        result = compare_cells(_cells(a), _cells(b), "a", "b")
-        verdicts = {v.id: v.verdict for v in result.variants}
-        wrong = sum(1 for i in range(VARIANTS) if i not in (7, 8) and verdicts[ids[i]] != "no clear difference")
-        assert wrong <= 0.05 * VARIANTS, wrong
-        assert verdicts[ids[7]] == verdicts[ids[8]] == "slower"
-        assert result.unmeasured == VARIANTS and result.floor is not None and 0.05 < result.floor < 0.3
-        assert "one process a side" in result.summary_lines()[-1]
-        bare = [v for v in variant_changes(build_frame(_cells(a)), build_frame(_cells(b)), [("syn-cpu", "syn-cpu")])[0]
-                if v.id not in (ids[7], ids[8]) and v.verdict != "no clear difference"]
-        assert len(bare) > 0.2 * VARIANTS        # what the floor prevents: the samples' own interval is too narrow
+def test_runs_of_one_process_a_side_give_no_verdict_and_say_why(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """--rounds 1: one process a side measures no noise. The old floor flagged ~3% of variants whatever the
+    data (and masked real changes); now: not enough replication, and the gate cannot fail on it."""
+    a = _run(tmp_path, "a", seed=30, host=1.0, rounds=1, process_sd=0.07)
+    b = _run(tmp_path, "b", seed=300, host=1.0, rounds=1, process_sd=0.07, slower={7: 1.4, 8: 1.4})
+    result = compare_cells(_cells(a), _cells(b), "a", "b")
+    assert result.verdicts()["not enough replication"] == VARIANTS and result.unreplicated == VARIANTS
+    assert "not enough replication for a verdict (run --rounds 2 or more)" in result.summary_lines()[-1]
+    assert cli.main(["compare", str(a), str(b), "--fail-on", "slower:10%"]) == 0
+    out = capsys.readouterr().out
+    assert "the gate could see no slowdown: no variant has replicated measurements" in out
 
 
 def test_normalising_by_the_host_reference_takes_out_a_slower_host(tmp_path: Path) -> None:
     a = _run(tmp_path, "a", seed=1, host=1.0)
     b = _run(tmp_path, "b", seed=2, host=1.15)           # everything 15% slower: the host, not the code
-    plain = compare_cells(_cells(a), _cells(b), "a", "b")
     normalised = compare_cells(_cells(a), _cells(b), "a", "b", normalise="host")
-    assert plain.verdicts()["slower"] > VARIANTS / 2
     assert normalised.scale == pytest.approx(1.15)
     assert normalised.verdicts()["slower"] + normalised.verdicts()["faster"] <= 0.05 * VARIANTS
     assert "B/A 1.150" in normalised.host_line() and "divided by the host reference" in normalised.host_line()
 
 
+def test_normalising_by_the_run_with_too_few_variants_says_the_ratios_are_as_measured(tmp_path: Path) -> None:
+    """B8: with fewer than 10 variants there is no common move; the line no longer claims a division by 1.000."""
+    a = _run(tmp_path, "a", seed=1, host=1.0, variants=5)
+    b = _run(tmp_path, "b", seed=2, host=1.0, variants=5)
+    line = compare_cells(_cells(a), _cells(b), "a", "b", normalise="run").host_line()
+    assert "ratios as measured (too few variants to find the common move" in line
+    assert "divided by the common move" not in line
+
+
 # -- the CI gate --------------------------------------------------------------------------------
 
-def test_the_gate_fails_on_a_30_percent_slowdown_beyond_noise_and_prints_it_first(
+def test_the_gate_fails_on_a_30_percent_slowdown_and_prints_it_first_and_what_it_could_see(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     a = _run(tmp_path, "a", seed=1, host=1.0)
     b = _run(tmp_path, "b", seed=2, host=1.0, slower={3: 1.30})
@@ -134,15 +161,36 @@ def test_the_gate_fails_on_a_30_percent_slowdown_beyond_noise_and_prints_it_firs
     out = capsys.readouterr().out.splitlines()
     assert code == 1
     assert out[0].startswith("tfmatrix: gate: slower: syn-cpu: syn.bench[n=3,") and "1.3" in out[0]
+    assert any(line.startswith("tfmatrix: gate: the gate finds a slowdown of") for line in out)
     assert out[-1] == "tfmatrix: gate: 1 offender(s) for --fail-on slower:10% (listed first)"
 
 
-def test_the_gate_passes_a_3_percent_wobble_inside_the_noise(tmp_path: Path,
-                                                            capsys: pytest.CaptureFixture[str]) -> None:
-    a = _run(tmp_path, "a", seed=1, host=1.0, process_sd=0.03)
-    b = _run(tmp_path, "b", seed=2, host=1.0, slower={i: 1.03 for i in range(VARIANTS)}, process_sd=0.03)
-    assert cli.main(["compare", str(a), str(b), "--fail-on", "slower:10%"]) == 0     # 3%: under the threshold
-    assert capsys.readouterr().out.splitlines()[-1] == "tfmatrix: gate: 0 offender(s) for --fail-on slower:10%"
+def test_the_gate_is_family_wise_an_unchanged_run_does_not_fail_even_at_a_zero_threshold(
+        tmp_path: Path) -> None:
+    """``slower:0%`` on 200 unchanged variants: each variant's own 5% test calls ~5 of them slower, so a gate
+    on those would fail nearly every unchanged run; Holm over the family keeps that under 5%."""
+    fails, different = 0, 0
+    for k in range(6):
+        a = _run(tmp_path, f"a{k}", seed=40 + k, host=1.0, process_sd=0.07)
+        b = _run(tmp_path, f"b{k}", seed=400 + k, host=1.0, process_sd=0.07)
+        result = compare_cells(_cells(a), _cells(b), "a", "b")
+        different += sum(1 for v in result.variants if v.verdict != "no clear difference")
+        fails += bool([o for o in result.offenders(0.0) if o.startswith("slower")])
+    assert different >= 6 * 0.02 * VARIANTS        # what each variant's own 5% test does: ~10 a run
+    assert fails <= 1                              # family-wise: at most 5% of runs (1 in 6 allows chance)
+
+
+def test_compare_with_cell_describes_only_that_cell(tmp_path: Path) -> None:
+    """B9: --cell narrows the comparison before anything is computed (the summary matches the table)."""
+    a = _run(tmp_path, "a", seed=1, host=1.0)
+    b = _run(tmp_path, "b", seed=2, host=1.0)
+    other_a = _run(tmp_path, "a", seed=3, host=1.0, name="other-cpu", variants=20)
+    other_b = _run(tmp_path, "b", seed=4, host=1.3, name="other-cpu", variants=20)
+    assert other_a.parent == a.parent and other_b.parent == b.parent
+    result = compare_paths(a.parent, b.parent, ["other-cpu"])
+    assert {v.cell_a for v in result.variants} == {"other-cpu"} and len(result.variants) == 20
+    assert result.cells == [("other-cpu", "other-cpu")]
+    assert result.cell_moves == {"other-cpu": pytest.approx(1.3, rel=0.05)}
 
 
 def test_the_gate_fails_on_a_variant_that_broke_with_its_error(tmp_path: Path,

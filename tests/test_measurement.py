@@ -4,16 +4,24 @@ The harness runs against a virtual clock (``harness.timer`` patched): each
 fake call advances it by its cost times the host's current slowness, so a
 slow phase of the host, a bimodal host or outliers are exact and
 deterministic. Each test would fail if the technique it names stopped
-working (block sampling, unpaired ratios, no noise floor).
+working (block sampling, unpaired ratios). The verdicts' statistics are
+``test_verdict_acceptance.py``'s; here, what pairing by window does to them.
 """
 from __future__ import annotations
 
+import math
 import random
 
 import pytest
 
 from suite import harness, stats
-from tfmatrix.analysis.stats import paired_ratio_ci, ratio_ci, same_windows
+from tfmatrix.analysis.inference import contrast, side_of, verdict
+from tfmatrix.analysis.stats import estimate, same_windows
+
+
+def per_round(a: list[float], b: list[float]) -> float:
+    """The median of the per-round ratios a_i/b_i of two variants sampled in the same rounds."""
+    return stats.median([x / y for x, y in zip(a, b, strict=True)])
 
 
 class Host:
@@ -59,10 +67,7 @@ def test_interleaved_sampling_spreads_the_slow_phase_and_pairing_cancels_it(step
     unpaired = stats.median(sb.samples) / stats.median(sa.samples)
     assert 0.9 < unpaired < 1.1
     # round by round, the two sides saw the same host: the paired ratio is exactly 1
-    paired = paired_ratio_ci([sa.samples], [sb.samples], key="t")
-    assert paired is not None and paired.paired
-    assert paired.ratio == pytest.approx(1.0, abs=1e-9)
-    assert paired.low == pytest.approx(1.0, abs=1e-9) and paired.high == pytest.approx(1.0, abs=1e-9)
+    assert per_round(sa.samples, sb.samples) == pytest.approx(1.0, abs=1e-9)
 
 
 def test_interleaving_alternates_direction_so_linear_drift_cancels(monkeypatch):
@@ -74,8 +79,7 @@ def test_interleaving_alternates_direction_so_linear_drift_cancels(monkeypatch):
     sb = harness.Sampler(host.work(1e-3), BUDGET)
     harness.interleave([sa, sb], before=order.append)
     assert order[:6] == [0, 1, 1, 0, 0, 1]
-    paired = paired_ratio_ci([sa.samples], [sb.samples], key="t")
-    assert paired is not None and paired.ratio == pytest.approx(1.0, abs=0.03)
+    assert per_round(sa.samples, sb.samples) == pytest.approx(1.0, abs=0.03)
 
 
 def _bimodal_rounds(n: int, seed: int) -> list[float]:
@@ -96,15 +100,15 @@ def test_pairing_recovers_a_ratio_that_a_bimodal_host_hides():
     host = _bimodal_rounds(40, seed=3)
     a = [1e-3 * d for d in host]
     b = [2e-3 * d for d in host]
-    paired = paired_ratio_ci([b], [a], key="p")
-    assert paired is not None
-    assert paired.ratio == pytest.approx(2.0, rel=0.01)
-    assert paired.low > 1.97 and paired.high < 2.03
-    assert paired.verdict == "b"
+    assert per_round(b, a) == pytest.approx(2.0, rel=0.01)
+    # four processes of window-mates (10 rounds each): the verdict pairs them process by process
+    keys = [f"w{i}" for i in range(4)]
+    c = contrast(side_of([b[i::4] for i in range(4)], keys), side_of([a[i::4] for i in range(4)], keys))
+    assert c is not None and c.paired and c.ratio == pytest.approx(2.0, rel=0.01) and verdict(c) == "b"
     # unpaired, B happened to be measured while the host was slow and A while it was fast
-    unpaired = ratio_ci([[2e-3 * 1.8 * (1 + 0.001 * i) for i in range(20)]],
-                        [[1e-3 * (1 + 0.001 * i) for i in range(20)]], key="u")
-    assert unpaired is not None and unpaired.ratio == pytest.approx(3.6, rel=0.02)
+    slow_b = [2e-3 * 1.8 * (1 + 0.001 * i) for i in range(20)]
+    fast_a = [1e-3 * (1 + 0.001 * i) for i in range(20)]
+    assert estimate(slow_b) / estimate(fast_a) == pytest.approx(3.6, rel=0.02)
 
 
 def test_outliers_do_not_move_the_paired_median():
@@ -112,36 +116,28 @@ def test_outliers_do_not_move_the_paired_median():
     host[3] = host[17] = host[25] = 20.0           # three rounds hit by something else on the host
     a = [1e-3 * d for d in host]
     b = [1e-3 * d * (1.5 if i in (3, 17) else 1.0) for i, d in enumerate(host)]   # noise inside the outliers
-    paired = paired_ratio_ci([b], [a], key="o")
-    assert paired is not None and paired.ratio == pytest.approx(1.0)
-    assert paired.verdict == "unclear"
+    assert per_round(b, a) == pytest.approx(1.0)
 
 
-def test_processes_in_different_states_widen_the_paired_interval_and_set_its_noise():
-    """Pairing cancels a slow host, not a process that is slow for one side only: two processes whose
-    ratios differ by 20% give a noise floor of 20%, and a 10% difference is no finding."""
-    p1 = ([1.1e-3] * 12, [1e-3] * 12)
-    p2 = ([1.32e-3] * 12, [1e-3] * 12)
-    ci = paired_ratio_ci([p1[0], p2[0]], [p1[1], p2[1]], key="n")
-    assert ci is not None
-    assert ci.noise == pytest.approx(0.2, rel=0.01)
-    assert ci.ratio == pytest.approx(1.21) and not ci.within_noise      # 21% is beyond a 20% noise floor
-    one = paired_ratio_ci([[1.1e-3] * 12, [1.1e-3] * 12], [[1e-3] * 12, [1e-3] * 12], key="n", noise=0.2)
-    assert one is not None and one.ratio == pytest.approx(1.1) and one.low > 1.0
-    assert one.within_noise and one.verdict == "unclear" and not one.clear
+def test_processes_in_different_states_widen_the_paired_interval():
+    """Pairing cancels a slow host, not a process that is slow for one side only: the unit is the process, so two
+    processes whose ratios differ by 20% leave a 21% mean ratio unclear (one degree of freedom), while two that
+    agree make 10% clear."""
+    keys = ["w1", "w2"]
+    ci = contrast(side_of([[1.1e-3] * 12, [1.32e-3] * 12], keys), side_of([[1e-3] * 12, [1e-3] * 12], keys))
+    assert ci is not None and ci.paired and ci.d == 1
+    assert ci.ratio == pytest.approx(math.sqrt(1.1 * 1.32)) and verdict(ci) == "unclear"
+    agree = contrast(side_of([[1.1e-3] * 12, [1.1e-3] * 12], keys), side_of([[1e-3] * 12, [1e-3] * 12], keys))
+    assert agree is not None and verdict(agree) == "b"      # B7: identical processes still have a floor (0.5%)
+    assert agree.interval()[0] < agree.ratio < agree.interval()[1]
 
 
-def test_a_narrow_interval_inside_the_measured_noise_is_not_a_finding():
+def test_one_process_is_not_enough_replication_however_many_samples_it_took():
+    """The samples of one process share its state: 20 of them are not 20 measurements of the variant."""
     a = [[1.04e-3 * (1 + 0.001 * i) for i in range(20)]]
     b = [[1.00e-3 * (1 + 0.001 * i) for i in range(20)]]
-    quiet = ratio_ci(a, b, key="q", noise=0.0)
-    noisy = ratio_ci(a, b, key="q", noise=0.10)
-    assert quiet is not None and noisy is not None
-    assert quiet.low > 1.0 and quiet.verdict == "b"
-    assert noisy.low > 1.0 and noisy.verdict == "unclear"
-    # measured from the sides themselves: two processes 10% apart
-    two = ratio_ci([a[0], [x * 1.1 for x in a[0]]], [b[0], b[0]], key="q")
-    assert two is not None and two.noise == pytest.approx(0.1, rel=0.01)
+    c = contrast(side_of(a, label="a"), side_of(b, label="b"))
+    assert c is not None and not c.replicated and verdict(c) == "unreplicated"
 
 
 def test_same_windows_pairs_only_records_sampled_together():

@@ -108,7 +108,7 @@ def test_cross_version_table_columns_values_ratios_and_na_reasons(synthetic_repo
     assert "background:hsl(0" in tf20.attrs.get("style", "")                  # slower: red
     assert ratio(tf210) == pytest.approx(1.5, abs=0.05)
     assert re.match(r"time \(10th percentile\) [0-9.]+ ms, fastest [0-9.]+ ms, median [0-9.]+ ms, IQR [0-9.]+ µs "
-                    r"\(q1 .*\), n=9, CV", tf20.attrs["title"])
+                    r"\(q1 .*\), n=9, (3 processes .*, )?CV", tf20.attrs["title"])
     keras = by_id["training.question[model=small,data=question,batch_shape=8x40x16,width=0.125,loop=train_on_batch,"
                   "input=numpy,api=keras,mode=eager]"][n_params:]
     assert keras[0].text.strip() == "n/a" and "tf.placeholder" in keras[0].attrs["title"]

@@ -4,6 +4,7 @@ versions, refused files) and the tidy frame. Whole reports are in tests/test_rep
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +22,8 @@ from report_docs import (
 from suite import stats as suite_stats
 from tfmatrix.analysis.cells import load_dir, load_file
 from tfmatrix.analysis.frame import build_frame
-from tfmatrix.analysis.stats import pct_faster, ratio_ci, spread
+from tfmatrix.analysis.inference import contrast, ratio_ci, side_of
+from tfmatrix.analysis.stats import pct_faster, spread
 from tfmatrix.errors import UserError
 from tfmatrix.versions import major, version_key
 
@@ -74,31 +76,33 @@ def test_pct_faster_follows_seed_000_convention():
     assert all(a > b for a, b in zip(pcts, pcts[1:], strict=False))
 
 
-def test_bootstrap_ci_is_deterministic_and_brackets_the_ratio():
-    a = [noisy(0.002, n=15, seed=1)]
-    b = [noisy(0.001, n=15, seed=2)]
-    ci = ratio_ci(a, b, key="k")
-    assert ci is not None
-    # the report's time is the 10th percentile of the samples (stats.ESTIMATOR)
-    assert ci.ratio == pytest.approx(np.quantile(a[0], 0.1) / np.quantile(b[0], 0.1))
-    assert ci.low < ci.ratio < ci.high
-    assert ci.low > 1.9 and ci.high < 2.1
-    assert ci.verdict == "b" and ci.clear           # a takes twice as long: b is faster
-    again = ratio_ci(a, b, key="k")
-    assert again == ci                               # same data, same key: same interval
-    same = ratio_ci([noisy(0.001, n=15, seed=3)], [noisy(0.001, n=15, seed=4)], key="k")
-    assert same is not None and same.low < 1.0 < same.high and same.verdict == "unclear"
-    assert ratio_ci([[]], b) is None
+def test_a_ratio_and_its_interval_come_from_the_same_numbers():
+    """The review's B1: the ratio is exp(mean of per-round log 10th percentiles), its interval centred on it."""
+    a = [noisy(0.002, n=8, seed=i) for i in range(3)]
+    b = [noisy(0.001, n=8, seed=10 + i) for i in range(3)]
+    c = contrast(side_of(a, label="a"), side_of(b, label="b"))
+    assert c is not None and not c.paired and c.d == 4
+    logs_a = [math.log(np.quantile(p, 0.1)) for p in a]
+    logs_b = [math.log(np.quantile(p, 0.1)) for p in b]
+    assert c.ratio == pytest.approx(math.exp(np.mean(logs_a) - np.mean(logs_b)))
+    ci = ratio_ci(c)
+    assert ci.low < ci.ratio < ci.high and ci.ratio == pytest.approx(math.sqrt(ci.low * ci.high))
+    assert ci.low > 1.9 and ci.high < 2.1 and ci.verdict == "b" and ci.clear   # a takes twice as long
+    same = ratio_ci(contrast(side_of([noisy(0.001, n=8, seed=i) for i in range(3)], label="a"),
+                             side_of([noisy(0.001, n=8, seed=20 + i) for i in range(3)], label="b")))  # type: ignore[arg-type]
+    assert same.low < 1.0 < same.high and same.verdict == "unclear" and "could resolve" in same.why_unclear
+    assert contrast(side_of([[]]), side_of(b)) is None
 
 
-def test_bootstrap_resamples_processes_when_they_disagree():
+def test_processes_that_disagree_widen_the_interval():
     steady = [noisy(0.001, n=8, seed=i) for i in range(4)]
     shifted = [noisy(0.001 * (1 + 0.3 * (i % 2)), n=8, seed=i) for i in range(4)]
-    base = [noisy(0.001, n=32, seed=9)]
-    narrow = ratio_ci(steady, base, key="x")
-    wide = ratio_ci(shifted, base, key="x")
+    base = [noisy(0.001, n=8, seed=9 + i) for i in range(4)]
+    narrow = contrast(side_of(steady, label="a"), side_of(base, label="b"))
+    wide = contrast(side_of(shifted, label="a"), side_of(base, label="b"))
     assert narrow is not None and wide is not None
-    assert (wide.high - wide.low) > 2 * (narrow.high - narrow.low)
+    (nl, nh), (wl, wh) = narrow.interval(), wide.interval()
+    assert (wh - wl) > 2 * (nh - nl)
 
 
 # -- loading and schema versions -------------------------------------------------------

@@ -19,7 +19,7 @@ PARAMS = {"model": "tiny", "path": "predict", "stage": "compiled", "api": "tf.ke
 
 
 def _results(center: float, seed: int, status: str = "ok") -> SuiteResults:
-    rec = record("inference.tiny", PARAMS, noisy(center, n=6, seed=seed), status=status,
+    rec = record("inference.tiny", PARAMS, per_process=[noisy(center, n=6, seed=seed)], status=status,
                  reason=None if status == "ok" else "broken")
     rec["schedule"] = {"windows": [f"{seed}:0"], "rounds": [6], "stopped": ["repeats"]}
     return SuiteResults.from_json(results_doc([rec], tf="2.15.1", cell="tf2.15-cpu"), Path("tf2.15-cpu.json"))

@@ -69,7 +69,10 @@ def test_every_claim_gets_one_point_per_release_with_a_verdict_or_the_reason_it_
     assert len(points) == len(releases) * len(timeline_claims())
     for p in points:
         if p.ratio is not None:
-            assert p.low <= p.ratio <= p.high and p.verdict in ("holds", "reversed", "no clear difference")
+            assert p.verdict in ("holds", "reversed", "no clear difference")
+            # the golden cells ran one process a variant: no interval, and no verdict beyond "unclear"
+            assert (p.low is None and p.high is None and p.verdict == "no clear difference") or \
+                p.low <= p.ratio <= p.high
         else:
             assert p.reason and p.verdict in ("cannot exist here", "not measured in this run")
     assert any(p.ratio is not None for p in points) and any(p.ratio is None for p in points)

@@ -11,16 +11,16 @@ and interval.
 
 Everything that depends on benchmark or parameter names is in ``CLAIMS``
 below. Pairing, ratios and intervals are the findings' own (``pairing.pair_rows``,
-``stats.ratio_ci`` and ``RatioCI.verdict``), so a change to how intervals
+``moderation.judge`` and ``RatioCI.verdict``), so a change to how intervals
 are computed changes the claims with it. A claim's verdict per line:
 
-* ``holds``: the interval excludes 1 on the side the claim says is faster
-  and the ratio lies beyond the sides' measured between-process (or
-  between-round) spread (or, for a claim that A does *not* help, A is not
-  clearly faster);
-* ``reversed``: the same on the other side;
-* ``no clear difference``: the interval includes 1, or the ratio is within
-  the measured noise;
+* ``holds``: the 95% interval excludes 1 on the side the claim says is
+  faster (for a claim that A does *not* help: the whole interval lies above
+  1/(1 + ``MARGIN``), A is not faster by more than 10%: an equivalence-style
+  margin, so an unclear result is not read as "does not help");
+* ``reversed``: the same on the other side (A faster by more than the margin);
+* ``no clear difference``: the interval includes 1 (or, for "does not help",
+  reaches past the margin), or one process a side: not enough replication;
 * ``cannot exist here``: the cell lacks a side (an n/a variant, a variant that
   failed), with the reason;
 * ``not measured in this run``: a side's variants are not in the cell's
@@ -39,6 +39,7 @@ from ..versions import minor_series
 from .cells import CellResult
 from .frame import param_text
 from .hardware import same_hardware
+from .inference import RatioCI
 from .pairing import (
     Compare,
     Comparison,
@@ -54,7 +55,8 @@ from .pairing import (
 HOLDS, REVERSED, UNCLEAR, CANNOT = "holds", "reversed", "no clear difference", "cannot exist here"
 NOT_MEASURED = "not measured in this run"
 VERDICTS = (HOLDS, REVERSED, UNCLEAR, CANNOT, NOT_MEASURED)
-NOT_A = "not_a"       # a claim that side a does not help: a clearly faster reverses it, anything else holds
+NOT_A = "not_a"       # a claim that side a does not help: judged against MARGIN, not against 1
+MARGIN = 0.10         # "does not help": a is not faster by more than this (its interval says so)
 
 
 @dataclass(frozen=True)
@@ -106,11 +108,12 @@ class Claim:
         """How the verdict is decided, in words (shown in the report and in claims.csv)."""
         def one(expect: str) -> str:
             if expect == NOT_A:
-                return (f"holds unless {self.a} is clearly faster (95% CI of time A/B below 1 and beyond the "
-                        "measured noise)")
+                return (f"holds when {self.a} is shown not to be faster by more than {MARGIN:.0%} (95% CI of time "
+                        f"A/B above {1 / (1 + MARGIN):.3f}); reversed when it is shown faster by more (CI below); "
+                        "otherwise no clear difference: not shown either way")
             side, other = (self.a, self.b) if expect == "a" else (self.b, self.a)
             return (f"holds when {side} is clearly faster (95% CI of time A/B {'below' if expect == 'a' else 'above'} "
-                    f"1 and the ratio beyond the measured noise); reversed when {other} is")
+                    f"1); reversed when {other} is")
         text = one(self.expect)
         if self.expect_gpu and self.expect_gpu != self.expect:
             text = f"CPU: {text}; GPU: {one(self.expect_gpu)}"
@@ -337,13 +340,16 @@ class ClaimResult:
         return sorted({c.target for c in self.cells if c.lines})
 
 
-def verdict(ci_verdict: str, expect: str) -> str:
-    """A claim's verdict from the interval's ("a" | "b" | "unclear") and the side the claim expects."""
+def verdict(ci: RatioCI, expect: str) -> str:
+    """A claim's verdict from a line's interval and the side the claim expects (``NOT_A``: against ``MARGIN``)."""
     if expect == NOT_A:
-        return REVERSED if ci_verdict == "a" else HOLDS
-    if ci_verdict == "unclear":
+        edge = 1.0 / (1.0 + MARGIN)
+        if not ci.replicated:
+            return UNCLEAR
+        return HOLDS if ci.low > edge else REVERSED if ci.high < edge else UNCLEAR
+    if ci.verdict == "unclear":
         return UNCLEAR
-    return HOLDS if ci_verdict == expect else REVERSED
+    return HOLDS if ci.verdict == expect else REVERSED
 
 
 def size_text(params: Mapping[str, Any], names: tuple[str, ...]) -> str:
@@ -385,7 +391,7 @@ def answer_cell(claim: Claim, rows: pd.DataFrame, cell: CellResult, ref: CellRes
             why = [f"{r} ({n})" for r, n in missing.most_common(2)] if not result.comparisons else []
             by_id = {str(r["id"]): r["params"] for _, r in a_rows.iterrows()}
             for c in result.comparisons:
-                out.lines.append(ClaimLine(c, verdict(c.ci.verdict, claim.expected(cell.target)),
+                out.lines.append(ClaimLine(c, verdict(c.ci, claim.expected(cell.target)),
                                            size_text(by_id.get(c.a_id, {}), claim.size), setup.standin))
         if out.lines:
             if reasons:

@@ -4,10 +4,14 @@ pyperf's ``compare_to`` for a TensorFlow stack. A user checks a TF upgrade or
 a change to their stack with it (two cells, or two directories of cell
 files); tfmatrix checks its own reproducibility with it (the same matrix run
 twice). Cells are matched by name (or given as one file each), variants by
-id, and each pair gets the time ratio B/A of the report's estimator with a
-bootstrap interval and a verdict. The findings are computed from each side
-and matched line by line, so a comparison the report calls clear in one run
-and reversed in the other is named.
+id, and each pair gets the time ratio B/A with its interval and a verdict
+from the one rule every verdict uses (``moderation.judge``: per round the
+log of its 10th percentile, process effects out, variances moderated per
+benchmark; two runs of the same cells also have each cell's common move
+taken out and shown). The list of changes is read at a 5% false-discovery
+rate, the gate family-wise (``multiplicity``). The findings are computed
+from each side and matched line by line, so a comparison the report calls
+clear in one run and reversed in the other is named.
 
 Pure functions over loaded cells (``analysis.cells``) and frames
 (``analysis.frame``); the command line only reads, prints and writes, and
@@ -28,16 +32,20 @@ import pandas as pd
 from ..errors import UserError
 from .cells import CellResult, load_dir, load_file
 from .findings import FINDINGS, FindingResult, compute_all
-from .frame import build_frame
-from .stats import RatioCI, deviation, noise_of, ratio_ci, round_paired_ratio_ci, welch_ratio_ci
+from .frame import build_frame, row_side
+from .inference import Contrast, RatioCI, ratio_ci
+from .moderation import judge
+from .multiplicity import bh, gate
+from .stats import deviation
 
-# The agreement thresholds the project's reproducibility target is stated in.
-THRESHOLDS = (0.05, 0.10, 0.20)
+THRESHOLDS = (0.05, 0.10, 0.20)   # the agreement thresholds the reproducibility target is stated in
 
+
+FDR = 0.05      # the false-discovery rate a list of changed variants is read at
 
 @dataclass(frozen=True)
 class VariantChange:
-    """One variant measured on both sides: time ratio B/A and its interval."""
+    """One variant measured on both sides: time ratio B/A, its interval and what it rests on."""
 
     cell_a: str
     cell_b: str
@@ -46,7 +54,9 @@ class VariantChange:
     time_a: float
     time_b: float
     ci: RatioCI
-    noise: float                # the larger measured between-process spread of the two sides (0.1 = 10%)
+    noise: float                # what one round's ratio wanders by (its SD, relative: 0.1 = 10%); shown, not a rule
+    contrast: Contrast | None = None
+    q: float = math.nan         # its Benjamini-Hochberg adjusted p-value among the variants compared
 
     @property
     def deviation(self) -> float:
@@ -54,11 +64,17 @@ class VariantChange:
 
     @property
     def verdict(self) -> str:
-        """"slower" / "faster" (B against A), or "no clear difference": the interval spans 1 or the
-        change is smaller than the measured between-process noise."""
-        if not self.ci.clear or self.deviation <= self.noise:
+        """"slower"/"faster" (B against A), "no clear difference", or "not enough replication"."""
+        if not self.ci.replicated:
+            return "not enough replication"
+        if not self.ci.clear:
             return "no clear difference"
         return "slower" if self.ci.low > 1.0 else "faster"
+
+    @property
+    def discovery(self) -> bool:
+        """Changed, and still so when the whole list is read at a ``FDR`` false-discovery rate."""
+        return self.verdict in ("slower", "faster") and self.q < FDR
 
 
 @dataclass(frozen=True)
@@ -134,19 +150,32 @@ class CompareResult:
     broke: list[tuple[str, str]] = field(default_factory=list)   # ("cell: id", reason): ok in A, failed in B
     normalise: str = "none"
     shift: float | None = None        # the median B/A over every variant: what the whole run moved by
-    unmeasured: int = 0               # variants with one process a side, judged against the runs' spread
-    floor: float | None = None        # that spread: the 97th percentile of every variant's move (0.1 = 10%)
+    unreplicated: int = 0             # variants with one process a side and no variance from elsewhere
+    cell_moves: dict[str, float] = field(default_factory=dict)   # per cell pair: its median B/A, when taken out
 
     def offenders(self, slower_than: float) -> list[str]:
-        """What fails a CI gate (``--fail-on slower:X%``): each variant that broke, then each one clearly slower
-        (the report's verdict rule: interval and noise) by more than ``slower_than`` (0.1 = 10%: the whole 95%
-        interval above 1.1), worst first."""
+        """What fails a CI gate (``--fail-on slower:X%``): each variant that broke, then each one slower with
+        family-wise confidence (Holm over every variant compared: an unchanged run fails at most 5% of the
+        time) and its own 95% interval above 1 + ``slower_than``, worst first."""
         out = [f"broke: {what}: {why}" for what, why in self.broke]
-        slow = sorted((v for v in self.variants if v.verdict == "slower" and v.ci.low > 1.0 + slower_than),
+        calls = gate([v.contrast for v in self.variants], slower_than)
+        slow = sorted((v for v, call in zip(self.variants, calls, strict=True) if call.fails),
                       key=lambda v: -v.ci.ratio)
         out += [f"slower: {v.cell_b}: {v.id}: {v.ci.ratio:.3f}x [{v.ci.low:.3f}, {v.ci.high:.3f}], noise "
                 f"{v.noise:.1%}" for v in slow]
         return out
+
+    def gate_line(self, slower_than: float) -> str:
+        """What the gate could see: the smallest slowdown that fails it (80% of the time), over the variants."""
+        mdes = sorted(c.mde for c in gate([v.contrast for v in self.variants], slower_than) if math.isfinite(c.mde))
+        blind = len(self.variants) - len(mdes)
+        if not mdes:
+            return ("the gate could see no slowdown: no variant has replicated measurements (run --rounds 2 or "
+                    "more)")
+        median = mdes[len(mdes) // 2]
+        return (f"the gate finds a slowdown of {median:.0%} or more in half the variants (80% of the time), "
+                f"{mdes[0]:.0%} in the best measured, {mdes[-1]:.0%} in the worst; smaller ones cannot be seen by "
+                f"this comparison" + (f"; {blind} variant(s) not gated: not enough replication" if blind else ""))
 
     @property
     def agreement(self) -> Agreement:
@@ -161,7 +190,7 @@ class CompareResult:
         return [c for c in self.comparisons if c.reversed]
 
     def verdicts(self) -> dict[str, int]:
-        out = {"faster": 0, "slower": 0, "no clear difference": 0}
+        out = {"faster": 0, "slower": 0, "no clear difference": 0, "not enough replication": 0}
         for v in self.variants:
             out[v.verdict] += 1
         return out
@@ -173,18 +202,35 @@ class CompareResult:
             f"A = {self.label_a}, B = {self.label_b}; {len(self.cells)} cell pair(s)",
             self.agreement.line("variants (times: 10th percentiles)"),
             f"verdicts, B against A: {counts['slower']} slower, {counts['faster']} faster, "
-            f"{counts['no clear difference']} no clear difference",
+            f"{counts['no clear difference']} no clear difference"
+            + (f", {counts['not enough replication']} not enough replication" if counts['not enough replication']
+               else ""),
+        ] + ([self.discovery_line()] if self.unreplicated < len(self.variants) else []) + [
+            self.resolution_line(),
             self.comparison_agreement.line("findings' comparisons (time ratios)"),
             f"findings' comparisons clear in A: {clear_a}; reversed in B: {len(self.reversed)}; "
             f"clear in one and unclear in the other: {sum(1 for c in self.comparisons if c.flipped)}",
             self.host_line(),
-        ] + ([self.floor_line()] if self.unmeasured else [])
+        ] + ([self.replication_line()] if self.unreplicated else [])
 
-    def floor_line(self) -> str:
-        return (f"{self.unmeasured} variants have one process a side (a run with --rounds 1, or from before the "
-                f"interleaved schedule): no noise of their own was measured, so each must move more than "
-                f"{FLOOR_Q:.0%} of the other variants did between the runs ({self.floor or 0.0:.1%} here) to be "
-                f"called different; use --rounds 2 or more for verdicts that resolve smaller changes")
+    def discovery_line(self) -> str:
+        found = [v for v in self.variants if v.discovery]
+        slower = sum(1 for v in found if v.verdict == "slower")
+        return (f"read as one list at a {FDR:.0%} false-discovery rate (Benjamini-Hochberg): {slower} slower, "
+                f"{len(found) - slower} faster; each variant's own verdict is a 5% test, so about 1 in 20 "
+                "unchanged variants is called different by chance")
+
+    def resolution_line(self) -> str:
+        mdes = sorted(v.ci.mde for v in self.variants if math.isfinite(v.ci.mde))
+        if not mdes:
+            return "no variant has replicated measurements: no change can be resolved"
+        return (f"smallest change resolved (80% of the time): {mdes[len(mdes) // 2]:.0%} at the median variant, "
+                f"{mdes[0]:.0%} at best, {mdes[-1]:.0%} at worst; a \"no clear difference\" says nothing about "
+                "changes smaller than its own")
+
+    def replication_line(self) -> str:
+        return (f"{self.unreplicated} variants have one process a side and no noise model from a replicated run: "
+                "not enough replication for a verdict (run --rounds 2 or more)")
 
     def host_line(self) -> str:
         moved = f"every variant together moved B/A {self.shift:.3f} (median)" if self.shift else \
@@ -194,30 +240,35 @@ class CompareResult:
                     f"(B/A {self.host_b / self.host_a:.3f})")
         else:
             host = "no host reference on both sides (runs before the interleaved schedule)"
-        how = {"none": "ratios as measured (--normalise host|run takes a common move out)",
+        moves = ", ".join(f"{cell} {move:.3f}" for cell, move in self.cell_moves.items())
+        how = {"none": "ratios as measured (--normalise cell|host|run takes a common move out)",
+               "cell": f"each cell's common move taken out ({moves}): a run-level move of a whole cell, which one "
+                       "run a side cannot tell from the run's own drift, is shown, not judged",
                "host": f"ratios divided by the host reference's B/A {self.scale:.3f}",
                "run": f"ratios divided by the common move {self.scale:.3f}: a change that slowed every variant "
                       "alike is not seen"}[self.normalise]
-        if self.normalise == "host" and self.scale == 1.0:
+        if self.normalise == "host" and not (self.host_a and self.host_b):
             how = "ratios as measured (no host reference on both sides)"
+        if self.normalise == "run" and not self.shift:
+            how = "ratios as measured (too few variants to find the common move: --normalise run needs 10)"
         return f"{moved}; {host}; {how}"
 
 
 # --------------------------------------------------------------------------- pure core
 
 
-def variant_changes(df_a: pd.DataFrame, df_b: pd.DataFrame, pairs: Sequence[tuple[str, str]], scale_b: float = 1.0
-                    ) -> tuple[list[VariantChange], list[str], list[str]]:
+def variant_changes(df_a: pd.DataFrame, df_b: pd.DataFrame, pairs: Sequence[tuple[str, str]], scale_b: float = 1.0,
+                    per_cell: bool = False) -> tuple[list[VariantChange], list[str], list[str]]:
     """Every variant measured ok in both cells of each pair, and those ok on one side only.
 
-    Two cells of one interleaved run are paired round by round (the spread of
-    the per-round ratios is the noise). Two runs are compared by Welch's t on
-    each side's process times (its rounds: the spread between them is the
-    noise). Results with one process a side (older runs) fall back to a
-    bootstrap of the samples with the between-process spread as noise.
-    ``scale_b``: what B moved by in common (``--normalise``), taken out.
+    All of them are judged together (``moderation.judge``): two cells of one
+    interleaved run pair round by round, two runs are compared on their
+    rounds' means; each variance is moderated across the variants of its
+    benchmark (or its cell pair); ``per_cell``: each cell's common move (per
+    slice of processes) is taken out, as for two runs of the same cells.
+    ``scale_b``: what B moved by in common (``--normalise host|run``), taken out.
     """
-    changes: list[VariantChange] = []
+    found: list[tuple[str, str, str, Any, Any]] = []
     only_a: list[str] = []
     only_b: list[str] = []
     for name_a, name_b in pairs:
@@ -225,26 +276,26 @@ def variant_changes(df_a: pd.DataFrame, df_b: pd.DataFrame, pairs: Sequence[tupl
         rows_b = _ok_rows(df_b, name_b)
         only_a += [f"{name_a}: {i}" for i in rows_a if i not in rows_b]
         only_b += [f"{name_b}: {i}" for i in rows_b if i not in rows_a]
-        for vid, ra in rows_a.items():
-            rb = rows_b.get(vid)
-            if rb is None:
-                continue
-            pp_a = ra["per_process"] or [ra["samples"]]
-            pp_b = rb["per_process"] or [rb["samples"]]
-            key = f"compare|{name_a}|{name_b}|{vid}"
-            ci = None
-            if ra["rounds"] and rb["rounds"] and scale_b == 1.0:
-                ci = round_paired_ratio_ci(pp_b, pp_a, rb["rounds"], ra["rounds"], key=key)
-            if ci is None:
-                ci = welch_ratio_ci(pp_b, pp_a, shift=scale_b)
-            if ci is None:
-                ci = ratio_ci([[x / scale_b for x in p] for p in pp_b], pp_a, key=key, noise=0.0)
-                if ci is not None:
-                    ci = dataclasses.replace(ci, noise=noise_of(pp_a, pp_b))
-            if ci is None:
-                continue
-            changes.append(VariantChange(name_a, name_b, str(vid), str(ra["benchmark"]), float(ra["time"]),
-                                         float(rb["time"]) / scale_b, ci, ci.noise))
+        found += [(name_a, name_b, vid, ra, rows_b[vid]) for vid, ra in rows_a.items() if vid in rows_b]
+    shift = math.log(scale_b)
+    sides = []
+    for name_a, name_b, _, ra, rb in found:
+        b = row_side(rb, f"B|{name_b}")
+        if shift:
+            b = dataclasses.replace(b, logs=tuple(y - shift for y in b.logs))
+        sides.append((b, row_side(ra, f"A|{name_a}")))
+    families = [(name_a, name_b, frozenset(b.processes), frozenset(a.processes))
+                for (name_a, name_b, *_), (b, a) in zip(found, sides, strict=True)] if per_cell else None
+    contrasts, _ = judge(sides, [str(ra["benchmark"]) for *_, ra, _ in found], families,
+                         within=[(name_a, name_b) for name_a, name_b, *_ in found])
+    qs = bh([c.p() if c is not None else math.nan for c in contrasts])
+    changes = []
+    for (name_a, name_b, vid, ra, rb), c, q in zip(found, contrasts, qs, strict=True):
+        if c is None:
+            continue
+        ci = ratio_ci(c)
+        changes.append(VariantChange(name_a, name_b, str(vid), str(ra["benchmark"]), float(ra["time"]),
+                                     float(rb["time"]) / scale_b, ci, ci.noise, c, q))
     return changes, only_a, only_b
 
 
@@ -296,54 +347,26 @@ def comparison_changes(results_a: Iterable[FindingResult], results_b: Iterable[F
             for key, ca in ia.items() if key in ib]
 
 
-NORMALISE = ("none", "host", "run")
-FLOOR_Q = 0.97
-
-
-def run_noise_floor(variants: Sequence[VariantChange]) -> tuple[list[VariantChange], float | None, int]:
-    """Variants compared with one process a side get the two runs' own spread as their noise; with that
-    spread (the median floor) and how many variants it applied to.
-
-    A single process per side measures no between-process spread, so its
-    interval (a bootstrap of one process's samples) is far too narrow: read
-    that way, two runs of the same code called half the variants different
-    (docs/measurement.md). What two runs do tell is how far variants move
-    between them as a whole: each such variant must move further than
-    ``FLOOR_Q`` of the *other* variants did, the common move taken out (so
-    a slowdown of every variant alike is still seen). In two runs of the
-    same code that calls about 3% different, by construction. Variants
-    with processes to compare keep their own measured noise.
-    """
-    # the bootstrap fallback of ``variant_changes`` (Welch and round pairing resample nothing)
-    alone = [i for i, v in enumerate(variants) if v.ci.resamples > 0]
-    if not alone or len(variants) < 3:
-        return list(variants), None, 0
-    logs = np.log([max(v.ci.ratio, 1e-12) for v in variants])
-    moves = np.abs(logs - np.median(logs))
-    out = list(variants)
-    floors = []
-    for i in alone:
-        others = np.delete(moves, i)
-        floor = float(np.expm1(np.quantile(others, FLOOR_Q)))
-        floors.append(floor)
-        v = out[i]
-        noise = max(v.noise, floor)
-        out[i] = dataclasses.replace(v, noise=noise, ci=dataclasses.replace(v.ci, noise=max(v.ci.noise, noise)))
-    return out, float(np.median(floors)), len(alone)
+NORMALISE = ("auto", "none", "cell", "host", "run")
 
 
 def compare_cells(cells_a: list[CellResult], cells_b: list[CellResult], label_a: str, label_b: str,
-                  pairs: Sequence[tuple[str, str]] | None = None, normalise: str = "none") -> CompareResult:
+                  pairs: Sequence[tuple[str, str]] | None = None, normalise: str = "auto") -> CompareResult:
     """Compare two loaded result sets; ``pairs`` (cell in A, cell in B) default to equal names.
 
     ``normalise``: take out of every ratio how much B moved in common with A:
-    ``host``, the host's reference workload (both runs need its series);
-    ``run``, the median ratio over every variant compared (a change that
-    slows every variant alike then goes unseen: say so).
+    ``cell``, each cell's own common move (two runs of the same cells: a
+    whole cell moved up to 15% between two runs of the same code; each is
+    shown); ``host``, the host's reference workload (both runs need its
+    series); ``run``, the median ratio over every variant compared (a change
+    that slows every variant alike then goes unseen: say so); ``auto``:
+    ``cell`` when every pair is a cell with itself, else ``none``.
     """
     if pairs is None:
         names_b = {c.name for c in cells_b}
         pairs = [(c.name, c.name) for c in cells_a if c.name in names_b and c.has_records]
+    if normalise == "auto":
+        normalise = "cell" if pairs and all(a == b for a, b in pairs) else "none"
     df_a, df_b = build_frame(cells_a), build_frame(cells_b)
     host_a, host_b = host_reference(cells_a), host_reference(cells_b)
     shift = common_shift(df_a, df_b, pairs)
@@ -352,13 +375,20 @@ def compare_cells(cells_a: list[CellResult], cells_b: list[CellResult], label_a:
         scale = host_b / host_a
     elif normalise == "run" and shift:
         scale = shift
-    variants, only_a, only_b = variant_changes(df_a, df_b, pairs, scale)
-    variants, floor, unmeasured = run_noise_floor(variants)
+    variants, only_a, only_b = variant_changes(df_a, df_b, pairs, scale, per_cell=normalise == "cell")
+    moves: dict[str, float] = {}
+    if normalise == "cell":
+        for a, b in pairs:
+            logs = [math.log(v.time_b / v.time_a) for v in variants
+                    if v.cell_a == a and v.cell_b == b and v.time_a > 0 and v.time_b > 0]
+            if logs:
+                moves[a if a == b else f"{a} -> {b}"] = float(np.exp(np.median(logs)))
     comparisons: list[ComparisonChange] = []
     if all(a == b for a, b in pairs):   # same cells on both sides: the findings can be matched line by line
         comparisons = comparison_changes(compute_all(df_a, cells_a, FINDINGS), compute_all(df_b, cells_b, FINDINGS))
     return CompareResult(label_a, label_b, variants, comparisons, only_a, only_b, list(pairs), host_a, host_b,
-                         scale, broken(df_a, df_b, pairs), normalise, shift, unmeasured, floor)
+                         scale, broken(df_a, df_b, pairs), normalise, shift,
+                         sum(1 for v in variants if not v.ci.replicated), moves)
 
 
 def broken(df_a: pd.DataFrame, df_b: pd.DataFrame, pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -391,22 +421,29 @@ def load_side(path: Path) -> list[CellResult]:
                     "one cell file")
 
 
-def compare_paths(a: Path, b: Path, cells: Sequence[str] = (), normalise: str = "none") -> CompareResult:
-    """``tfmatrix compare A B``: two directories (cells matched by name) or two cell files (compared as a pair)."""
+def compare_paths(a: Path, b: Path, cells: Sequence[str] = (), normalise: str = "auto") -> CompareResult:
+    """``tfmatrix compare A B``: two directories (cells matched by name) or two cell files (compared as a pair).
+
+    ``cells`` narrow the comparison before anything is computed, so the
+    summary (common move, false-discovery list, gate) is about the variants
+    the table shows.
+    """
     cells_a, cells_b = load_side(a), load_side(b)
     pairs: list[tuple[str, str]] | None = None
     if a.is_file() and b.is_file():
         pairs = [(cells_a[0].name, cells_b[0].name)]
-    result = compare_cells(cells_a, cells_b, str(a), str(b), pairs, normalise)
     if cells:
         wanted = set(cells)
-        unknown = wanted - {n for pair in result.cells for n in pair}
+        names_b = {c.name for c in cells_b}
+        known = {p for pair in (pairs or [(c.name, c.name) for c in cells_a if c.name in names_b]) for p in pair}
+        unknown = wanted - known
         if unknown:
             raise UserError(f"--cell {sorted(unknown)[0]!r}: not a cell with results on both sides; cells: "
-                            + ", ".join(sorted({p[0] for p in result.cells})))
-        result.variants = [v for v in result.variants if v.cell_a in wanted or v.cell_b in wanted]
-        result.comparisons = [c for c in result.comparisons if any(n in c.group.split(" vs ") for n in wanted)]
-        result.cells = [p for p in result.cells if p[0] in wanted or p[1] in wanted]
+                            + ", ".join(sorted(known)))
+        if pairs is None:
+            cells_a = [c for c in cells_a if c.name in wanted]
+            cells_b = [c for c in cells_b if c.name in wanted]
+    result = compare_cells(cells_a, cells_b, str(a), str(b), pairs, normalise)
     if not result.cells:
         raise UserError(f"{a} and {b} have no cell with results in common; name two cell files to compare "
                         "two different cells")

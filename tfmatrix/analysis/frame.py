@@ -18,6 +18,7 @@ import pandas as pd
 from suite.schema import param_text  # the variant-id text, one copy for both halves
 
 from .cells import CellResult, Variant
+from .inference import Side, side_of
 from .stats import estimate, spread
 
 CELL_COLUMNS = ["cell", "cell_status", "order", "tf", "tf_installed", "keras_flavour", "keras_version", "python",
@@ -123,7 +124,7 @@ def attach_previous(df: pd.DataFrame, previous: pd.DataFrame) -> pd.DataFrame:
     """``df`` with the previous run's raw samples of each ok row beside it (``prev_per_process``, ``prev_windows``).
 
     The findings compute every comparison from both runs and count how far it
-    moved as noise (``pairing.comparison_ci``). Rows without an ok
+    moved (``pairing.comparison_cis``: shown beside it, as ``rerun``). Rows without an ok
     counterpart get None.
     """
     if not len(df):
@@ -139,3 +140,24 @@ def attach_previous(df: pd.DataFrame, previous: pd.DataFrame) -> pd.DataFrame:
     out["prev_per_process"] = prev_pp
     out["prev_windows"] = prev_w
     return out
+
+
+def row_side(row: Any, label: str, by_window: bool = False) -> Side:
+    """A frame row's measurements as ``inference`` reads them: one unit per round, each process named.
+
+    Units pair with the other side's by round tag (two cells of one
+    interleaved run); ``by_window``: by the window they were sampled in
+    (window-mates of one cell, measured in the same processes). ``label``
+    names this side's untagged units and its processes (process ids repeat
+    across containers: the label and the round keep them apart).
+    """
+    per_process = list(row["per_process"] or ([row["samples"]] if row["samples"] else []))
+    rounds = [str(r) for r in (row.get("rounds") or [])] if hasattr(row, "get") else []
+    windows = [str(w) if w is not None else "" for w in (row["windows"] or [])]
+    n = len(per_process)
+    rounds = rounds if len(rounds) == n else []
+    windows = windows if len(windows) == n else []
+    keys = [f"{row['cell']}|w:{w}" for w in windows] if by_window and windows else rounds
+    processes = [f"{label}|{rounds[i] if rounds else i}|{windows[i].split(':')[0]}" if windows and windows[i] else ""
+                 for i in range(n)]
+    return side_of(per_process, keys, processes, label)

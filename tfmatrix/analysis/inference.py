@@ -70,11 +70,12 @@ class Side:
 
 
 def side_of(per_process: Sequence[Sequence[float]], keys: Sequence[str] = (),
-            processes: Sequence[str] = ()) -> Side:
+            processes: Sequence[str] = (), label: str = "") -> Side:
     """A ``Side`` from a record's per-process samples; processes with the same key are one unit (averaged).
 
     ``keys``: per process, what pairs it with the other side (a round tag,
-    or a window key); "" or missing: the process is its own unit, unpaired.
+    or a window key); "" or missing: the process is its own unit, named
+    after ``label`` (give each side its own: such units never pair).
     """
     units: dict[str, list[float]] = {}
     first: dict[str, str] = {}
@@ -85,7 +86,7 @@ def side_of(per_process: Sequence[Sequence[float]], keys: Sequence[str] = (),
         t = estimate(values)
         if t <= 0:
             continue
-        key = keys[i] if i < len(keys) and keys[i] else f"#process{i}"
+        key = keys[i] if i < len(keys) and keys[i] else f"{label}#process{i}"
         units.setdefault(key, []).append(math.log(t))
         first.setdefault(key, processes[i] if i < len(processes) and processes[i] else "")
     order = list(units)
@@ -175,6 +176,79 @@ class Contrast:
         if not self.replicated:
             return math.nan
         return math.expm1((self.t(1 - alpha / 2) + self.t(power)) * self.se)
+
+
+@dataclass(frozen=True)
+class RatioCI:
+    """A time ratio first/second as every view shows it: the estimate, its 95% interval, what it rests on.
+
+    Made from a ``Contrast`` (``ratio_ci``), so the ratio and its interval
+    come from the same numbers. ``noise``: what one unit's ratio wanders by
+    (its SD, relative; shown, not a rule). ``mde``: the smallest change the
+    comparison finds with 80% power. ``replicated`` False: one unit a side
+    and no variance from elsewhere; the interval is nan and the verdict
+    "unclear" ("not enough replication").
+    """
+
+    ratio: float
+    low: float
+    high: float
+    n_a: int
+    n_b: int
+    confidence: float = 1 - ALPHA
+    paired: bool = False
+    noise: float = 0.0
+    rerun: float | None = None          # the same ratio in the previous run, when there is one (shown)
+    rounds: int = 0                     # paired units it rests on (rounds of one run, or processes of a window)
+    df: float = 0.0
+    mde: float = math.nan
+    p: float = math.nan
+    replicated: bool = True
+    prior: str = ""
+
+    @property
+    def clear(self) -> bool:
+        """The test says the ratio is not 1 (its interval excludes 1)."""
+        return self.replicated and (self.high < 1.0 or self.low > 1.0)
+
+    @property
+    def verdict(self) -> str:
+        """"a" (the first side is faster), "b" (the second is) or "unclear"."""
+        if not self.clear:
+            return "unclear"
+        return "a" if self.high < 1.0 else "b"
+
+    @property
+    def why_unclear(self) -> str:
+        """Why an unclear ratio is unclear, in words, with what the comparison could have seen."""
+        if not self.replicated:
+            return "not enough replication (one process a side: run --rounds 2 or more)"
+        mde = f"; it could resolve changes of {self.mde:.0%} or more" if math.isfinite(self.mde) else ""
+        return f"the interval spans 1{mde}"
+
+
+def ratio_ci(c: Contrast, rerun: float | None = None) -> RatioCI:
+    """The view of a contrast: ratio, interval, and what it rests on."""
+    low, high = c.interval()
+    sd = math.sqrt(max(c.s2, MIN_SD ** 2)) if c.replicated else 0.0
+    return RatioCI(c.ratio, low, high, c.n_a, c.n_b, 1 - ALPHA, c.paired, math.expm1(sd), rerun,
+                   c.n_a if c.paired else 0, c.df if c.replicated else 0.0, c.mde(), c.p(), c.replicated, c.prior)
+
+
+def time_interval(per_process: Sequence[Sequence[float]]) -> tuple[float, float, float] | None:
+    """One variant's time and its 95% interval: the geometric mean of its processes' 10th percentiles, t over them.
+
+    One process: its time, and the interval nan (nothing replicates it).
+    """
+    s = side_of(per_process)
+    if not s.n:
+        return None
+    mean = s.mean
+    if s.n < 2:
+        return math.exp(mean), math.nan, math.nan
+    se = max(float(np.std(s.logs, ddof=1)), MIN_SD) / math.sqrt(s.n)
+    half = float(special.stdtrit(s.n - 1, 1 - ALPHA / 2)) * se
+    return math.exp(mean), math.exp(mean - half), math.exp(mean + half)
 
 
 # --------------------------------------------------------------------------- one comparison

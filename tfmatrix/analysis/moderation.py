@@ -218,14 +218,16 @@ def normalise(contrasts: Sequence[Contrast], families: Sequence[Hashable],
 
 
 def judge(pairs: Sequence[tuple[Side, Side]], benchmarks: Sequence[Hashable],
-          families: Sequence[Hashable] | None = None,
+          families: Sequence[Hashable | None] | None = None,
           priors: Sequence[tuple[Prior | None, Prior | None]] | None = None,
+          within: Sequence[Hashable] | None = None,
           ) -> tuple[list[Contrast | None], dict[Hashable, tuple[float, float, int]]]:
     """The whole rule for a family of comparisons (first / second of each pair), in one place.
 
     One ``contrast`` per pair, a stored noise model's variances for those
     with one unit a side (``priors``: per pair, the first and second
-    side's), and each variance moderated across its ``benchmarks`` group.
+    side's), and each variance moderated across its ``benchmarks`` group
+    (or, for a small one, across its ``within`` group: the cell pair).
     The process effects come out of each side first (``process_effects``:
     each variant's variance without the wobble its processes shared). What
     they moved the sides' means by returns as an extra variance
@@ -240,9 +242,14 @@ def judge(pairs: Sequence[tuple[Side, Side]], benchmarks: Sequence[Hashable],
         unique.setdefault(id(a), a)
         unique.setdefault(id(b), b)
     effects = process_effects(list(unique.values()))
+    if families is not None:      # a family too small to find its common move in is judged as measured
+        size: dict[Hashable, int] = defaultdict(int)
+        for f in families:
+            size[f] += 1
+        families = [f if f is not None and size[f] >= MIN_MATES else None for f in families]
     shared: list[tuple[float, float]] = []
-    for a, b in pairs:
-        if families is not None or a.processes == b.processes:     # normalised after, or the same processes
+    for i, (a, b) in enumerate(pairs):
+        if (families is not None and families[i] is not None) or a.processes == b.processes:
             shared.append((0.0, math.inf))
             continue
         (va, da), (vb, db) = shared_variance(a, effects), shared_variance(b, effects)
@@ -255,11 +262,11 @@ def judge(pairs: Sequence[tuple[Side, Side]], benchmarks: Sequence[Hashable],
            for c, (v, d) in zip(out, shared, strict=True)]
     if priors is not None:
         out = [with_noise_model(c, *pr) if c is not None else None for c, pr in zip(out, priors, strict=True)]
-    out = moderate(out, benchmarks)
+    out = moderate(out, benchmarks, within)
     moves: dict[Hashable, tuple[float, float, int]] = {}
     if families is not None:
-        idx = [i for i, c in enumerate(out) if c is not None]
-        done, moves = normalise([c for c in out if c is not None], [families[i] for i in idx])
+        idx = [i for i, c in enumerate(out) if c is not None and families[i] is not None]
+        done, moves = normalise([out[i] for i in idx], [families[i] for i in idx])  # type: ignore[misc]
         for i, c in zip(idx, done, strict=True):
             out[i] = c
     return out, moves

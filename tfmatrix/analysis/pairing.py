@@ -6,9 +6,10 @@ every other parameter is equal (same benchmark, same model, same data, ...):
 within one cell (``scope="cell"``), or between a cell of ``a_tf`` and the
 newest cell of ``b_tf`` with the same target, on the same hardware where one
 ran there (``scope="cells"``; ``hardware.same_hardware``). Each pair
-gives one line: the time ratio ``median(a) / median(b)`` with a 95%
-bootstrap confidence interval from the raw samples, and seed 000's signed
-"% faster" (positive when ``a`` is faster). Where a cell has no pair, the
+gives one line: the time ratio a/b with its 95% interval (``moderation.judge``,
+the one rule: window-mates paired process by process, two cells of one
+interleaved run round by round, variances moderated across the lines of the
+same comparison), and seed 000's signed "% faster" (positive when ``a`` is faster). Where a cell has no pair, the
 finding says why (the side's n/a reason, or that it did not run there).
 
 The records a finding is written in (``Finding``, ``Compare``) live here too, so
@@ -17,7 +18,6 @@ the same pairing.
 """
 from __future__ import annotations
 
-import dataclasses
 import fnmatch
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -28,9 +28,11 @@ from typing import Any
 import pandas as pd
 
 from .cells import CellResult
-from .frame import param_text
+from .frame import param_text, row_side
 from .hardware import same_hardware
-from .stats import RatioCI, deviation, paired_ratio_ci, pct_faster, ratio_ci, round_paired_ratio_ci, same_windows
+from .inference import RatioCI, Side, contrast, ratio_ci
+from .moderation import judge
+from .stats import pct_faster, same_windows
 
 ParamSpec = Mapping[str, "str | tuple[str, ...]"]
 
@@ -210,13 +212,18 @@ def compute(finding: Finding, df: pd.DataFrame, cells: list[CellResult]) -> Find
 
 
 def pair_rows(finding: Finding, cmp: Compare, a_rows: pd.DataFrame, b_rows: pd.DataFrame, cell_a: CellResult,
-          cell_b: CellResult, result: FindingResult) -> Counter[str]:
-    """Pair ``a_rows`` with ``b_rows`` on their shared parameters; why the others could not be paired."""
+              cell_b: CellResult, result: FindingResult) -> Counter[str]:
+    """Pair ``a_rows`` with ``b_rows`` on their shared parameters; why the others could not be paired.
+
+    The pairs are judged together (``moderation.judge``): each line's
+    variance is moderated across the lines of its benchmark here.
+    """
     drop = set(cmp.a) | set(cmp.b)
     b_by_key: dict[tuple[Any, ...], list[Row]] = {}
     for _, row in b_rows.iterrows():
         b_by_key.setdefault(_key(row, drop), []).append(row)
     missing: Counter[str] = Counter()
+    pairs: list[tuple[Row, Row]] = []
     for _, ra in a_rows.iterrows():
         partners = b_by_key.get(_key(ra, drop)) or [None]
         if ra["status"] != "ok":
@@ -226,49 +233,58 @@ def pair_rows(finding: Finding, cmp: Compare, a_rows: pd.DataFrame, b_rows: pd.D
             if rb is None or rb["status"] != "ok":
                 missing[_why(rb, finding.b)] += 1
                 continue
-            key = "|".join([finding.key, cell_a.name, cell_b.name, str(ra["id"]), str(rb["id"])])
-            ci = comparison_ci(ra, rb, key)
-            if ci is None:
-                missing["no positive median"] += 1
-                continue
-            result.comparisons.append(Comparison(
-                benchmark=str(ra["benchmark"]), config=_config_text(ra, drop), a_detail=_detail(ra, cmp.a),
-                b_detail=_detail(rb, cmp.b), cell_a=cell_a, cell_b=cell_b, time_a=float(ra["time"]),
-                time_b=float(rb["time"]), ci=ci, unstable=bool(ra["unstable"]) or bool(rb["unstable"]),
-                a_id=str(ra["id"]), b_id=str(rb["id"])))
+            pairs.append((ra, rb))
+    for (ra, rb), ci in zip(pairs, comparison_cis(pairs), strict=True):
+        if ci is None:
+            missing["no positive time"] += 1
+            continue
+        result.comparisons.append(Comparison(
+            benchmark=str(ra["benchmark"]), config=_config_text(ra, drop), a_detail=_detail(ra, cmp.a),
+            b_detail=_detail(rb, cmp.b), cell_a=cell_a, cell_b=cell_b, time_a=float(ra["time"]),
+            time_b=float(rb["time"]), ci=ci, unstable=bool(ra["unstable"]) or bool(rb["unstable"]),
+            a_id=str(ra["id"]), b_id=str(rb["id"])))
     return missing
 
 
-def comparison_ci(ra: Row, rb: Row, key: str) -> RatioCI | None:
-    """Time ratio a/b of two frame rows: paired round by round when they were sampled in the same windows.
+def _sides(ra: Row, rb: Row, prefix: str = "") -> tuple[Side, Side]:
+    """Window-mates pair process by process; two cells of one interleaved run, round by round."""
+    by_window = ra["cell"] == rb["cell"] and same_windows(ra["windows"], rb["windows"])
+    return (row_side(ra, f"{prefix}a|{ra['cell']}", by_window),
+            row_side(rb, f"{prefix}b|{rb['cell']}", by_window))
+
+
+def comparison_cis(pairs: Sequence[tuple[Row, Row]]) -> list[RatioCI | None]:
+    """Time ratio a/b of each pair of frame rows, judged together (variances moderated per benchmark).
 
     When the frame carries the previous run's samples of both rows
-    (``frame.attach_previous``), the same ratio is computed from them and
-    how far it moved between the runs joins the noise a verdict must beat.
+    (``frame.attach_previous``), the same ratio in that run is computed and
+    shown beside it (``rerun``); it is not a second test.
     """
-    ci = _ratio(ra["per_process"] or [ra["samples"]], rb["per_process"] or [rb["samples"]], ra["windows"],
-                rb["windows"], key, _get(ra, "rounds") or [], _get(rb, "rounds") or [])
-    prev_a, prev_b = _get(ra, "prev_per_process"), _get(rb, "prev_per_process")
-    if ci is None or not prev_a or not prev_b or ci.rounds:
-        return ci        # paired by round: the spread between rounds is this run's own run-to-run noise
-    before = _ratio(prev_a, prev_b, _get(ra, "prev_windows") or [], _get(rb, "prev_windows") or [], key)
-    if before is None:
-        return ci
-    moved = deviation(ci.ratio, before.ratio)
-    return dataclasses.replace(ci, noise=max(ci.noise, moved), rerun=before.ratio)
+    sides = [_sides(ra, rb) for ra, rb in pairs]
+    contrasts, _ = judge(sides, [str(ra["benchmark"]) for ra, _ in pairs])
+    out: list[RatioCI | None] = []
+    for (ra, rb), c in zip(pairs, contrasts, strict=True):
+        if c is None:
+            out.append(None)
+            continue
+        prev_a, prev_b = _get(ra, "prev_per_process"), _get(rb, "prev_per_process")
+        rerun = None
+        if prev_a and prev_b:
+            before = contrast(*_sides({**_previous(ra), "cell": ra["cell"]}, {**_previous(rb), "cell": rb["cell"]},
+                                      "prev"))
+            rerun = before.ratio if before is not None else None
+        out.append(ratio_ci(c, rerun))
+    return out
 
 
-def _ratio(a: Any, b: Any, wa: Any, wb: Any, key: str, rounds_a: Sequence[str] = (),
-           rounds_b: Sequence[str] = ()) -> RatioCI | None:
-    """Sample by sample within one window; else round by round across two cells of one interleaved run; else
-    the two sides' own samples."""
-    if same_windows(wa, wb):
-        return paired_ratio_ci(a, b, key=key)
-    if rounds_a and rounds_b:
-        by_round = round_paired_ratio_ci(a, b, rounds_a, rounds_b, key=key)
-        if by_round is not None:
-            return by_round
-    return ratio_ci(a, b, key=key)
+def comparison_ci(ra: Row, rb: Row, key: str = "") -> RatioCI | None:
+    """One pair's ratio a/b on its own (``comparison_cis`` of one)."""
+    return comparison_cis([(ra, rb)])[0]
+
+
+def _previous(row: Row) -> dict[str, Any]:
+    return {"per_process": _get(row, "prev_per_process") or [], "samples": [], "windows": _get(row, "prev_windows")
+            or [], "rounds": []}
 
 
 def _get(row: Row, column: str) -> Any:

@@ -4,7 +4,7 @@ For a chosen pair of cells (``--baseline``/``--candidate`` on ``report``, or
 ``[report] compare`` in matrix.toml), every variant measured ok in both gets
 the time ratio candidate/baseline with its 95% interval and a verdict: the
 same numbers ``tfmatrix compare`` gives for two cell files
-(``compare.variant_changes``, on ``analysis.stats.ratio_ci``; no second
+(``compare.variant_changes``, on ``moderation.judge``; no second
 implementation here). Rows are sorted by signed effect size, the largest
 slowdown first and the largest speed-up last; variants that ran on one side
 only, or failed or were n/a on either, are listed with each side's status and
@@ -26,7 +26,7 @@ from ..errors import UserError
 from .cells import CellResult
 
 VERDICTS = {"slower": "slower after the upgrade", "faster": "faster after the upgrade",
-            "no clear difference": "no clear difference"}
+            "no clear difference": "no clear difference", "not enough replication": "not enough replication"}
 
 
 @dataclass(frozen=True)

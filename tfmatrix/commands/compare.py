@@ -42,6 +42,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     for line in result.summary_lines():
         print(line)
     if args.fail_on is not None:
+        print(f"tfmatrix: gate: {result.gate_line(args.fail_on)}")
         print(f"tfmatrix: gate: {len(offenders)} offender(s) for --fail-on slower:{args.fail_on:.0%}"
               + (" (listed first)" if offenders else ""))
     return 1 if offenders else 0
@@ -69,8 +70,12 @@ def configure_compare(p: argparse.ArgumentParser) -> None:
     p.add_argument("--csv", metavar="FILE", help="write every variant's row as CSV")
     p.add_argument("--html", metavar="FILE", help="write the comparison as a self-contained HTML page")
     p.add_argument("--fail-on", type=fail_on, metavar="slower:PERCENT",
-                   help="exit 1 when a variant broke, or is clearly slower (the report's verdict rule) with its whole "
-                        "95%% interval above 1 + PERCENT; offenders are printed first (a CI gate)")
-    p.add_argument("--normalise", choices=("none", "host", "run"), default="none",
-                   help="take a common move of B out of every ratio: host, by the host's reference workload; run, by "
-                        "the median ratio of every variant compared (default: none)")
+                   help="exit 1 when a variant broke, or is slower with family-wise confidence (Holm over every "
+                        "variant compared: an unchanged run fails at most 5%% of the time) and its own 95%% "
+                        "interval above 1 + PERCENT; offenders are printed first, then the smallest slowdown the "
+                        "gate could see")
+    p.add_argument("--normalise", choices=("auto", "none", "cell", "host", "run"), default="auto",
+                   help="take a common move of B out of every ratio: cell, each cell's own (shown, not judged: one "
+                        "run a side cannot tell a whole cell's move from the run's drift); host, the host's reference "
+                        "workload; run, the median ratio of every variant compared; auto (default): cell when both "
+                        "sides are the same cells, else none")

@@ -13,6 +13,7 @@ claim, every variant either side of any of its setups matches.
 from __future__ import annotations
 
 import difflib
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -21,8 +22,8 @@ import pandas as pd
 from ..analysis.cells import CellResult
 from ..analysis.claims import CANNOT, CLAIMS, Claim, ClaimLine, compute_claim
 from ..analysis.frame import build_frame
+from ..analysis.inference import time_interval
 from ..analysis.pairing import in_benchmarks, matches
-from ..analysis.stats import ratio_ci
 from ..errors import UserError
 from .search import Measure
 
@@ -107,11 +108,13 @@ def claim_measure(claim: Claim, cell: CellResult) -> Measure | str:
     if isinstance(line, tuple):
         return line[1]
     ci = line.comparison.ci
+    if not ci.replicated:
+        return ci.why_unclear
     return Measure(ci.ratio, ci.low, ci.high)
 
 
 def time_measure(variant_id: str, cell: CellResult) -> Measure | str:
-    """One variant's time (the report's estimate) with a bootstrap interval over its processes and samples."""
+    """One variant's time with its 95% interval over its processes (``inference.time_interval``)."""
     assert cell.results is not None
     v = next((v for v in cell.variants if v.id == variant_id), None)
     if v is None:
@@ -119,7 +122,9 @@ def time_measure(variant_id: str, cell: CellResult) -> Measure | str:
     if not v.ok:
         return f"{v.status}: {v.reason}"
     per_process = [list(p) for p in v.per_process] or [list(v.samples)]
-    ci = ratio_ci(per_process, [[1.0]], key=variant_id)
-    if ci is None:
+    found = time_interval(per_process)
+    if found is None:
         return "no positive time"
-    return Measure(ci.ratio, ci.low, ci.high, unit="s")
+    if not math.isfinite(found[1]):
+        return "one process only: not enough replication for an interval (run --rounds 2 or more)"
+    return Measure(found[0], found[1], found[2], unit="s")

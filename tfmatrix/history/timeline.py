@@ -70,8 +70,9 @@ def points_for(release: str, cell: CellResult, source: str) -> list[TimelinePoin
                                      source=source))
         else:
             ci = line.comparison.ci
-            out.append(TimelinePoint(claim.key, release, cell.name, ci.ratio, ci.low, ci.high, line.verdict,
-                             line=line.label, source=source))
+            low, high = (ci.low, ci.high) if ci.replicated else (None, None)
+            out.append(TimelinePoint(claim.key, release, cell.name, ci.ratio, low, high, line.verdict,
+                                     line=line.label, source=source))
     return out
 
 

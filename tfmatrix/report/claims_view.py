@@ -192,7 +192,8 @@ def rows(results: list[ClaimResult]) -> list[dict[str, Any]]:
                 out.append(_row(dict(where, configuration=c.config, a=_side(claim.a, c.a_detail),
                                      b=_side(claim.b, c.b_detail), a_id=c.a_id, b_id=c.b_id, size=line.size,
                                      standin=line.standin, time_a_s=c.time_a, time_b_s=c.time_b,
-                                     ratio=ci.ratio, ci_low=ci.low, ci_high=ci.high, verdict=line.verdict,
+                                     ratio=ci.ratio, ci_low=ci.low if ci.replicated else None,
+                                     ci_high=ci.high if ci.replicated else None, verdict=line.verdict,
                                      unstable=c.unstable, rounds=ci.rounds or "")))
     return out
 

@@ -54,10 +54,8 @@ def comparison_view(f: FindingResult, c: Comparison) -> dict[str, Any]:
         verdict = f"{fd.a} {1 / ci.ratio:.2f}× faster"
     elif ci.verdict == "b":
         verdict = f"{fd.a} {ci.ratio:.2f}× slower"
-    elif ci.within_noise and (ci.low > 1.0 or ci.high < 1.0):
-        verdict = f"no clear difference (within the measured noise, ±{ci.noise:.0%})"
     else:
-        verdict = "no clear difference (the interval spans 1)"
+        verdict = f"no clear difference ({ci.why_unclear})"
     a_text = fd.a + (f" [{c.a_detail}]" if c.a_detail else "")
     b_text = fd.b + (f" [{c.b_detail}]" if c.b_detail else "")
     return {
@@ -79,9 +77,10 @@ def comparison_view(f: FindingResult, c: Comparison) -> dict[str, Any]:
         "verdict_class": {"a": "faster", "b": "slower"}.get(ci.verdict, "unclear"),
         "n": f"{ci.rounds} rounds, paired by round" if ci.rounds else
              f"{ci.n_a} / {ci.n_b}" + (" paired" if ci.paired else ""),
-        "noise": (f"±{ci.noise:.0%}" if ci.noise else "not measured")
+        "noise": (f"±{ci.noise:.0%} a round; resolves {ci.mde:.0%}" if ci.replicated and math.isfinite(ci.mde)
+                  else "not enough replication")
         + (f" (previous run: {ci.rerun:.3g})" if ci.rerun is not None else ""),
-        "beyond_noise": not ci.within_noise,
+        "replicated": ci.replicated,
         "unstable": c.unstable,
         "a_href": "#" + row_anchor(c.a_id) if c.a_id else "",
         "b_href": "#" + row_anchor(c.b_id) if c.b_id else "",

@@ -109,7 +109,7 @@ def claim_svg(releases: list[str], points: dict[str, TimelinePoint], key: str, a
     """The ratio (log scale) with its interval per release; colour = verdict; dashed before each of ``after_change``."""
     step, pad_l, pad_r, pad_t, pad_b = 34, 46, 12, 10, 44
     width = pad_l + pad_r + step * max(1, len(releases))
-    shown = [(p.low, p.high) for p in points.values() if p.ratio and p.low and p.high]
+    shown = [(p.low or p.ratio, p.high or p.ratio) for p in points.values() if p.ratio]
     lows = [math.log10(max(low, 1e-9)) for low, _ in shown] + [0.0]
     highs = [math.log10(max(high, 1e-9)) for _, high in shown] + [0.0]
     lo, hi = min(lows), max(highs)
@@ -133,7 +133,7 @@ def claim_svg(releases: list[str], points: dict[str, TimelinePoint], key: str, a
         out.append(f'<text x="{x(i):.1f}" y="{height - pad_b + 12}" font-size="9" text-anchor="end" '
                    f'transform="rotate(-50 {x(i):.1f} {height - pad_b + 12})">{escape(release)}</text>')
         p = points.get(release)
-        if not p or not p.ratio or not p.low or not p.high:
+        if not p or not p.ratio:
             why = (p.reason or p.verdict if p else "") or "not measured"
             out.append(f'<text x="{x(i):.1f}" y="{y(1.0) - 4:.1f}" font-size="10" text-anchor="middle" fill="#aaa">'
                        f'·<title>{escape(release)}: {escape(str(why))}</title></text>')
@@ -143,9 +143,12 @@ def claim_svg(releases: list[str], points: dict[str, TimelinePoint], key: str, a
             out.append(f'<line class="change" x1="{xm:.1f}" x2="{xm:.1f}" y1="{pad_t}" y2="{height - pad_b}" '
                        f'stroke="#444" stroke-dasharray="3 3"/>')
         colour = SPARK_COLOURS.get(p.verdict, "#5b6670")
-        tip = f"{release}: {p.ratio:.3g}x [{p.low:.3g}, {p.high:.3g}], {p.verdict}"
-        out.append(f'<line x1="{x(i):.1f}" x2="{x(i):.1f}" y1="{y(p.high):.1f}" y2="{y(p.low):.1f}" '
-                   f'stroke="{colour}" stroke-width="2"/>')
+        if p.low and p.high:
+            tip = f"{release}: {p.ratio:.3g}x [{p.low:.3g}, {p.high:.3g}], {p.verdict}"
+            out.append(f'<line x1="{x(i):.1f}" x2="{x(i):.1f}" y1="{y(p.high):.1f}" y2="{y(p.low):.1f}" '
+                       f'stroke="{colour}" stroke-width="2"/>')
+        else:       # one process a side: the ratio, no interval (not enough replication)
+            tip = f"{release}: {p.ratio:.3g}x, no interval (one process a side), {p.verdict}"
         out.append(f'<circle class="point" cx="{x(i):.1f}" cy="{y(p.ratio):.1f}" r="3.5" fill="{colour}">'
                    f'<title>{escape(tip)}</title></circle>')
     out.append("</svg>")
