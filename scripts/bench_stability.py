@@ -125,9 +125,19 @@ def _p10(values: list[float]) -> float:
 
 def attribution(run1: Path, run2: Path) -> list[str]:
     """Agreement of the two runs under each estimator, and of the comparisons paired vs unpaired."""
-    from tfmatrix.analysis import pairing  # pair_rows looks comparison_ci up here
-    from tfmatrix.analysis.compare import Agreement, compare_cells, deviation
-    from tfmatrix.analysis.stats import ratio_ci
+    from tfmatrix.analysis import pairing  # pair_rows looks comparison_cis up here
+    from tfmatrix.analysis.agreement import Agreement
+    from tfmatrix.analysis.compare import compare_cells
+    from tfmatrix.analysis.frame import row_side
+    from tfmatrix.analysis.inference import contrast, ratio_ci
+    from tfmatrix.analysis.stats import deviation
+
+    def unpaired(pairs):      # every ratio as two independent samples: no window or round pairing
+        out = []
+        for ra, rb in pairs:
+            c = contrast(row_side(dict(ra, rounds=[], windows=[]), "a"), row_side(dict(rb, rounds=[], windows=[]), "b"))
+            out.append(ratio_ci(c) if c is not None else None)
+        return out
 
     cells1, cells2 = load_dir(run1).cells, load_dir(run2).cells
     df1, df2 = build_frame(cells1), build_frame(cells2)
@@ -140,14 +150,14 @@ def attribution(run1: Path, run2: Path) -> list[str]:
             devs.setdefault(name, []).append((str(key), deviation(e1[name], e2[name])))
     lines = [Agreement.of(v).line(name) for name, v in devs.items()]
     paired = compare_cells(cells1, cells2, "run1", "run2").comparison_agreement
-    original = pairing.comparison_ci
+    original = pairing.comparison_cis
     try:
-        pairing.comparison_ci = lambda ra, rb, key: ratio_ci(ra["per_process"], rb["per_process"], key=key)
-        unpaired = compare_cells(cells1, cells2, "run1", "run2").comparison_agreement
+        pairing.comparison_cis = unpaired
+        apart = compare_cells(cells1, cells2, "run1", "run2").comparison_agreement
     finally:
-        pairing.comparison_ci = original
-    lines.append(paired.line("comparisons, window-mates paired round by round"))
-    lines.append(unpaired.line("comparisons, every ratio unpaired (ratio of medians)"))
+        pairing.comparison_cis = original
+    lines.append(paired.line("comparisons, window-mates paired process by process, cells round by round"))
+    lines.append(apart.line("comparisons, every ratio unpaired (two samples of rounds)"))
     return lines
 
 
@@ -159,8 +169,9 @@ def cross_cell_ratios(run1: Path, run2: Path) -> list[str]:
     ran in one interleaved run, ``pairing.comparison_ci``) and as the ratio of
     the two cells' times (what a sequential run can only do).
     """
-    from tfmatrix.analysis.compare import Agreement, deviation
+    from tfmatrix.analysis.agreement import Agreement
     from tfmatrix.analysis.pairing import comparison_ci
+    from tfmatrix.analysis.stats import deviation
 
     def rows(run: Path) -> dict[tuple[str, str], object]:
         df = build_frame(load_dir(run).cells)
@@ -239,7 +250,7 @@ def injected(run1: Path, run2: Path, factor: float = 1.10) -> list[str]:
 
     cells1, cells2 = load_dir(run1).cells, load_dir(run2).cells
     out = []
-    for mode in ("none", "host", "run"):
+    for mode in ("none", "host", "run", "cell"):
         slowed = [dataclasses.replace(c) for c in cells2]
         for c in slowed:
             if c.results is None:
@@ -252,8 +263,8 @@ def injected(run1: Path, run2: Path, factor: float = 1.10) -> list[str]:
                     rec["samples"] = [x * factor for x in rec["samples"]]
                 recs.append(rec)
             c.results = dataclasses.replace(c.results, records=recs)
-        if mode == "run":      # a change to every variant is exactly what --normalise run cannot see
-            out.append(f"normalise={mode}: not applicable (every variant slowed alike)")
+        if mode in ("run", "cell"):  # a change to every variant is what --normalise run|cell cannot see per variant
+            out.append(f"normalise={mode}: not applicable (every variant slowed alike: shown as the common move)")
             continue
         result = compare_cells(cells1, slowed, "run1", f"run2 x{factor}", normalise=mode)
         counts = result.verdicts()
@@ -267,7 +278,7 @@ def false_alarms(run1: Path, run2: Path) -> list[str]:
     from tfmatrix.analysis.compare import compare_paths
 
     out = []
-    for mode in ("none", "host", "run"):
+    for mode in ("none", "cell", "host", "run"):
         result = compare_paths(run1, run2, normalise=mode)
         counts = result.verdicts()
         n = len(result.variants)

@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 from report_docs import cell_doc, noisy, record, results_doc, write
 
-from tfmatrix.analysis.compare import Agreement, compare_paths, deviation
+from tfmatrix.analysis.agreement import Agreement
+from tfmatrix.analysis.compare import compare_paths
+from tfmatrix.analysis.stats import deviation
 from tfmatrix.cli import main
 from tfmatrix.errors import UserError
 from tfmatrix.report.compare_view import compare_csv, compare_html

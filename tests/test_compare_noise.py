@@ -127,7 +127,7 @@ def test_runs_of_one_process_a_side_give_no_verdict_and_say_why(tmp_path: Path,
     b = _run(tmp_path, "b", seed=300, host=1.0, rounds=1, process_sd=0.07, slower={7: 1.4, 8: 1.4})
     result = compare_cells(_cells(a), _cells(b), "a", "b")
     assert result.verdicts()["not enough replication"] == VARIANTS and result.unreplicated == VARIANTS
-    assert "not enough replication for a verdict (run --rounds 2 or more)" in result.summary_lines()[-1]
+    assert "not enough replication for a verdict (run --rounds 2 or more" in result.summary_lines()[-1]
     assert cli.main(["compare", str(a), str(b), "--fail-on", "slower:10%"]) == 0
     out = capsys.readouterr().out
     assert "the gate could see no slowdown: no variant has replicated measurements" in out
@@ -207,3 +207,27 @@ def test_a_bad_gate_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.Captur
     assert cli.main(["compare", str(a), str(a), "--fail-on", "faster:5"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "slower:PERCENT" in err
+
+
+def test_one_process_a_side_is_judged_with_the_noise_model_a_replicated_run_left(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The review's R2 through the commands: ``report`` on a 3-round run writes ``noise-model.json``; two later runs
+    of one process a side are then judged with it (found: a 40% change; unchanged: mostly no clear difference)."""
+    from tfmatrix.report.build import build
+
+    replicated = _run(tmp_path, "replicated", seed=50, host=1.0, process_sd=0.07)
+    build(replicated.parent, tmp_path / "replicated", generated="2026-01-01T00:00:00+00:00")
+    model = tmp_path / "replicated" / "noise-model.json"
+    assert model.is_file()
+    a = _run(tmp_path, "a", seed=51, host=1.0, rounds=1, process_sd=0.07)
+    b = _run(tmp_path, "b", seed=52, host=1.0, rounds=1, process_sd=0.07, slower={7: 1.4, 8: 1.4})
+    result = compare_paths(a, b, noise=model)
+    ids = _ids()
+    verdicts = {v.id: v.verdict for v in result.variants}
+    assert result.unreplicated == 0 and verdicts[ids[7]] == verdicts[ids[8]] == "slower"
+    wrong = sum(1 for i in range(VARIANTS) if i not in (7, 8) and verdicts[ids[i]] != "no clear difference")
+    assert wrong <= 0.10 * VARIANTS        # 5% expected (4.2% over six such pairs); one pair of 198: sd ~1.5%
+    assert cli.main(["compare", str(a), str(b), "--noise-model", str(tmp_path / "nowhere.json")]) == 2
+    assert "cannot read the noise model" in capsys.readouterr().err
+    build(a.parent, tmp_path / "a", generated="2026-01-01T00:00:00+00:00")
+    assert not (tmp_path / "a" / "noise-model.json").exists()        # one process a side: nothing to keep

@@ -16,8 +16,9 @@ import pytest
 from verdict_model import Model, compare_runs, side
 
 from tfmatrix.analysis.inference import Contrast, contrast, side_of, verdict
-from tfmatrix.analysis.moderation import judge, noise_model_of
+from tfmatrix.analysis.moderation import judge
 from tfmatrix.analysis.multiplicity import gate
+from tfmatrix.analysis.noise_model import noise_model_of
 
 MODEL = Model()
 HOMOGENEOUS = Model(sigma_p90=0.07)            # every variant's process SD 7% (the measured median)

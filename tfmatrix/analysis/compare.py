@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,16 +30,16 @@ import numpy as np
 import pandas as pd
 
 from ..errors import UserError
+from . import noise_model
+from .agreement import Agreement, ComparisonChange, comparison_changes
 from .cells import CellResult, load_dir, load_file
-from .findings import FINDINGS, FindingResult, compute_all
+from .findings import FINDINGS, compute_all
 from .frame import build_frame, row_side
 from .inference import Contrast, RatioCI, ratio_ci
 from .moderation import judge
 from .multiplicity import bh, gate
+from .noise_model import NoiseModel
 from .stats import deviation
-
-THRESHOLDS = (0.05, 0.10, 0.20)   # the agreement thresholds the reproducibility target is stated in
-
 
 FDR = 0.05      # the false-discovery rate a list of changed variants is read at
 
@@ -75,64 +75,6 @@ class VariantChange:
     def discovery(self) -> bool:
         """Changed, and still so when the whole list is read at a ``FDR`` false-discovery rate."""
         return self.verdict in ("slower", "faster") and self.q < FDR
-
-
-@dataclass(frozen=True)
-class ComparisonChange:
-    """One line of a finding, computed from each side: did its answer hold?"""
-
-    finding: str
-    group: str
-    benchmark: str
-    config: str
-    ratio_a: float
-    ratio_b: float
-    verdict_a: str              # "a" / "b" / "unclear", as RatioCI.verdict
-    verdict_b: str
-
-    @property
-    def deviation(self) -> float:
-        return deviation(self.ratio_a, self.ratio_b)
-
-    @property
-    def reversed(self) -> bool:
-        """Clear in both runs, in opposite directions."""
-        return {self.verdict_a, self.verdict_b} == {"a", "b"}
-
-    @property
-    def flipped(self) -> bool:
-        """Clear in one run, unclear in the other."""
-        return self.verdict_a != self.verdict_b and not self.reversed
-
-
-@dataclass(frozen=True)
-class Agreement:
-    """How many of ``deviations`` lie within each threshold, their median and the worst."""
-
-    n: int
-    within: dict[float, int]
-    median: float
-    worst: float
-    worst_what: str = ""
-
-    @classmethod
-    def of(cls, items: Sequence[tuple[str, float]]) -> Agreement:
-        devs = sorted(d for _, d in items)
-        if not devs:
-            return cls(0, {t: 0 for t in THRESHOLDS}, math.nan, math.nan)
-        worst_what, worst = max(items, key=lambda it: it[1])
-        return cls(len(devs), {t: sum(1 for d in devs if d <= t) for t in THRESHOLDS},
-                   float(pd.Series(devs).median()), worst, worst_what)
-
-    def share(self, threshold: float) -> float:
-        return self.within.get(threshold, 0) / self.n if self.n else math.nan
-
-    def line(self, what: str) -> str:
-        if not self.n:
-            return f"{what}: none in common"
-        shares = ", ".join(f"{self.share(t):.0%} within {t:.0%}" for t in THRESHOLDS)
-        return (f"{what}: {self.n} in both; {shares}; median deviation {self.median:.1%}, "
-                f"worst {self.worst:.0%} ({self.worst_what})")
 
 
 @dataclass
@@ -230,7 +172,8 @@ class CompareResult:
 
     def replication_line(self) -> str:
         return (f"{self.unreplicated} variants have one process a side and no noise model from a replicated run: "
-                "not enough replication for a verdict (run --rounds 2 or more)")
+                "not enough replication for a verdict (run --rounds 2 or more, or give --noise-model FILE from a "
+                "replicated run of the same cells)")
 
     def host_line(self) -> str:
         moved = f"every variant together moved B/A {self.shift:.3f} (median)" if self.shift else \
@@ -258,7 +201,8 @@ class CompareResult:
 
 
 def variant_changes(df_a: pd.DataFrame, df_b: pd.DataFrame, pairs: Sequence[tuple[str, str]], scale_b: float = 1.0,
-                    per_cell: bool = False) -> tuple[list[VariantChange], list[str], list[str]]:
+                    per_cell: bool = False, noise: NoiseModel | None = None,
+                    ) -> tuple[list[VariantChange], list[str], list[str]]:
     """Every variant measured ok in both cells of each pair, and those ok on one side only.
 
     All of them are judged together (``moderation.judge``): two cells of one
@@ -267,6 +211,7 @@ def variant_changes(df_a: pd.DataFrame, df_b: pd.DataFrame, pairs: Sequence[tupl
     benchmark (or its cell pair); ``per_cell``: each cell's common move (per
     slice of processes) is taken out, as for two runs of the same cells.
     ``scale_b``: what B moved by in common (``--normalise host|run``), taken out.
+    ``noise``: a replicated run's noise model, for variants with one process a side.
     """
     found: list[tuple[str, str, str, Any, Any]] = []
     only_a: list[str] = []
@@ -286,7 +231,9 @@ def variant_changes(df_a: pd.DataFrame, df_b: pd.DataFrame, pairs: Sequence[tupl
         sides.append((b, row_side(ra, f"A|{name_a}")))
     families = [(name_a, name_b, frozenset(b.processes), frozenset(a.processes))
                 for (name_a, name_b, *_), (b, a) in zip(found, sides, strict=True)] if per_cell else None
-    contrasts, _ = judge(sides, [str(ra["benchmark"]) for *_, ra, _ in found], families,
+    priors = [(noise.prior((name_b, vid)), noise.prior((name_a, vid))) for name_a, name_b, vid, *_ in found] \
+        if noise is not None else None
+    contrasts, _ = judge(sides, [str(ra["benchmark"]) for *_, ra, _ in found], families, priors,
                          within=[(name_a, name_b) for name_a, name_b, *_ in found])
     qs = bh([c.p() if c is not None else math.nan for c in contrasts])
     changes = []
@@ -331,27 +278,12 @@ def _ok_rows(df: pd.DataFrame, cell: str) -> dict[str, Any]:
     return {str(r["id"]): r for _, r in rows.iterrows()}
 
 
-def comparison_changes(results_a: Iterable[FindingResult], results_b: Iterable[FindingResult]
-                       ) -> list[ComparisonChange]:
-    """The findings' lines present in both runs, matched by finding, cell(s) and configuration."""
-    def index(results: Iterable[FindingResult]) -> dict[tuple[str, ...], Any]:
-        out: dict[tuple[str, ...], Any] = {}
-        for r in results:
-            for c in r.comparisons:
-                out[(r.finding.key, c.group, c.benchmark, c.config, c.a_detail, c.b_detail)] = c
-        return out
-
-    ia, ib = index(results_a), index(results_b)
-    return [ComparisonChange(key[0], key[1], key[2], key[3] + (f" [{key[4]} / {key[5]}]" if key[4] or key[5] else ""),
-                             ca.ci.ratio, ib[key].ci.ratio, ca.ci.verdict, ib[key].ci.verdict)
-            for key, ca in ia.items() if key in ib]
-
-
 NORMALISE = ("auto", "none", "cell", "host", "run")
 
 
 def compare_cells(cells_a: list[CellResult], cells_b: list[CellResult], label_a: str, label_b: str,
-                  pairs: Sequence[tuple[str, str]] | None = None, normalise: str = "auto") -> CompareResult:
+                  pairs: Sequence[tuple[str, str]] | None = None, normalise: str = "auto",
+                  noise: NoiseModel | None = None) -> CompareResult:
     """Compare two loaded result sets; ``pairs`` (cell in A, cell in B) default to equal names.
 
     ``normalise``: take out of every ratio how much B moved in common with A:
@@ -360,7 +292,8 @@ def compare_cells(cells_a: list[CellResult], cells_b: list[CellResult], label_a:
     shown); ``host``, the host's reference workload (both runs need its
     series); ``run``, the median ratio over every variant compared (a change
     that slows every variant alike then goes unseen: say so); ``auto``:
-    ``cell`` when every pair is a cell with itself, else ``none``.
+    ``cell`` when every pair is a cell with itself, else ``none``. ``noise``:
+    see ``variant_changes``.
     """
     if pairs is None:
         names_b = {c.name for c in cells_b}
@@ -375,7 +308,7 @@ def compare_cells(cells_a: list[CellResult], cells_b: list[CellResult], label_a:
         scale = host_b / host_a
     elif normalise == "run" and shift:
         scale = shift
-    variants, only_a, only_b = variant_changes(df_a, df_b, pairs, scale, per_cell=normalise == "cell")
+    variants, only_a, only_b = variant_changes(df_a, df_b, pairs, scale, normalise == "cell", noise)
     moves: dict[str, float] = {}
     if normalise == "cell":
         for a, b in pairs:
@@ -421,12 +354,14 @@ def load_side(path: Path) -> list[CellResult]:
                     "one cell file")
 
 
-def compare_paths(a: Path, b: Path, cells: Sequence[str] = (), normalise: str = "auto") -> CompareResult:
+def compare_paths(a: Path, b: Path, cells: Sequence[str] = (), normalise: str = "auto",
+                  noise: Path | None = None) -> CompareResult:
     """``tfmatrix compare A B``: two directories (cells matched by name) or two cell files (compared as a pair).
 
     ``cells`` narrow the comparison before anything is computed, so the
     summary (common move, false-discovery list, gate) is about the variants
-    the table shows.
+    the table shows. ``noise``: a noise model file (default: the one kept
+    beside either side, ``reports/noise-model.json``).
     """
     cells_a, cells_b = load_side(a), load_side(b)
     pairs: list[tuple[str, str]] | None = None
@@ -443,7 +378,8 @@ def compare_paths(a: Path, b: Path, cells: Sequence[str] = (), normalise: str = 
         if pairs is None:
             cells_a = [c for c in cells_a if c.name in wanted]
             cells_b = [c for c in cells_b if c.name in wanted]
-    result = compare_cells(cells_a, cells_b, str(a), str(b), pairs, normalise)
+    model = noise_model.load(noise) if noise is not None else noise_model.beside(a, b)
+    result = compare_cells(cells_a, cells_b, str(a), str(b), pairs, normalise, model)
     if not result.cells:
         raise UserError(f"{a} and {b} have no cell with results in common; name two cell files to compare "
                         "two different cells")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -270,51 +270,6 @@ def judge(pairs: Sequence[tuple[Side, Side]], benchmarks: Sequence[Hashable],
         for i, c in zip(idx, done, strict=True):
             out[i] = c
     return out, moves
-
-
-@dataclass(frozen=True)
-class NoiseModel:
-    """What a replicated run measured about each variant's unit variance, for a later run of one unit a side.
-
-    ``variances``: key (cell, variant id) -> (s2 of one unit's log time, its
-    degrees of freedom: moderated). Made from the sides of a replicated run
-    (``noise_model_of``); stored beside its report (``results`` reads and
-    writes the file).
-    """
-
-    variances: Mapping[tuple[str, str], tuple[float, float]]
-    source: str = ""
-
-    def prior(self, key: tuple[str, str]) -> Prior | None:
-        found = self.variances.get(key)
-        return Prior(found[0], found[1], f"noise model {self.source}".strip()) if found else None
-
-
-def unit_variance(sides: Iterable[Side]) -> tuple[float, float]:
-    """The pooled variance of one unit's log time over ``sides`` of one variant, and its degrees of freedom."""
-    ss, d = 0.0, 0
-    for s in sides:
-        if s.n >= 2:
-            ss += float(np.sum((np.asarray(s.logs) - s.mean) ** 2))
-            d += s.n - 1
-    return (ss / d if d else math.nan), float(d)
-
-
-def noise_model_of(sides: Mapping[tuple[str, str], Side], groups: Mapping[tuple[str, str], Hashable],
-                   source: str = "") -> NoiseModel:
-    """Per variant, its moderated unit variance, its processes' shared effects taken out.
-
-    A comparison of one process a side has those effects in it; they are
-    shared by the variants of its processes, so normalising per family
-    (``judge`` with ``families``) takes them out there too.
-    """
-    keys = [k for k, s in sides.items() if s.n >= 2]
-    cleaned = remove_process_effects([sides[k] for k in keys])
-    raw = [unit_variance([s]) for s in cleaned]
-    cs: list[Contrast | None] = [Contrast(0.0, s2, d, 1.0, 0, 0, False) for s2, d in raw]
-    shrunk = moderate(cs, [groups[k] for k in keys])
-    return NoiseModel({k: (c.s2, c.d) for k, c in zip(keys, shrunk, strict=True) if c is not None and c.replicated},
-                      source)
 
 
 def with_noise_model(c: Contrast, prior_a: Prior | None, prior_b: Prior | None) -> Contrast:

@@ -18,7 +18,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from ..report.compare_view import compare_csv, compare_html, table_rows
     from ..results.store import write_text_atomic
 
-    result = compare_paths(Path(args.a), Path(args.b), args.cell, args.normalise)
+    result = compare_paths(Path(args.a), Path(args.b), args.cell, args.normalise,
+                           Path(args.noise_model) if args.noise_model else None)
     offenders = result.offenders(args.fail_on) if args.fail_on is not None else []
     for line in offenders:       # a CI gate's reader wants these first
         print(f"tfmatrix: gate: {line}")
@@ -74,6 +75,9 @@ def configure_compare(p: argparse.ArgumentParser) -> None:
                         "variant compared: an unchanged run fails at most 5%% of the time) and its own 95%% "
                         "interval above 1 + PERCENT; offenders are printed first, then the smallest slowdown the "
                         "gate could see")
+    p.add_argument("--noise-model", metavar="FILE",
+                   help="judge variants with one process a side by the noise a replicated run of the same cells "
+                        "measured (reports/noise-model.json, written by report; default: the one beside either side)")
     p.add_argument("--normalise", choices=("auto", "none", "cell", "host", "run"), default="auto",
                    help="take a common move of B out of every ratio: cell, each cell's own (shown, not judged: one "
                         "run a side cannot tell a whole cell's move from the run's drift); host, the host's reference "

@@ -11,10 +11,12 @@ Nothing runs: the report can be rebuilt at any time from the cell files.
 """
 from __future__ import annotations
 
+import json
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..analysis import noise_model
 from ..analysis.cells import CellResult, Refused, load_dir
 from ..analysis.claims import CLAIMS, compute_claims
 from ..analysis.findings import FINDINGS, compute_all
@@ -101,7 +103,7 @@ def run_to_run(cells: list[CellResult], earlier: list[CellResult]) -> list[str]:
     result = compare_cells(earlier, [now[c.name] for c in earlier], "previous run", "this run")
     when = sorted(c.finished for c in earlier if c.finished)
     head = (f"compared with the previous run of {len(earlier)} cell(s) ({when[0] if when else 'date not recorded'}); "
-            "each comparison below counts how far its ratio moved between the two runs as noise")
+            "each comparison below shows its ratio in that run beside it")
     return [head] + result.summary_lines()[1:]
 
 
@@ -157,6 +159,9 @@ def build(cells_dir: Path, out_dir: Path, baseline: str | None = None, *, baseli
     write_text_atomic(html_path, page)
     if view is not None:
         write_text_atomic(out_dir / "upgrade.csv", upgrade_csv(view))
+    model = noise_model.from_frame(df, str(cells_dir))
+    if model is not None:       # a replicated run: kept for later comparisons of one process a side
+        write_text_atomic(out_dir / noise_model.FILE, json.dumps(model.to_json(), indent=1) + "\n")
     return Summary(
         html=html_path, csv=csv_path, cells=len(cells), statuses=dict(Counter(c.status for c in cells)),
         variants=len(df), findings_answered=sum(1 for r in results if r.comparisons), findings_total=len(results),
