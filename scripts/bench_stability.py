@@ -263,8 +263,11 @@ def injected(run1: Path, run2: Path, factor: float = 1.10) -> list[str]:
                     rec["samples"] = [x * factor for x in rec["samples"]]
                 recs.append(rec)
             c.results = dataclasses.replace(c.results, records=recs)
-        if mode in ("run", "cell"):  # a change to every variant is what --normalise run|cell cannot see per variant
-            out.append(f"normalise={mode}: not applicable (every variant slowed alike: shown as the common move)")
+        if mode == "run":      # a change to every variant is what --normalise run cannot see per variant
+            out.append(f"normalise={mode}: not applicable (every variant slowed alike)")
+            continue
+        if mode == "cell":     # the default for two runs of the same cells: one variant in five slowed, per cell
+            out += [subset_injected(cells1, cells2, f) for f in (1.05, 1.10, 1.20)]
             continue
         result = compare_cells(cells1, slowed, "run1", f"run2 x{factor}", normalise=mode)
         counts = result.verdicts()
@@ -272,6 +275,36 @@ def injected(run1: Path, run2: Path, factor: float = 1.10) -> list[str]:
         out.append(f"normalise={mode}: a {factor - 1:.0%} slowdown called slower in {counts['slower']} of {n} "
                    f"variants ({counts['slower'] / n:.0%})")
     return out
+
+
+def subset_injected(cells1: list, cells2: list, factor: float) -> str:
+    """Every fifth ok variant of each cell of run 2 made ``factor`` slower: found by the default compare?"""
+    import dataclasses
+
+    from tfmatrix.analysis.compare import compare_cells
+
+    slowed, hit = [], set()
+    for c in cells2:
+        c = dataclasses.replace(c)
+        if c.results is not None:
+            recs = []
+            for i, rec in enumerate(c.results.records):
+                rec = dict(rec)
+                if rec.get("status") == "ok" and i % 5 == 0:
+                    rec["per_process"] = [[x * factor for x in p] for p in rec["per_process"]]
+                    rec["samples"] = [x * factor for x in rec["samples"]]
+                    hit.add((c.name, str(rec["id"])))
+                recs.append(rec)
+            c.results = dataclasses.replace(c.results, records=recs)
+        slowed.append(c)
+    result = compare_cells(cells1, slowed, "run1", f"run2 x{factor}")
+    changed = [v for v in result.variants if (v.cell_b, v.id) in hit]
+    same = [v for v in result.variants if (v.cell_b, v.id) not in hit]
+    found = sum(1 for v in changed if v.verdict == "slower")
+    wrong = sum(1 for v in same if v.verdict in ("slower", "faster"))
+    return (f"default (each cell's move out): one variant in five {factor - 1:.0%} slower: found {found} of "
+            f"{len(changed)} ({found / max(1, len(changed)):.0%}); unchanged called different {wrong} of {len(same)} "
+            f"({wrong / max(1, len(same)):.1%})")
 
 
 def false_alarms(run1: Path, run2: Path) -> list[str]:
