@@ -19,11 +19,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from verdict_model import Model, compare_runs, side  # noqa: E402
+from verdict_model import Model, compare_runs, noise_model_priors  # noqa: E402
 
 from tfmatrix.analysis.inference import verdict  # noqa: E402
 from tfmatrix.analysis.multiplicity import gate  # noqa: E402
-from tfmatrix.analysis.noise_model import noise_model_of  # noqa: E402
 
 MODEL = Model()
 HOMOGENEOUS = Model(sigma_p90=0.07)
@@ -137,10 +136,7 @@ def r1_r2() -> None:
     hits, deciles = [], []
     for _ in range(60):
         sigma = MODEL.sigmas(rng)
-        replicated = side(MODEL, rng, sigma, np.zeros(MODEL.variants), 3, "R")
-        model = noise_model_of({("c", str(v)): s for v, s in enumerate(replicated)},
-                               {("c", str(v)): "all" for v in range(MODEL.variants)})
-        priors = [(model.prior(("c", str(v))), model.prior(("c", str(v)))) for v in range(MODEL.variants)]
+        priors = noise_model_priors(MODEL, rng, sigma)
         cs = compare_runs(MODEL, rng, 1, sigma=sigma, priors=priors, normalise=True)
         hits.append([verdict(c) in ("a", "b") for c in cs])
         deciles.append(np.argsort(np.argsort(sigma)) * 10 // MODEL.variants)

@@ -13,12 +13,11 @@ import math
 
 import numpy as np
 import pytest
-from verdict_model import Model, compare_runs, side
+from verdict_model import Model, compare_runs, noise_model_priors
 
 from tfmatrix.analysis.inference import Contrast, contrast, side_of, verdict
 from tfmatrix.analysis.moderation import judge
 from tfmatrix.analysis.multiplicity import gate
-from tfmatrix.analysis.noise_model import noise_model_of
 
 MODEL = Model()
 HOMOGENEOUS = Model(sigma_p90=0.07)            # every variant's process SD 7% (the measured median)
@@ -164,10 +163,7 @@ def test_r2_one_process_a_side_is_judged_with_the_noise_model_of_a_replicated_ru
     hits, deciles = [], []
     for _ in range(30):
         sigma = MODEL.sigmas(rng)
-        replicated = side(MODEL, rng, sigma, np.zeros(MODEL.variants), 3, "R")
-        model = noise_model_of({("c", str(v)): s for v, s in enumerate(replicated)},
-                               {("c", str(v)): "all" for v in range(MODEL.variants)})
-        priors = [(model.prior(("c", str(v))), model.prior(("c", str(v)))) for v in range(MODEL.variants)]
+        priors = noise_model_priors(MODEL, rng, sigma)
         hits.append(called(compare_runs(MODEL, rng, 1, sigma=sigma, priors=priors, normalise=True)))
         deciles.append(np.argsort(np.argsort(sigma)) * 10 // MODEL.variants)
     h, d = np.concatenate(hits), np.concatenate(deciles)

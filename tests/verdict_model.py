@@ -22,6 +22,7 @@ import numpy as np
 
 from tfmatrix.analysis.inference import Contrast, Side
 from tfmatrix.analysis.moderation import Prior, judge
+from tfmatrix.analysis.noise_model import noise_model_of
 
 P90_Z = 1.2815515655446004
 
@@ -78,3 +79,12 @@ def compare_runs(model: Model, rng: np.random.Generator, rounds: int, delta: np.
     families = [0] * model.variants if normalise else None
     out, _ = judge(list(zip(b, a, strict=True)), model.benchmark_of(), families, priors)
     return out
+
+
+def noise_model_priors(model: Model, rng: np.random.Generator, sigma: np.ndarray, rounds: int = 3,
+                       ) -> list[tuple[Prior | None, Prior | None]]:
+    """Per variant, both sides' priors from the noise model of a replicated run (``rounds``) of the same variants."""
+    replicated = side(model, rng, sigma, np.zeros(model.variants), rounds, "R")
+    found = noise_model_of({("c", str(v)): s for v, s in enumerate(replicated)},
+                           {("c", str(v)): "all" for v in range(model.variants)})
+    return [(found.prior(("c", str(v))), found.prior(("c", str(v)))) for v in range(model.variants)]
