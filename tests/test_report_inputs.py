@@ -194,3 +194,29 @@ def test_frame_has_one_row_per_cell_and_variant_with_medians_from_samples(tmp_pa
     assert set(df["batch_shape"]) == {"8x40x16"}
     na = df[df["status"] == "n/a"]
     assert na["median"].isna().all() and na["reason"].str.contains("keras").all()
+
+
+def test_window_mates_borrow_their_benchmarks_noise_from_the_same_run(tmp_path: Path):
+    """A finding's line of three rounds: paired process by process (df 2 of its own), its variance moderated
+    towards what the benchmark's variants measured in this run (``noise_model.annotate``), so its interval is not
+    Student's t on 2 degrees of freedom."""
+    from tfmatrix.analysis.pairing import Compare, Finding, compute, param_spec
+
+    rng = np.random.default_rng(3)
+    records = []
+    for i in range(12):
+        for mode, factor in (("a", 1.0), ("b", 1.5)):
+            per_process = [list(1e-3 * factor * (1 + 0.05 * (i % 3)) * np.exp(rng.normal(0, 0.05)) *
+                                (1 + np.abs(rng.normal(0, 0.01, 6)))) for _ in range(3)]
+            rec = record("syn.pair", {"n": i, "side": mode}, per_process=per_process)
+            rec["schedule"] = {"windows": [f"7:{r}" for r in range(3)], "rounds": [6] * 3, "stopped": ["repeats"] * 3}
+            records.append(rec)
+    write(tmp_path, cell_doc("syn-cpu", "2.15", results=results_doc(records, tf="2.15.1", cell="syn-cpu")))
+    cell = load_dir(tmp_path).cells[0]
+    finding = Finding("syn", "000", "is b slower?", "a", "b",
+                      (Compare(("syn.pair",), param_spec(side="a"), param_spec(side="b")),))
+    result = compute(finding, build_frame([cell]), [cell])
+    assert len(result.comparisons) == 12
+    for c in result.comparisons:
+        assert c.ci.paired and c.ci.df > 2 and c.ci.prior == "its benchmark in this run"
+        assert c.ci.verdict == "a" and c.ci.ratio == pytest.approx(1 / 1.5, rel=0.15)

@@ -40,6 +40,7 @@ from .cells import CellResult
 from .frame import param_text
 from .hardware import same_hardware
 from .inference import RatioCI
+from .noise_model import annotate
 from .pairing import (
     Compare,
     Comparison,
@@ -406,6 +407,7 @@ def answer_cell(claim: Claim, rows: pd.DataFrame, cell: CellResult, ref: CellRes
 
 def compute_claim(claim: Claim, df: pd.DataFrame, cells: list[CellResult]) -> ClaimResult:
     result = ClaimResult(claim, [], [])
+    df = annotate(df)
     globs = tuple(g for s in claim.setups for g in s.compare.benchmarks)
     rows = _where(df, [in_benchmarks(b, globs) for b in df["benchmark"]])
     ran = [c for c in cells if c.has_records]
@@ -435,4 +437,5 @@ def compute_claim(claim: Claim, df: pd.DataFrame, cells: list[CellResult]) -> Cl
 
 
 def compute_claims(df: pd.DataFrame, cells: list[CellResult], claims: tuple[Claim, ...] = CLAIMS) -> list[ClaimResult]:
+    df = annotate(df)        # every variant's unit variance, once for all claims
     return [compute_claim(c, df, cells) for c in claims]

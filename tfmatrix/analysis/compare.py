@@ -231,8 +231,8 @@ def variant_changes(df_a: pd.DataFrame, df_b: pd.DataFrame, pairs: Sequence[tupl
         sides.append((b, row_side(ra, f"A|{name_a}")))
     families = [(name_a, name_b, frozenset(b.processes), frozenset(a.processes))
                 for (name_a, name_b, *_), (b, a) in zip(found, sides, strict=True)] if per_cell else None
-    priors = [(noise.prior((name_b, vid)), noise.prior((name_a, vid))) for name_a, name_b, vid, *_ in found] \
-        if noise is not None else None
+    priors = [(noise.prior((name_b, vid)), noise.prior((name_a, vid))) if b.n < 2 and a.n < 2 else (None, None)
+              for (name_a, name_b, vid, *_), (b, a) in zip(found, sides, strict=True)] if noise is not None else None
     contrasts, _ = judge(sides, [str(ra["benchmark"]) for *_, ra, _ in found], families, priors,
                          within=[(name_a, name_b) for name_a, name_b, *_ in found])
     qs = bh([c.p() if c is not None else math.nan for c in contrasts])

@@ -13,6 +13,7 @@ from __future__ import annotations
 import pandas as pd
 
 from .cells import CellResult
+from .noise_model import annotate
 from .pairing import Compare, Finding, FindingResult, compute, param_spec
 
 # ---------------------------------------------------------------------------
@@ -130,4 +131,5 @@ FINDINGS: tuple[Finding, ...] = (
 
 def compute_all(df: pd.DataFrame, cells: list[CellResult],
                 findings: tuple[Finding, ...] = FINDINGS) -> list[FindingResult]:
+    df = annotate(df)        # every variant's unit variance, once for all findings
     return [compute(f, df, cells) for f in findings]

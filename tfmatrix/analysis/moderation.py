@@ -224,10 +224,11 @@ def judge(pairs: Sequence[tuple[Side, Side]], benchmarks: Sequence[Hashable],
           ) -> tuple[list[Contrast | None], dict[Hashable, tuple[float, float, int]]]:
     """The whole rule for a family of comparisons (first / second of each pair), in one place.
 
-    One ``contrast`` per pair, a stored noise model's variances for those
-    with one unit a side (``priors``: per pair, the first and second
-    side's), and each variance moderated across its ``benchmarks`` group
-    (or, for a small one, across its ``within`` group: the cell pair).
+    One ``contrast`` per pair, each side's unit variance from elsewhere
+    where given (``priors``: per pair, the first and second side's; a
+    stored noise model for one unit a side, ``with_noise_model``), and
+    each other variance moderated across its ``benchmarks`` group (or, for
+    a small one, across its ``within`` group: the cell pair).
     The process effects come out of each side first (``process_effects``:
     each variant's variance without the wobble its processes shared). What
     they moved the sides' means by returns as an extra variance
@@ -273,9 +274,17 @@ def judge(pairs: Sequence[tuple[Side, Side]], benchmarks: Sequence[Hashable],
 
 
 def with_noise_model(c: Contrast, prior_a: Prior | None, prior_b: Prior | None) -> Contrast:
-    """An unreplicated comparison (one unit a side) judged with the unit variances a replicated run measured."""
-    if c.replicated or prior_a is None or prior_b is None:
+    """A comparison judged with each side's unit variance from elsewhere (a noise model, its variants' own).
+
+    Unreplicated (one unit a side): that variance is its own. Replicated: its
+    own variance is moderated towards it (``moderated``), on the smaller
+    side's degrees of freedom.
+    """
+    if prior_a is None or prior_b is None:
         return c
-    # paired: two independent processes per unit (two cells of a round; window-mates: conservative)
+    # paired: two independent processes per unit (two cells of a round; window-mates: their shared effect is out)
     s2 = prior_a.s0 + prior_b.s0 if c.paired else (prior_a.s0 / c.n_a + prior_b.s0 / c.n_b) / c.c
-    return replace(c, s2=s2, d=min(prior_a.d0, prior_b.d0), prior=prior_a.source)
+    prior = Prior(s2, min(prior_a.d0, prior_b.d0), prior_a.source)
+    if c.replicated:
+        return moderated(c, prior)
+    return replace(c, s2=prior.s0, d=prior.d0, prior=prior.source)

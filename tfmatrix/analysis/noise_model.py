@@ -118,3 +118,21 @@ def beside(*paths: Path) -> NoiseModel | None:
         if where.is_file():
             return load(where)
     return None
+
+
+def annotate(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with each ok row's moderated unit variance beside it (``unit_s2``, ``unit_d``; None: one round).
+
+    What the findings and the Claims borrow for window-mates (``pairing``):
+    a line of three rounds then rests on what its benchmark's variants
+    measured in this run, not on two degrees of freedom of its own.
+    """
+    if not len(df) or "unit_s2" in df.columns:
+        return df
+    model = from_frame(df)
+    found = model.variances if model is not None else {}
+    out = df.copy()
+    pairs = [found.get((str(c), str(i))) for c, i in zip(df["cell"], df["id"], strict=True)]
+    out["unit_s2"] = [p[0] if p else None for p in pairs]
+    out["unit_d"] = [p[1] if p else None for p in pairs]
+    return out

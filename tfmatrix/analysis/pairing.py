@@ -19,6 +19,7 @@ the same pairing.
 from __future__ import annotations
 
 import fnmatch
+import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -31,7 +32,8 @@ from .cells import CellResult
 from .frame import param_text, row_side
 from .hardware import same_hardware
 from .inference import RatioCI, Side, contrast, ratio_ci
-from .moderation import judge
+from .moderation import Prior, judge
+from .noise_model import annotate
 from .stats import pct_faster, same_windows
 
 ParamSpec = Mapping[str, "str | tuple[str, ...]"]
@@ -185,6 +187,7 @@ def _why(row: Row | None, side: str) -> str:
 
 def compute(finding: Finding, df: pd.DataFrame, cells: list[CellResult]) -> FindingResult:
     result = FindingResult(finding, [], [])
+    df = annotate(df)
     globs = tuple(g for cmp in finding.compare for g in cmp.benchmarks)
     relevant = df[[in_benchmarks(b, globs) for b in df["benchmark"]]] if len(df) else df
     if not len(relevant):
@@ -216,7 +219,9 @@ def pair_rows(finding: Finding, cmp: Compare, a_rows: pd.DataFrame, b_rows: pd.D
     """Pair ``a_rows`` with ``b_rows`` on their shared parameters; why the others could not be paired.
 
     The pairs are judged together (``moderation.judge``): each line's
-    variance is moderated across the lines of its benchmark here.
+    variance is moderated across the lines of its benchmark here, or, for
+    window-mates, towards what their benchmark's variants measured in this
+    run (``noise_model.annotate``, when the frame carries it).
     """
     drop = set(cmp.a) | set(cmp.b)
     b_by_key: dict[tuple[Any, ...], list[Row]] = {}
@@ -246,9 +251,22 @@ def pair_rows(finding: Finding, cmp: Compare, a_rows: pd.DataFrame, b_rows: pd.D
     return missing
 
 
+def _window_mates(ra: Row, rb: Row) -> bool:
+    return bool(ra["cell"] == rb["cell"] and same_windows(ra["windows"], rb["windows"]))
+
+
+def _unit_prior(row: Row) -> Prior | None:
+    """The row's unit variance as its benchmark's variants measured it (``noise_model.annotate``), if known."""
+    s2 = row.get("unit_s2") if hasattr(row, "get") else None
+    d = row.get("unit_d") if hasattr(row, "get") else None
+    if s2 is None or d is None or not math.isfinite(float(s2)) or not math.isfinite(float(d)):
+        return None
+    return Prior(float(s2), float(d), "its benchmark in this run")
+
+
 def _sides(ra: Row, rb: Row, prefix: str = "") -> tuple[Side, Side]:
     """Window-mates pair process by process; two cells of one interleaved run, round by round."""
-    by_window = ra["cell"] == rb["cell"] and same_windows(ra["windows"], rb["windows"])
+    by_window = _window_mates(ra, rb)
     return (row_side(ra, f"{prefix}a|{ra['cell']}", by_window),
             row_side(rb, f"{prefix}b|{rb['cell']}", by_window))
 
@@ -261,7 +279,8 @@ def comparison_cis(pairs: Sequence[tuple[Row, Row]]) -> list[RatioCI | None]:
     shown beside it (``rerun``); it is not a second test.
     """
     sides = [_sides(ra, rb) for ra, rb in pairs]
-    contrasts, _ = judge(sides, [str(ra["benchmark"]) for ra, _ in pairs])
+    priors = [(_unit_prior(ra), _unit_prior(rb)) if _window_mates(ra, rb) else (None, None) for ra, rb in pairs]
+    contrasts, _ = judge(sides, [str(ra["benchmark"]) for ra, _ in pairs], priors=priors)
     out: list[RatioCI | None] = []
     for (ra, rb), c in zip(pairs, contrasts, strict=True):
         if c is None:
