@@ -155,3 +155,11 @@ def test_the_log_axis_labels_1x_and_never_prints_two_labels_on_top_of_each_other
     wide = y_ticks(math.log10(0.00741), 0.0, 116)
     assert 0.01 in [round(t, 6) for t in wide] and 0.1 in [round(t, 6) for t in wide]
     assert round(y_ticks(math.log10(0.132), math.log10(1.2), 116)[-1], 3) == 0.132   # the low end, labelled
+
+
+def test_a_release_without_an_interval_is_never_a_change_beyond_the_noise():
+    """One process a side gives a ratio but no interval: it cannot be apart from a neighbour's interval."""
+    from tfmatrix.analysis.timeline import changed, reading
+
+    assert not changed(reading("holds", 2.0, 3.0), reading("no clear difference", None, None))
+    assert changed(reading("holds", 2.0, 3.0), reading("reversed", 0.4, 0.6))

@@ -10,6 +10,7 @@ all of them such neighbours). Those are counted, not marked. Pure: the
 """
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Sequence
 
@@ -17,6 +18,11 @@ from .claims import HOLDS, REVERSED, UNCLEAR
 
 DECIDED = (HOLDS, REVERSED, UNCLEAR)
 Reading = tuple[str, float, float]          # (verdict, low, high) of one release's point
+
+
+def reading(verdict: str, low: float | None, high: float | None) -> Reading:
+    """One release's point as the rule reads it; no interval (one process a side) spans everything: never apart."""
+    return verdict, low if low is not None else 0.0, high if high is not None else math.inf
 
 
 def changed(a: Reading, b: Reading) -> bool:

@@ -34,7 +34,7 @@ from rich.console import Console
 from ..analysis.cells import CellResult, load_file
 from ..analysis.claims import CANNOT, CLAIMS, NOT_MEASURED, Claim
 from ..analysis.frame import build_frame
-from ..analysis.timeline import DECIDED, verdict_counts, verdict_steps
+from ..analysis.timeline import DECIDED, reading, verdict_counts, verdict_steps
 from ..matrix import Cell, Settings
 from ..results.history_docs import TIMELINE_COLUMNS, ClaimAbout, TimelineDoc, TimelinePoint, timeline_file
 from ..results.store import suite_fingerprint, write_json_atomic, write_text_atomic
@@ -85,7 +85,7 @@ def _decided(points: Sequence[TimelinePoint]) -> list[TimelinePoint]:
 
 
 def _steps(decided: Sequence[TimelinePoint]) -> tuple[list[int], int]:
-    return verdict_steps([(p.verdict, p.low or 0.0, p.high or 0.0) for p in decided])
+    return verdict_steps([reading(p.verdict, p.low, p.high) for p in decided])
 
 
 def changes(points: Sequence[TimelinePoint]) -> list[tuple[TimelinePoint, TimelinePoint]]:

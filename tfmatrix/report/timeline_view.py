@@ -19,7 +19,7 @@ from pathlib import Path
 
 from markupsafe import Markup
 
-from ..analysis.timeline import DECIDED, Reading, verdict_counts, verdict_steps
+from ..analysis.timeline import DECIDED, Reading, reading, verdict_counts, verdict_steps
 from ..errors import UserError
 from ..results.history_docs import TIMELINE_FILES, TimelineDoc, TimelinePoint, timeline_file
 from .charts import SPARK_COLOURS
@@ -79,7 +79,7 @@ def view(doc: TimelineDoc, title: str, file: str) -> TimelineView:
 
 
 def _reading(p: TimelinePoint) -> Reading:
-    return p.verdict, p.low or 0.0, p.high or 0.0
+    return reading(p.verdict, p.low, p.high)
 
 
 def y_ticks(lo: float, hi: float, plot_px: float, min_gap_px: float = 13.0) -> list[float]:
