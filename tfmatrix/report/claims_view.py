@@ -16,7 +16,7 @@ from markupsafe import Markup
 
 from ..analysis.claims import CANNOT, HOLDS, NOT_MEASURED, REVERSED, UNCLEAR, ClaimCell, ClaimLine, ClaimResult
 from .charts import SparkPoint, sparkline
-from .tables import fmt_seconds, row_anchor
+from .tables import fmt_interval, fmt_seconds, row_anchor
 
 CLAIMS_SCHEMA, CLAIMS_SCHEMA_VERSION = "tfmatrix.claims", 1
 VERDICT_CLASS = {HOLDS: "holds", REVERSED: "reversed", UNCLEAR: "unclear", CANNOT: "cannot", NOT_MEASURED: "unmeasured"}
@@ -80,7 +80,7 @@ def line_view(result: ClaimResult, line: ClaimLine, varying: list[str]) -> dict[
         "size": line.size,
         "below_seed_size": below_seed_size(line.size, result.claim.seed_size),
         "ratio": f"{ci.ratio:.3g}",
-        "ci": f"{ci.low:.3g}–{ci.high:.3g}",
+        "ci": fmt_interval(ci),
         "rounds": f"paired over {ci.rounds} rounds" if ci.rounds else "",
         "words": ratio_words(line, result.claim.a),
         "times": f"{fmt_seconds(c.time_a)} vs {fmt_seconds(c.time_b)}",
@@ -115,7 +115,7 @@ def trend_svgs(result: ClaimResult, varying: list[str]) -> list[dict[str, Any]]:
                 ci = line.comparison.ci
                 label = line_label(line, varying)
                 tip = (f"{c.name}{': ' + label if label else ''}: time ratio {ci.ratio:.3g} "
-                       f"(95% CI {ci.low:.3g}–{ci.high:.3g}), {line.verdict}")
+                       f"(95% CI {fmt_interval(ci)}), {line.verdict}")
                 series.setdefault(label + line.standin, []).append(SparkPoint(i, ci.ratio, line.verdict, tip))
         title = f"{result.claim.key} {target.upper()}"
         out.append({"target": target, "svg": Markup(sparkline(title, xs, list(series.values())))})

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 from html import escape as esc
 
 from ..analysis.compare import CompareResult
+from .tables import fmt_interval
 
 CSV_COLUMNS = ["cell_a", "cell_b", "id", "benchmark", "time_a", "time_b", "ratio", "ci_low", "ci_high",
                "deviation", "noise", "verdict"]
@@ -35,7 +36,7 @@ def table_rows(result: CompareResult, limit: int | None = None) -> list[list[str
     for v in rows[:limit] if limit else rows:
         cell = v.cell_a if v.cell_a == v.cell_b else f"{v.cell_a} -> {v.cell_b}"
         out.append([cell, v.id, _fmt_s(v.time_a), _fmt_s(v.time_b), f"{v.ci.ratio:.3f}",
-                    f"{v.ci.low:.3f}-{v.ci.high:.3f}", v.verdict])
+                    fmt_interval(v.ci, "-", ".3f"), v.verdict])
     return out
 
 

@@ -16,6 +16,7 @@ from typing import Any
 from ..analysis.cells import CellResult
 from ..analysis.claims import HOLDS, REVERSED, UNCLEAR, ClaimCell, ClaimResult
 from .claims_view import VERDICT_CLASS
+from .tables import fmt_interval
 
 FAMILIES: tuple[tuple[str, str], ...] = (
     ("tf1", "TF 1.x"),
@@ -89,7 +90,7 @@ def square(claim_cell: ClaimCell | None, why_absent: str = "") -> Square:
     for line in claim_cell.lines:
         ci = line.comparison.ci
         where = "; ".join(p for p in (line.comparison.config, line.standin) if p)
-        tips.append(f"{ci.ratio:.3g} [{ci.low:.3g}, {ci.high:.3g}] {line.verdict}{': ' + where if where else ''}")
+        tips.append(f"{ci.ratio:.3g} [{fmt_interval(ci, ', ')}] {line.verdict}{': ' + where if where else ''}")
     return Square(verdict, _ratio_text([line.comparison.ci.ratio for line in claim_cell.lines]), "\n".join(tips))
 
 

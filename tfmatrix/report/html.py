@@ -30,7 +30,7 @@ from ..results.documents import CELL_FAILURES, CELL_STATUSES
 from .charts import chart_html, host_speed_svg
 from .claims_view import claim_view, line_label, ratio_words, varying_keys
 from .grid import grid_view
-from .tables import Baselines, BenchTable, fmt_seconds, row_anchor
+from .tables import Baselines, BenchTable, fmt_interval, fmt_seconds, row_anchor
 
 HERE = Path(__file__).resolve().parent
 
@@ -69,7 +69,7 @@ def comparison_view(f: FindingResult, c: Comparison) -> dict[str, Any]:
         "time_b": fmt_seconds(c.time_b),
         "ratio": f"{ci.ratio:.3g}",
         "ratio_sort": ci.ratio,
-        "ci": f"{ci.low:.3g}–{ci.high:.3g}",
+        "ci": fmt_interval(ci),
         "pct": fmt_pct(c.pct),
         "pct_sort": c.pct,
         "pct_ci": f"{fmt_pct(c.pct_low)} … {fmt_pct(c.pct_high)}",
@@ -85,7 +85,7 @@ def comparison_view(f: FindingResult, c: Comparison) -> dict[str, Any]:
         "a_href": "#" + row_anchor(c.a_id) if c.a_id else "",
         "b_href": "#" + row_anchor(c.b_id) if c.b_id else "",
         "line": f"{c.group}: {a_text} vs {b_text}, {c.config}: time ratio {ci.ratio:.3g} "
-                f"(95% CI {ci.low:.3g}–{ci.high:.3g}), {fmt_pct(c.pct)}, {verdict}",
+                f"(95% CI {fmt_interval(ci)}), {fmt_pct(c.pct)}, {verdict}",
     }
 
 
@@ -150,7 +150,7 @@ def headline_views(f: FindingResult, claims: list[ClaimResult]) -> dict[str, lis
                     "group": cell.name, "target": cell.target,
                     "text": f"the seed's configuration ({result.claim.claim.rstrip('.')}"
                             f"{'; ' + label if label else ''}{'; ' + line.standin if line.standin else ''}): "
-                            f"time ratio {ci.ratio:.3g} (95% CI {ci.low:.3g}–{ci.high:.3g}), "
+                            f"time ratio {ci.ratio:.3g} (95% CI {fmt_interval(ci)}), "
                             f"{ratio_words(line, result.claim.a)}: {line.verdict}",
                     "lean": {"holds": "faster", "reversed": "slower"}.get(line.verdict, "unclear"),
                     "headline": True, "href": "#claim-" + result.claim.key,

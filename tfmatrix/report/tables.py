@@ -22,6 +22,7 @@ import pandas as pd
 
 from ..analysis.cells import CellResult
 from ..analysis.frame import OBJECT_COLUMNS, param_text
+from ..analysis.inference import RatioCI
 from ..errors import UserError
 
 
@@ -81,6 +82,13 @@ def fmt_seconds(s: float | None) -> str:
         if abs(rounded) >= scale:
             return f"{rounded / scale:.3g} {unit}"
     return f"{rounded / 1e-9:.3g} ns"
+
+
+def fmt_interval(ci: RatioCI, sep: str = "–", spec: str = ".3g") -> str:
+    """A ratio's 95% interval as text, or why it has none (one process a side: nothing replicates it)."""
+    if not ci.replicated:
+        return "no interval (one process a side)"
+    return f"{ci.low:{spec}}{sep}{ci.high:{spec}}"
 
 
 def fmt_change(ratio: float) -> str:
