@@ -50,7 +50,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tfmatrix.analysis.cells import load_dir  # noqa: E402
+from tfmatrix.analysis.cells import Variant, load_dir  # noqa: E402
 from tfmatrix.analysis.compare import compare_paths  # noqa: E402
 from tfmatrix.analysis.frame import build_frame  # noqa: E402
 from tfmatrix.report.compare_view import compare_csv, compare_html  # noqa: E402
@@ -263,6 +263,7 @@ def injected(run1: Path, run2: Path, factor: float = 1.10) -> list[str]:
                     rec["samples"] = [x * factor for x in rec["samples"]]
                 recs.append(rec)
             c.results = dataclasses.replace(c.results, records=recs)
+            c.variants = tuple(Variant.of(r) for r in recs)      # what the frame reads: built once, so again
         if mode == "run":      # a change to every variant is what --normalise run cannot see per variant
             out.append(f"normalise={mode}: not applicable (every variant slowed alike)")
             continue
@@ -296,6 +297,7 @@ def subset_injected(cells1: list, cells2: list, factor: float) -> str:
                     hit.add((c.name, str(rec["id"])))
                 recs.append(rec)
             c.results = dataclasses.replace(c.results, records=recs)
+            c.variants = tuple(Variant.of(r) for r in recs)
         slowed.append(c)
     result = compare_cells(cells1, slowed, "run1", f"run2 x{factor}")
     changed = [v for v in result.variants if (v.cell_b, v.id) in hit]
