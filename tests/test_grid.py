@@ -8,6 +8,7 @@ from test_claims import GENERATED, _claims, _hidden_effect
 
 from tfmatrix.analysis.cells import load_dir
 from tfmatrix.analysis.claims import CANNOT, CLAIMS, HOLDS, NOT_MEASURED, REVERSED, UNCLEAR
+from tfmatrix.analysis.inference import RatioCI
 from tfmatrix.report.build import build
 from tfmatrix.report.grid import MIXED, family, grid_view, head, short_claim, square
 
@@ -36,7 +37,7 @@ def test_a_long_claim_is_cut_at_a_word():
 
 
 def _line(ratio, verdict):
-    ci = SimpleNamespace(ratio=ratio, low=ratio * 0.9, high=ratio * 1.1)
+    ci = RatioCI(ratio, ratio * 0.9, ratio * 1.1, 3, 3)
     return SimpleNamespace(verdict=verdict, standin="", comparison=SimpleNamespace(ci=ci, config="model=tiny"))
 
 
