@@ -188,8 +188,8 @@ def cross_cell_ratios(run1: Path, run2: Path) -> list[str]:
         for i, x in enumerate(cells):
             for y in cells[i + 1:]:
                 what = f"{vid} {x}/{y}"
-                c1 = comparison_ci(r1[(vid, x)], r1[(vid, y)], "s|" + what)
-                c2 = comparison_ci(r2[(vid, x)], r2[(vid, y)], "s|" + what)
+                c1 = comparison_ci(r1[(vid, x)], r1[(vid, y)])
+                c2 = comparison_ci(r2[(vid, x)], r2[(vid, y)])
                 if c1 is not None and c2 is not None:
                     report_devs.append((what, deviation(c1.ratio, c2.ratio)))
                 p1 = float(r1[(vid, x)]["time"]) / float(r1[(vid, y)]["time"])

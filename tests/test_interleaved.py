@@ -156,7 +156,7 @@ def _ratio(reports: Path, vid: str) -> Any:
     df = build_frame(cells)
     ra = df[(df["cell"] == "a") & (df["variant"].str.contains(f"v={vid}"))].iloc[0]
     rb = df[(df["cell"] == "b") & (df["variant"].str.contains(f"v={vid}"))].iloc[0]
-    return comparison_ci(ra, rb, "test")
+    return comparison_ci(ra, rb)
 
 
 def test_the_interleaved_ratio_cancels_a_slow_period_that_the_sequential_order_does_not(tmp_path: Path) -> None:

@@ -296,7 +296,7 @@ def comparison_cis(pairs: Sequence[tuple[Row, Row]]) -> list[RatioCI | None]:
     return out
 
 
-def comparison_ci(ra: Row, rb: Row, key: str = "") -> RatioCI | None:
+def comparison_ci(ra: Row, rb: Row) -> RatioCI | None:
     """One pair's ratio a/b on its own (``comparison_cis`` of one)."""
     return comparison_cis([(ra, rb)])[0]
 
