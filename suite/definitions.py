@@ -93,13 +93,18 @@ def preset_from_json(text: str) -> Preset:
     return Preset(**data)
 
 
+FIXED_COUNT_MAX_TIME = 300.0    # seconds of samples a variant may take when its count is fixed (--repeats)
+
+
 def customized(preset: Preset, repeats: Optional[int] = None, processes: Optional[int] = None,
                window: Optional[int] = None) -> Preset:
     """``preset`` with the repeat count, process count and/or window size asked for."""
     if repeats is not None:
-        # an explicit count is a fixed count: no adaptive stopping beyond it
+        # an explicit count is a fixed count: no adaptive stopping beyond it, no time cap below it (the
+        # per-variant timeout still holds)
         budget = dataclasses.replace(preset.budget, repeats=repeats, max_repeats=repeats,
-                                     min_repeats=min(preset.budget.min_repeats, repeats))
+                                     min_repeats=min(preset.budget.min_repeats, repeats),
+                                     max_time=max(preset.budget.max_time, FIXED_COUNT_MAX_TIME))
         preset = dataclasses.replace(preset, budget=budget)
     if processes is not None:
         preset = dataclasses.replace(preset, processes=processes)

@@ -20,12 +20,14 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import sys
 import traceback
-from typing import Any, List
+from typing import Any, List, Tuple
 
 from .definitions import PRESETS, Benchmark, Preset, Variant
-from .schema import PLUGINS_ENV
+from .schema import PLUGINS_ENV, SIDE_PATTERN
+from .sides import pair_up
 
 TRACEBACK_LINES = 20
 
@@ -76,9 +78,9 @@ class BrokenFile(Benchmark):
         raise PluginError(self.message)
 
 
-def _import(path: str) -> Any:
+def _import(path: str, side: str = "") -> Any:
     stem = os.path.splitext(os.path.basename(path))[0]
-    name = "suite_plugin_%s" % stem
+    name = "suite_plugin_%s%s" % (side + "_" if side else "", stem)
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise PluginError("cannot load benchmark file %s (not a Python file?)" % path)
@@ -105,19 +107,42 @@ def _listable(bench: Any, path: str) -> Any:
     return bench
 
 
+def _load_file(path: str, side: str = "") -> List[Benchmark]:
+    try:
+        module = _import(path, side)
+    except Exception:
+        return [BrokenFile(path, "failed to import", traceback.format_exc())]
+    return [_listable(b, path) for b in getattr(module, "BENCHMARKS", [])]
+
+
+def split_sides(value: str) -> Tuple[str, List[Tuple[str, str]]]:
+    """``value`` without its ``SIDE=FILE`` entries, and those entries as (side, file), in order."""
+    plain: List[str] = []
+    sided: List[Tuple[str, str]] = []
+    for entry in filter(None, value.split(os.pathsep)):
+        match = re.match(SIDE_PATTERN, entry)
+        if match and not os.path.exists(entry):
+            sided.append((match.group(1), match.group(2)))
+        else:
+            plain.append(entry)
+    return os.pathsep.join(plain), sided
+
+
 def load_plugins(value: str) -> List[Benchmark]:
-    """The benchmarks of every file ``value`` names; a file that fails is one ``BrokenFile``."""
+    """The benchmarks of every file ``value`` names; a file that fails is one ``BrokenFile``.
+
+    ``SIDE=FILE`` entries are versions of one file (``tfmatrix ab``): their
+    benchmarks are paired by name into ``sides.Sides``, one benchmark each.
+    """
+    value, sided = split_sides(value)
     for directory in _directories(value):
         if directory not in sys.path:
             sys.path.insert(0, directory)
     found: List[Benchmark] = []
     for path in plugin_paths(value):
-        try:
-            module = _import(path)
-        except Exception:
-            found.append(BrokenFile(path, "failed to import", traceback.format_exc()))
-            continue
-        found.extend(_listable(b, path) for b in getattr(module, "BENCHMARKS", []))
+        found.extend(_load_file(path))
+    if sided:
+        found.extend(pair_up([(side, _load_file(path, side)) for side, path in sided]))
     return found
 
 

@@ -16,7 +16,7 @@ import time
 from collections import OrderedDict
 from typing import IO, Any, Dict, List, Optional, Sequence
 
-from . import SUITE_VERSION, fingerprint, stats
+from . import SUITE_VERSION, fingerprint, reference, stats
 from .compat import mode_unsupported
 from .harness import spread_over
 from .isolation import run_group, run_worker
@@ -383,7 +383,9 @@ def run_slice(preset: Preset, plan_path: str, key: str, pass_no: int, out_path: 
         return _finish(doc, out_path, t0, log, code=3)
     variants = [by_id[vid] for vid in wanted]
     log.write("[suite] slice %s, round %d: %d variants\n" % (key, pass_no, len(variants)))
+    before = reference.probe()      # this container's own speed, before and after (suite.reference)
     doc["records"] = measure(variants, {}, preset, log, benchmark_by_name(benchmarks), passes=[pass_no])
+    doc["config"]["reference_s"] = [before, reference.probe()]
     _warn_unstable(doc, preset)
     return _finish(doc, out_path, t0, log, code=0)
 

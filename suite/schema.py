@@ -23,6 +23,16 @@ PRESET_NAMES = ("quick", "seed", "standard", "full")
 # Benchmark files from outside the suite (a user's own, ``suite.plugins``): files or
 # directories, ``os.pathsep`` between them; the host's runners set it for ``[suite] paths``.
 PLUGINS_ENV = "TFMATRIX_SUITE_PLUGINS"
+# A/B inside one run (``tfmatrix ab``): an entry ``SIDE=PATH`` (``base=/opt/tfmatrix/bench/0/bench.py``)
+# is one version of a benchmark file; ``suite.sides`` measures both versions of a benchmark as one
+# benchmark whose variants carry the parameter ``side=SIDE``, so the two sides are window-mates.
+SIDE_PARAM = "side"
+SIDE_PATTERN = r"^([a-z][a-z0-9_]{0,15})=(.+)$"
+
+
+def side_entry(side: str, path: str) -> str:
+    """One ``$TFMATRIX_SUITE_PLUGINS`` entry naming ``path`` as the version of the files called ``side``."""
+    return "%s=%s" % (side, path)
 
 # One line per finished variant run, written by ``suite.run.Progress`` and parsed
 # by ``tfmatrix.progress`` for 'benchmark i of n' and the ETA:

@@ -30,7 +30,7 @@ def run_cli(*args: str, cwd: Path | None = None, env_registry: str | None = None
 def test_validate_default_matrix() -> None:
     proc = run_cli("validate")
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout == "24 cells OK (0 warnings); a first `matrix` run of all of them: roughly 1:16:00\n"
+    assert proc.stdout == "24 cells OK (0 warnings); a first `matrix` run of all of them: roughly 1:48:00\n"
     assert proc.stderr == ""
 
 
@@ -117,12 +117,13 @@ def test_every_subcommand_takes_matrix() -> None:
     parser = cli.build_parser()
     for sc in cli.SUBCOMMANDS:
         positional = {"cell": ["some-cell"], "compare": ["run-a", "run-b"], "duet": ["a", "b"],
+                      "ab": ["base.py", "head.py"],
                       "bisect": ["--claim", "c", "--good", "2.1", "--bad", "2.0"]}.get(sc.name, [])
         args = parser.parse_args([sc.name, *positional, "--matrix", "x.toml"])
         assert args.matrix == "x.toml" and args.run is sc.run
     assert [sc.name for sc in cli.SUBCOMMANDS] == [
-        "validate", "list", "render", "wheels", "base-images", "matrix", "cell", "report", "compare", "duet", "bisect",
-        "timeline"]
+        "validate", "list", "render", "wheels", "base-images", "matrix", "cell", "report", "compare", "duet", "ab",
+        "bisect", "timeline"]
 
 
 def test_an_option_is_never_read_as_a_longer_one_it_begins() -> None:

@@ -58,6 +58,7 @@ def _run(tmp: Path, run: str, seed: int, host: float, slower: dict[int, float] |
     doc["config"]["rounds"] = rounds
     doc["config"]["schedule"] = {"kind": "interleaved", "run": f"run-{seed}", "seed": seed}
     doc["config"]["host_speed"] = [[t, 0.0, 0.02 * host] for t in range(1, 7)]
+    doc["config"]["container_reference"] = [[r + 1, "eager:tf", 0.015 * host, 0.015 * host] for r in range(rounds)]
     results = SuiteResults.from_json(doc, Path(f"{name}.json"))
     out = tmp / run / "cells" / f"{name}.json"
     write_cell(out, cell_document({"name": name, "tf": "2.15", "target": "cpu", "preset": "seed"},
@@ -101,6 +102,8 @@ def test_a_whole_cell_that_moved_is_shown_not_judged_and_as_measured_it_is_calle
     assert per_cell.normalise == "cell" and per_cell.verdicts()["slower"] <= 0.05 * VARIANTS
     assert per_cell.cell_moves["syn-cpu"] == pytest.approx(1.15, rel=0.03)
     assert "each cell's common move taken out (syn-cpu 1.1" in per_cell.host_line()
+    # the containers' own reference workload moved with it: the whole container ran slower, not its TensorFlow
+    assert "(its containers' own reference 1.150)" in per_cell.host_line()
 
 
 def test_a_20_percent_slowdown_at_the_measured_noise_is_found_at_least_80_percent_of_the_time(tmp_path: Path) -> None:

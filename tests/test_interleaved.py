@@ -105,6 +105,8 @@ class FakeEnv:
                 records.append(rec)
             self.runner_.host.tick += 1
         doc = results_doc(records, tf="2.15.1", cell=self.cell.name)
+        if key:         # the suite times the reference workload in the slice's container, before and after
+            doc["config"]["reference_s"] = [0.015 * self.runner_.host.factor(), 0.016]
         out.write_text(json.dumps(doc))
         return SuiteExit(0, seconds=0.01)
 
@@ -189,6 +191,10 @@ def test_every_round_draws_a_fresh_recorded_order_from_the_seed(tmp_path: Path) 
     # the calls followed the recorded order, turn by turn
     assert [(c, k, r) for _, r, k, order in turns for c in order] == runner.calls
     assert len(doc.results.config["host_speed"]) == 6           # one probe of the host per turn
+    # and each slice timed the same workload inside the cell's container, round by round
+    assert [r[:2] for r in doc.results.config["container_reference"]] == sorted(
+        [r, k] for r in (1, 2, 3) for k in SLICES)
+    assert all(r[3] == 0.016 for r in doc.results.config["container_reference"])
     ids = [r["id"] for r in doc.results.records]                # the catalogue's order (the plan's), not the turns'
     assert ids == sorted(ids, reverse=True) and "order" not in doc.results.config
     # the order is random: over many seeds each cell goes first sometimes, and slices change places by round

@@ -121,6 +121,9 @@ class Variant:
     between_cv: float | None = None         # between_process.cv
     build_s: tuple[Any, ...] = ()           # setup.build_s, per process
     first_call_s: tuple[Any, ...] = ()      # setup.first_call_s, per process
+    calls: tuple[Any, ...] = ()             # iterations.per_repeat: calls timed in one sample, per process
+    warmup_calls: tuple[Any, ...] = ()      # iterations.warmup_calls: calls before sampling, per process
+    inner: int = 1                          # iterations.inner: what one call runs (samples are per iteration)
     unstable: bool = False
     peak_rss_mb: float | None = None
     wall_s: float | None = None
@@ -132,6 +135,7 @@ class Variant:
     def of(cls, rec: Mapping[str, Any]) -> Variant:
         params, info = _frozen(rec.get("params")), _obj(rec.get("info"))
         schedule, setup = _obj(rec.get("schedule")), _obj(rec.get("setup"))
+        iterations = _obj(rec.get("iterations"))
         return cls(
             id=rec.get("id"),
             benchmark=rec.get("benchmark") or str(rec.get("id", "?")).split("[")[0],
@@ -147,6 +151,8 @@ class Variant:
             cv=_obj(rec.get("stats")).get("cv"),
             between_cv=_obj(rec.get("between_process")).get("cv"),
             build_s=tuple(setup.get("build_s") or ()), first_call_s=tuple(setup.get("first_call_s") or ()),
+            calls=tuple(iterations.get("per_repeat") or ()), warmup_calls=tuple(iterations.get("warmup_calls") or ()),
+            inner=iterations["inner"] if isinstance(iterations.get("inner"), int) and iterations["inner"] > 0 else 1,
             unstable=bool(rec.get("unstable")),
             peak_rss_mb=rec.get("peak_rss_mb"), wall_s=rec.get("wall_s"),
             windows=tuple(schedule.get("windows") or ()), passes=tuple(schedule.get("passes") or ()),

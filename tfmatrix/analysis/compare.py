@@ -94,6 +94,7 @@ class CompareResult:
     shift: float | None = None        # the median B/A over every variant: what the whole run moved by
     unreplicated: int = 0             # variants with one process a side and no variance from elsewhere
     cell_moves: dict[str, float] = field(default_factory=dict)   # per cell pair: its median B/A, when taken out
+    cell_refs: dict[str, float] = field(default_factory=dict)    # per cell pair: its containers' reference B/A
 
     def offenders(self, slower_than: float) -> list[str]:
         """What fails a CI gate (``--fail-on slower:X%``): each variant that broke, then each one slower with
@@ -183,7 +184,9 @@ class CompareResult:
                     f"(B/A {self.host_b / self.host_a:.3f})")
         else:
             host = "no host reference on both sides (runs before the interleaved schedule)"
-        moves = ", ".join(f"{cell} {move:.3f}" for cell, move in self.cell_moves.items())
+        moves = ", ".join(f"{cell} {move:.3f}" + (f" (its containers' own reference {self.cell_refs[cell]:.3f})"
+                                                  if cell in self.cell_refs else "")
+                          for cell, move in self.cell_moves.items())
         how = {"none": "ratios as measured (--normalise cell|host|run takes a common move out)",
                "cell": f"each cell's common move taken out ({moves}): a run-level move of a whole cell, which one "
                        "run a side cannot tell from the run's own drift, is shown, not judged",
@@ -201,7 +204,7 @@ class CompareResult:
 
 
 def variant_changes(df_a: pd.DataFrame, df_b: pd.DataFrame, pairs: Sequence[tuple[str, str]], scale_b: float = 1.0,
-                    per_cell: bool = False, noise: NoiseModel | None = None,
+                    per_cell: bool = False, noise: NoiseModel | None = None, by_window: bool = False,
                     ) -> tuple[list[VariantChange], list[str], list[str]]:
     """Every variant measured ok in both cells of each pair, and those ok on one side only.
 
@@ -212,6 +215,8 @@ def variant_changes(df_a: pd.DataFrame, df_b: pd.DataFrame, pairs: Sequence[tupl
     slice of processes) is taken out, as for two runs of the same cells.
     ``scale_b``: what B moved by in common (``--normalise host|run``), taken out.
     ``noise``: a replicated run's noise model, for variants with one process a side.
+    ``by_window``: A and B are window-mates of one run (``ab``): paired process
+    by process, each process's effect estimated from both sides' variants.
     """
     found: list[tuple[str, str, str, Any, Any]] = []
     only_a: list[str] = []
@@ -225,10 +230,10 @@ def variant_changes(df_a: pd.DataFrame, df_b: pd.DataFrame, pairs: Sequence[tupl
     shift = math.log(scale_b)
     sides = []
     for name_a, name_b, _, ra, rb in found:
-        b = row_side(rb, f"B|{name_b}")
+        b = row_side(rb, name_b if by_window else f"B|{name_b}", by_window)
         if shift:
             b = dataclasses.replace(b, logs=tuple(y - shift for y in b.logs))
-        sides.append((b, row_side(ra, f"A|{name_a}")))
+        sides.append((b, row_side(ra, name_a if by_window else f"A|{name_a}", by_window)))
     families = [(name_a, name_b, frozenset(b.processes), frozenset(a.processes))
                 for (name_a, name_b, *_), (b, a) in zip(found, sides, strict=True)] if per_cell else None
     priors = [(noise.prior((name_b, vid)), noise.prior((name_a, vid))) if b.n < 2 and a.n < 2 else (None, None)
@@ -271,6 +276,14 @@ def host_reference(cells: Sequence[CellResult]) -> float | None:
     return None
 
 
+def container_reference(cell: CellResult) -> float | None:
+    """The median time of the reference workload inside a cell's containers over a run (``suite.reference``)."""
+    series = (cell.results.config.get("container_reference") if cell.results else None) or []
+    values = [float(x) for p in series if isinstance(p, list) and len(p) == 4 for x in p[2:]
+              if isinstance(x, (int, float))]
+    return float(np.median(values)) if values else None
+
+
 def _ok_rows(df: pd.DataFrame, cell: str) -> dict[str, Any]:
     if not len(df):
         return {}
@@ -310,18 +323,24 @@ def compare_cells(cells_a: list[CellResult], cells_b: list[CellResult], label_a:
         scale = shift
     variants, only_a, only_b = variant_changes(df_a, df_b, pairs, scale, normalise == "cell", noise)
     moves: dict[str, float] = {}
+    refs: dict[str, float] = {}
     if normalise == "cell":
+        by_a, by_b = {c.name: c for c in cells_a}, {c.name: c for c in cells_b}
         for a, b in pairs:
             logs = [math.log(v.time_b / v.time_a) for v in variants
                     if v.cell_a == a and v.cell_b == b and v.time_a > 0 and v.time_b > 0]
+            name = a if a == b else f"{a} -> {b}"
             if logs:
-                moves[a if a == b else f"{a} -> {b}"] = float(np.exp(np.median(logs)))
+                moves[name] = float(np.exp(np.median(logs)))
+            ref_a, ref_b = container_reference(by_a[a]), container_reference(by_b[b])
+            if ref_a and ref_b:
+                refs[name] = ref_b / ref_a
     comparisons: list[ComparisonChange] = []
     if all(a == b for a, b in pairs):   # same cells on both sides: the findings can be matched line by line
         comparisons = comparison_changes(compute_all(df_a, cells_a, FINDINGS), compute_all(df_b, cells_b, FINDINGS))
     return CompareResult(label_a, label_b, variants, comparisons, only_a, only_b, list(pairs), host_a, host_b,
                          scale, broken(df_a, df_b, pairs), normalise, shift,
-                         sum(1 for v in variants if not v.ci.replicated), moves)
+                         sum(1 for v in variants if not v.ci.replicated), moves, refs)
 
 
 def broken(df_a: pd.DataFrame, df_b: pd.DataFrame, pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:

@@ -27,7 +27,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     matrix = load_matrix(args)
     print(f"{len(matrix.cells)} cells OK ({len(matrix.warnings)} warnings); a first `matrix` run of all of them: "
-          f"roughly {fmt_duration(cold_estimate(matrix.cells))}")
+          f"roughly {fmt_duration(cold_estimate(matrix.cells, matrix.settings.rounds))}")
     return 0
 
 

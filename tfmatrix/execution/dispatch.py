@@ -29,11 +29,14 @@ from ..runners.local import local_runner
 from .sequential import one_cell
 
 RUNNERS = ("auto", "docker", "venv", "ray")
-# Rough suite run time of one CPU cell per preset on a 2-core machine, and what
-# preparing a cell costs the first time (wheels and image build, or virtualenv
-# install). Quick, measured on the default matrix's nine CPU cells with Docker
-# (2026-11): runs 50-200 s (mean 87 s), wheels + build 35-75 s (mean 55 s).
-ESTIMATE_RUN_S = {"quick": 100.0, "seed": 130.0, "standard": 3600.0, "full": 4 * 3600.0}
+# Rough suite run time of one CPU cell per preset and round on a 2-core machine,
+# and what preparing a cell costs the first time (wheels and image build, or
+# virtualenv install). Quick, measured on the default matrix's nine CPU cells
+# with Docker (2026-11): runs 50-200 s (mean 87 s), wheels + build 35-75 s
+# (mean 55 s). Seed: the default matrix's 12 CPU cells, 3 interleaved rounds,
+# warm 38-46 min (2026-11-25): 63-77 s a cell and round; the first estimate said
+# 1:30:00 (130 s) for a cold run that took 46:26.
+ESTIMATE_RUN_S = {"quick": 100.0, "seed": 70.0, "standard": 3600.0, "full": 4 * 3600.0}
 ESTIMATE_SETUP_S = 60.0
 
 
@@ -105,9 +108,9 @@ def estimate(cells: Sequence[Cell], request: RunRequest, reports_dir: Path) -> f
     return sum(cell_estimates(cells, request, reports_dir).values())
 
 
-def cold_estimate(cells: Sequence[Cell]) -> float:
-    """Seconds a first run of ``cells`` may take here (nothing built, no earlier results), by preset."""
-    return sum(ESTIMATE_RUN_S.get(c.preset, 600.0) + ESTIMATE_SETUP_S for c in cells)
+def cold_estimate(cells: Sequence[Cell], rounds: int = 1) -> float:
+    """Seconds a first run of ``cells`` in ``rounds`` rounds may take here (nothing built, no earlier results)."""
+    return sum(ESTIMATE_RUN_S.get(c.preset, 600.0) * rounds + ESTIMATE_SETUP_S for c in cells)
 
 
 def execute(cells: Sequence[Cell], runner: Runner, request: RunRequest, reports_dir: Path, *, redo: bool = True,

@@ -79,6 +79,7 @@ class LiveCell:
     run_s: float = 0.0
     used_s: float = 0.0                      # the cell's time so far (plan and slices): its limit is for all of it
     slice_s: dict[str, float] = field(default_factory=dict)     # slice -> seconds of its last run (the ETA)
+    reference: list[list[Any]] = field(default_factory=list)    # [round, slice, s before, s after] (suite.reference)
 
     def complete_rounds(self) -> list[int]:
         """The rounds in which every slice of the cell completed."""
@@ -92,6 +93,9 @@ class LiveCell:
             self.records[rec["id"]] = copy.deepcopy(rec) if before is None else merge_record(before, rec, unstable_cv)
         self.done.add((round_no, key))
         self.run_s += float(doc.wall_s or 0.0)
+        timed = doc.config.get("reference_s")
+        if isinstance(timed, list) and len(timed) == 2 and all(isinstance(x, (int, float)) for x in timed):
+            self.reference.append([round_no, key, float(timed[0]), float(timed[1])])
 
 
 def slice_file(journal: Path, cell: str, round_no: int, key: str) -> Path:
@@ -394,7 +398,8 @@ def cell_results(lc: LiveCell, head: dict[str, Any]) -> SuiteResults | None:
     config = {**plan.config, "rounds": max(1, len(complete)),
               "schedule": {"kind": "interleaved", "run": head["run"], "seed": head["seed"],
                            "rounds_asked": rounds, "turns": turns},
-              "host_speed": list(head.get("host_speed", []))}
+              "host_speed": list(head.get("host_speed", [])),
+              "container_reference": sorted(lc.reference)}
     config.pop("slices", None)
     config.pop("order", None)
     return dataclasses.replace(plan, records=records, warnings=warnings, config=config, wall_s=lc.run_s,

@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from suite.schema import PLUGINS_ENV
+from suite.schema import PLUGINS_ENV, side_entry
 
 from ..errors import UserError
 
@@ -23,7 +23,7 @@ BENCH_MOUNT = "/opt/tfmatrix/bench"
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}")
 _SKIP_DIRS = {"__pycache__", ".git", ".mypy_cache", ".pytest_cache", ".ruff_cache"}
 
-__all__ = ["BENCH_MOUNT", "PLUGINS_ENV", "check_path", "container_paths", "files_hash"]
+__all__ = ["BENCH_MOUNT", "PLUGINS_ENV", "check_path", "container_paths", "files_hash", "plugins_value"]
 
 
 def check_path(value: object, base: Path, where: str, base_text: str) -> Path:
@@ -73,3 +73,10 @@ def container_paths(paths: Sequence[Path]) -> list[tuple[Path, str]]:
         out.append((Path(p), f"{target}/{Path(p).name}" if Path(p).is_file() else target))
     return out
 
+
+
+def plugins_value(where: Sequence[str], sides: Sequence[str] = ()) -> str:
+    """``$TFMATRIX_SUITE_PLUGINS`` for the paths as the cell sees them; ``sides``: each one's side (``ab``)."""
+    if sides:
+        return ":".join(side_entry(side, path) for side, path in zip(sides, where, strict=True))
+    return ":".join(where)

@@ -41,6 +41,7 @@ class RunRequest:
     bench_paths: tuple[Path, ...] = ()  # the user's benchmark files and directories (user_benchmarks.py)
     bench: str = ""                     # hash of their content
     processes: int | None = None        # fresh processes per variant; None: the preset's
+    sides: tuple[str, ...] = ()         # per bench path, its side: versions of one file measured together (ab)
 
     def for_cell(self, cell: Cell) -> CellRequest:
         """What this run asks of ``cell``: made once per cell, handed down, stored in its file."""

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..matrix.records import Cell
-from ..matrix.user_benchmarks import PLUGINS_ENV, container_paths
+from ..matrix.user_benchmarks import PLUGINS_ENV, container_paths, plugins_value
 from ..paths import SUITE_DIR
 from ..progress import Progress
 from ..provision import base_images, render, wheelhouse
@@ -66,19 +66,20 @@ def gpu_support(client: Any) -> str | None:
 
 def run_request(cell: Cell, image: str, out_dir: Path, command: list[str],
                 bench_paths: Sequence[Path] = (), gpu_ids: Sequence[str] | None = None,
-                suite_dir: Path = SUITE_DIR) -> dict[str, Any]:
+                suite_dir: Path = SUITE_DIR, sides: Sequence[str] = ()) -> dict[str, Any]:
     """Everything ``containers.run`` is asked for one cell (pure: the tests inspect it).
 
     ``bench_paths``: the user's benchmark files, each mounted read-only under
     /opt/tfmatrix/bench and named in $TFMATRIX_SUITE_PLUGINS.
     ``gpu_ids``: the devices a scheduler gave the cell (``--gpus device=0,1``); None: every GPU.
+    ``sides``: each path's side, when they are versions of one file (``ab``).
     """
     from docker.types import DeviceRequest, Mount
 
     env = {**dict(cell.env), "HOME": "/tmp", "PYTHONUNBUFFERED": "1"}   # cell facts travel as flags (suite_args)
     bench = container_paths(bench_paths)
     if bench:
-        env[PLUGINS_ENV] = ":".join(target for _, target in bench)
+        env[PLUGINS_ENV] = plugins_value([target for _, target in bench], sides)
     request: dict[str, Any] = {
         "image": image,
         "command": list(command),
@@ -265,7 +266,7 @@ class DockerRunner(Runner):
         os.chmod(out_dir, 0o777)   # written by the container's non-root user
         try:
             container = self.client.containers.run(**run_request(cell, tag, out_dir, IDLE, request.bench_paths,
-                                                                 self.gpu_ids, self.suite_dir))
+                                                                 self.gpu_ids, self.suite_dir, request.sides))
         except Exception as e:
             shutil.rmtree(out_dir, ignore_errors=True)
             return CellOutcome(cell.name, "failed", "could not start the container: %s" % str(e).splitlines()[0],

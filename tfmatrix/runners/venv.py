@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..matrix.records import Cell
-from ..matrix.user_benchmarks import PLUGINS_ENV
+from ..matrix.user_benchmarks import PLUGINS_ENV, plugins_value
 from ..paths import REPO_ROOT
 from ..progress import Progress
 from ..provision import interpreters, wheelhouse
@@ -99,7 +99,7 @@ class VenvRunner(Runner):
         env.update(dict(cell.env))
         env.update({"PYTHONPATH": str(REPO_ROOT), "PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1"})
         if request.bench_paths:       # the user's benchmark files, loaded by suite.plugins
-            env[PLUGINS_ENV] = os.pathsep.join(str(p) for p in request.bench_paths)
+            env[PLUGINS_ENV] = plugins_value([str(p) for p in request.bench_paths], request.sides)
         return VenvCellEnv(python, env, runner, timings)
 
     # -- the environment -----------------------------------------------------

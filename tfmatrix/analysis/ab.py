@@ -1,0 +1,67 @@
+"""A/B inside one run (``tfmatrix ab``): each variant's head against its base, process by process.
+
+The run measured two versions of the user's benchmark files as one
+benchmark whose variants carry ``side=base`` or ``side=head``
+(``suite.sides``), both sides of a parameter set in one window. Here the
+two sides of each cell become the two sides of a ``compare``: the same
+``CompareResult``, the same rule (``moderation.judge``), the same views and
+gate, paired by window (both sides ran in the same processes, so each
+process's effect, estimated from every variant it sampled, cancels) rather
+than by round.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import pandas as pd
+
+from suite.schema import SIDE_PARAM
+
+from .cells import CellResult
+from .compare import CompareResult, broken, variant_changes
+from .frame import build_frame, param_column
+
+SIDES = ("base", "head")
+
+
+def side_rows(df: pd.DataFrame, side: str) -> pd.DataFrame:
+    """The rows of ``side`` with ``side=...`` taken out of their ids, so both sides' ids match."""
+    column = param_column(SIDE_PARAM)
+    if column not in df.columns or not len(df):
+        return df.iloc[0:0]
+    rows = df[df[column] == side].copy()
+    tag = re.compile(r"(?<=[\[,])%s=%s(,|(?=\]))" % (SIDE_PARAM, re.escape(side)))
+    rows["id"] = [tag.sub("", str(i)) for i in rows["id"]]
+    return rows
+
+
+def compare_sides(cells: Sequence[CellResult], base: str = SIDES[0], head: str = SIDES[1]) -> CompareResult:
+    """Per cell, every variant's ``head`` against its ``base`` (B/A), judged together, read as ``compare`` reads."""
+    df = build_frame(list(cells))
+    df_a, df_b = side_rows(df, base), side_rows(df, head)
+    pairs = [(c.name, c.name) for c in cells if c.has_records]
+    variants, only_a, only_b = variant_changes(df_a, df_b, pairs, by_window=True)
+    return CompareResult(base, head, variants, [], only_a, only_b, pairs, broke=broken(df_a, df_b, pairs),
+                         normalise="none", unreplicated=sum(1 for v in variants if not v.ci.replicated))
+
+
+def summary_lines(result: CompareResult) -> list[str]:
+    """What an A/B run found and could see: the verdict counts, the false-discovery list, the resolution."""
+    counts = result.verdicts()
+    lines = [
+        f"{len(result.variants)} variants, head against base, in the same processes of {len(result.cells)} cell(s): "
+        f"{counts['slower']} slower, {counts['faster']} faster, {counts['no clear difference']} no clear difference"
+        + (f", {counts['not enough replication']} not enough replication" if counts["not enough replication"]
+           else ""),
+    ]
+    if result.unreplicated < len(result.variants):
+        lines.append(result.discovery_line())
+    lines.append(result.resolution_line())
+    if result.only_a or result.only_b:
+        lines.append(f"without a partner: {len(result.only_a)} only in {result.label_a}, {len(result.only_b)} only "
+                     f"in {result.label_b} (" + "; ".join((result.only_a + result.only_b)[:3]) + ")")
+    if result.unreplicated:
+        lines.append(f"{result.unreplicated} variants ran in one process a side: not enough replication for a "
+                     "verdict (run --rounds 2 or more)")
+    return lines

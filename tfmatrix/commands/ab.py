@@ -1,0 +1,125 @@
+"""The ``ab`` command: "did my change make it slower?", both versions measured together in one run.
+
+Two versions of a benchmark file (a pull request's base and head) run in
+the same cells, the same rounds and the same processes, each benchmark's
+two sides window-mates (``suite.sides``); then head against base, variant by
+variant, with ``compare``'s rule, table and gate (``analysis.ab``). The
+measuring is the ordinary interleaved run (``execution.dispatch``) into its
+own reports directory, never the matrix's.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rich.markup import escape
+
+from .. import paths
+from ..errors import UserError
+from ..matrix import KNOWN_PRESETS
+from .common import find_cell, load_matrix, output_dir
+from .compare import fail_on
+
+# Both sides of a case share each process, so the processes add almost nothing to a paired difference: its
+# noise is the samples' (Kalibera & Jones's rule then asks for many samples a process). Measured here
+# (docs/measurement.md, "A/B inside one run"): 8 rounds x 16 samples resolved 7.7% at the median variant.
+ROUNDS = 10
+SAMPLES = 20
+
+if TYPE_CHECKING:
+    from ..analysis.compare import CompareResult
+
+
+def cmd_ab(args: argparse.Namespace) -> int:
+    """``python -m tfmatrix ab BASE HEAD --cell NAME``: both versions in one run, head against base."""
+    from ..analysis.ab import SIDES, compare_sides, summary_lines
+    from ..analysis.cells import load_dir
+    from ..execution.dispatch import execute, make_runner
+    from ..execution.lock import checkout_lock
+    from ..matrix.user_benchmarks import check_path
+    from ..progress import stderr_console
+    from ..runners.common import RunRequest
+
+    console = stderr_console()
+    matrix = load_matrix(args)
+    files = tuple(check_path(value, Path.cwd(), f"ab {side.upper()}", "the current directory")
+                  for side, value in zip(SIDES, (args.base, args.head), strict=True))
+    for side, path in zip(SIDES, files, strict=True):
+        if not path.is_file():
+            raise UserError(f"ab {side.upper()}: {path} is a directory; name one .py file per side (two versions "
+                            "of the same file, e.g. `git show main:bench.py > base.py`)")
+    if not args.cell:
+        raise UserError("ab: name the cell(s) to measure in with --cell NAME (see `list`)")
+    cells = [find_cell(matrix, name) for name in dict.fromkeys(args.cell)]
+    reports = output_dir(args.reports, "--reports")
+    only = tuple(args.only) or ("*side=*",)
+    rounds = args.rounds or ROUNDS
+    request = RunRequest(preset=args.preset, only=only, rounds=rounds, repeats=args.samples * rounds,
+                         schedule="interleaved", seed=args.seed, bench_paths=files, sides=SIDES)
+    with checkout_lock():
+        runner = make_runner(args.runner, matrix.settings.base_registry, console)
+        outcomes = execute(cells, runner, request, reports, console=console)
+    bad = [o for o in outcomes if o.status != "ok"]
+    if bad:
+        print(f"tfmatrix: error: ab: {bad[0].name} {bad[0].status}: {bad[0].reason}", file=sys.stderr)
+        return 1
+    loaded = [c for c in load_dir(reports / "cells").cells if c.name in {cell.name for cell in cells}]
+    result = compare_sides(loaded)
+    if not result.variants and not result.broke:
+        raise UserError(f"ab: no benchmark of {files[0].name} and {files[1].name} ran on both sides; see the cell "
+                        f"logs in {reports / 'cells'}")
+    offenders = result.offenders(args.fail_on) if args.fail_on is not None else []
+    for line in offenders:
+        print(f"tfmatrix: gate: {line}")
+    _print_table(result, args.rows)
+    for line in summary_lines(result):
+        print(line)
+    if args.fail_on is not None:
+        print(f"tfmatrix: gate: {result.gate_line(args.fail_on)}")
+        print(f"tfmatrix: gate: {len(offenders)} offender(s) for --fail-on slower:{args.fail_on:.0%}"
+              + (" (listed first)" if offenders else ""))
+    print(f"cell files in {reports / 'cells'}")
+    return 1 if offenders else 0
+
+
+def _print_table(result: CompareResult, rows_wanted: int) -> None:
+    from rich.table import Table
+
+    from ..progress import table_console
+    from ..report.compare_view import table_rows
+
+    rows = table_rows(result, rows_wanted)
+    if not rows:
+        return
+    table = Table(title=f"{len(result.variants)} variants, head against base")
+    for column in ("cell", "variant", "base", "head", "head/base", "95% CI", "verdict"):
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        table.add_row(*(escape(x) for x in row))
+    table_console().print(table)
+
+
+def configure_ab(p: argparse.ArgumentParser) -> None:
+    p.add_argument("base", metavar="BASE", help="the benchmark file as it was (suite.api; e.g. the PR's base)")
+    p.add_argument("head", metavar="HEAD", help="the same file as it is now (the PR's head)")
+    p.add_argument("--cell", action="append", default=[], metavar="NAME",
+                   help="measure in this cell (repeatable; see `list`)")
+    p.add_argument("--only", action="append", default=[], metavar="PATTERN",
+                   help="only the file's variants matching PATTERN (glob on variant id; repeatable)")
+    p.add_argument("--preset", choices=KNOWN_PRESETS, help="override the cells' suite preset")
+    p.add_argument("--rounds", type=int, choices=range(2, 31), metavar="N",
+                   help=f"rounds, a fresh process each (default {ROUNDS})")
+    p.add_argument("--samples", type=int, choices=range(2, 101), default=SAMPLES, metavar="N",
+                   help=f"samples per process (default {SAMPLES}: the two sides share each process, so what is left "
+                        "is the samples' own noise, which more samples a process reduce; docs/measurement.md)")
+    p.add_argument("--seed", type=int, metavar="N", help="the order's seed (default: a fresh one, recorded)")
+    p.add_argument("--runner", default="auto", choices=("auto", "docker", "venv"),
+                   help="auto: Docker when an engine answers, else local virtualenvs")
+    p.add_argument("--reports", default=str(paths.REPORTS_DIR / "ab"), metavar="DIR",
+                   help="where the run's cell files go (default: reports/ab; never the matrix's reports/cells)")
+    p.add_argument("--rows", type=int, default=20, metavar="N", help="show the N variants that moved most")
+    p.add_argument("--fail-on", type=fail_on, metavar="slower:PERCENT",
+                   help="exit 1 when a variant broke in head, or is slower with family-wise confidence and its own "
+                        "95%% interval above 1 + PERCENT (as compare's gate)")
