@@ -51,6 +51,8 @@ def main() -> int:
     print(f"{'cell':26s} {'processes':>9s} {'start':>7s} {'build':>7s} {'first':>7s} {'warm-up':>7s} "
           f"{'samples':>7s} {'other':>7s}   (seconds, all rounds)")
     for cell in cells:
+        if not cell.has_records:        # skipped (a GPU cell on a host without one) or failed before measuring
+            continue
         s = cell_spent(cell)
         walls = slice_seconds(cell.path.with_suffix(".log"))
         start = max(0.0, walls - s.total) if math.isfinite(walls) else math.nan

@@ -15,6 +15,10 @@ tail and goes on. That variant is selected whatever ``--only`` filter the run
 has (``Variant.always``): a filter naming the file's benchmarks must not hide
 why they are missing. The parent process and every worker load the files the
 same way, so the placeholder has the same id in both.
+
+An entry ``SIDE=FILE`` (``tfmatrix ab``) is one version of a file: each
+version is imported as its own module, and their benchmarks are paired by
+name into one benchmark per name (``suite.sides``).
 """
 from __future__ import annotations
 

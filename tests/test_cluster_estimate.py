@@ -62,3 +62,16 @@ def test_rounds_count_every_cell_once_per_round_and_never_below_zero():
         view.start_cell(name, 1)
         view.finish_cell("ok", None, 100.0)
     assert board.tally().endswith("4 done; 0 left")
+
+
+def test_the_opening_estimate_counts_the_preparation_only_where_the_runner_has_not_built_the_cell(tmp_path):
+    """A first run into a new reports directory on a host whose images exist once said 54 minutes for 40."""
+    from tfmatrix.execution import dispatch
+    from tfmatrix.matrix import load
+    from tfmatrix.runners.common import RunRequest
+
+    cell = load().cell("tf2.15-cpu")
+    request = RunRequest(preset="seed", rounds=3)
+    cold = dispatch.cell_estimates([cell], request, tmp_path, lambda c: False)[cell.name]
+    warm = dispatch.cell_estimates([cell], request, tmp_path, lambda c: True)[cell.name]
+    assert warm == dispatch.ESTIMATE_RUN_S["seed"] * 3 and cold == warm + dispatch.ESTIMATE_SETUP_S

@@ -234,3 +234,19 @@ def test_one_process_a_side_is_judged_with_the_noise_model_a_replicated_run_left
     assert "cannot read the noise model" in capsys.readouterr().err
     build(a.parent, tmp_path / "a", generated="2026-01-01T00:00:00+00:00")
     assert not (tmp_path / "a" / "noise-model.json").exists()        # one process a side: nothing to keep
+
+
+def test_kept_runs_measure_how_far_a_whole_cell_wanders_and_judge_its_move_against_it(tmp_path: Path) -> None:
+    """Five kept runs of the same cell, each a little faster or slower as a whole (SD ~4%): a new run 30% slower as
+    a whole is beyond that spread, one 2% slower within it; fewer than three kept runs is one clear line."""
+    kept = [_run(tmp_path, f"kept{k}", seed=200 + k, host=h).parent
+            for k, h in enumerate((1.0, 1.04, 0.97, 1.02, 0.99))]
+    a = _run(tmp_path, "a", seed=1, host=1.0).parent
+    for host, verdict in ((1.30, "beyond it"), (1.02, "within it")):
+        b = _run(tmp_path, f"b{host}", seed=2, host=host).parent
+        result = compare_paths(a, b, kept=kept)
+        level = result.run_levels["syn-cpu"]
+        assert level.runs == 5 and 0.015 < level.sd < 0.05
+        assert f"over 5 kept runs: {verdict}" in result.host_line(), result.host_line()
+    with pytest.raises(cli.UserError, match="needs 3 or more kept runs"):
+        compare_paths(a, b, kept=kept[:2])

@@ -39,6 +39,7 @@ from .inference import Contrast, RatioCI, ratio_ci
 from .moderation import judge
 from .multiplicity import bh, gate
 from .noise_model import NoiseModel
+from .run_level import MIN_RUNS, RunLevel, run_levels
 from .stats import deviation
 
 FDR = 0.05      # the false-discovery rate a list of changed variants is read at
@@ -95,6 +96,7 @@ class CompareResult:
     unreplicated: int = 0             # variants with one process a side and no variance from elsewhere
     cell_moves: dict[str, float] = field(default_factory=dict)   # per cell pair: its median B/A, when taken out
     cell_refs: dict[str, float] = field(default_factory=dict)    # per cell pair: its containers' reference B/A
+    run_levels: dict[str, RunLevel] = field(default_factory=dict)  # per cell: its spread over the runs kept
 
     def offenders(self, slower_than: float) -> list[str]:
         """What fails a CI gate (``--fail-on slower:X%``): each variant that broke, then each one slower with
@@ -184,9 +186,7 @@ class CompareResult:
                     f"(B/A {self.host_b / self.host_a:.3f})")
         else:
             host = "no host reference on both sides (runs before the interleaved schedule)"
-        moves = ", ".join(f"{cell} {move:.3f}" + (f" (its containers' own reference {self.cell_refs[cell]:.3f})"
-                                                  if cell in self.cell_refs else "")
-                          for cell, move in self.cell_moves.items())
+        moves = ", ".join(f"{cell} {move:.3f}" + self._move_note(cell, move) for cell, move in self.cell_moves.items())
         how = {"none": "ratios as measured (--normalise cell|host|run takes a common move out)",
                "cell": f"each cell's common move taken out ({moves}): a run-level move of a whole cell, which one "
                        "run a side cannot tell from the run's own drift, is shown, not judged",
@@ -198,6 +198,15 @@ class CompareResult:
         if self.normalise == "run" and not self.shift:
             how = "ratios as measured (too few variants to find the common move: --normalise run needs 10)"
         return f"{moved}; {host}; {how}"
+
+
+    def _move_note(self, cell: str, move: float) -> str:
+        notes = []
+        if cell in self.cell_refs:
+            notes.append(f"its containers' own reference {self.cell_refs[cell]:.3f}")
+        if cell in self.run_levels:
+            notes.append(self.run_levels[cell].text(move))
+        return f" ({'; '.join(notes)})" if notes else ""
 
 
 # --------------------------------------------------------------------------- pure core
@@ -374,14 +383,20 @@ def load_side(path: Path) -> list[CellResult]:
 
 
 def compare_paths(a: Path, b: Path, cells: Sequence[str] = (), normalise: str = "auto",
-                  noise: Path | None = None) -> CompareResult:
+                  noise: Path | None = None, kept: Sequence[Path] = ()) -> CompareResult:
     """``tfmatrix compare A B``: two directories (cells matched by name) or two cell files (compared as a pair).
 
     ``cells`` narrow the comparison before anything is computed, so the
     summary (common move, false-discovery list, gate) is about the variants
     the table shows. ``noise``: a noise model file (default: the one kept
-    beside either side, ``reports/noise-model.json``).
+    beside either side, ``reports/noise-model.json``). ``kept``: earlier runs of
+    the same cells (directories of cell files), at least ``MIN_RUNS``: each
+    cell's move between A and B is judged against their spread.
     """
+    if kept and len(kept) < MIN_RUNS:
+        raise UserError(f"--kept: {len(kept)} run(s); the run-to-run spread needs {MIN_RUNS} or more kept runs of "
+                        "the same cells (each a directory of cell files)")
+    levels = run_levels([load_side(k) for k in kept]) if kept else {}
     cells_a, cells_b = load_side(a), load_side(b)
     pairs: list[tuple[str, str]] | None = None
     if a.is_file() and b.is_file():
@@ -398,7 +413,8 @@ def compare_paths(a: Path, b: Path, cells: Sequence[str] = (), normalise: str = 
             cells_a = [c for c in cells_a if c.name in wanted]
             cells_b = [c for c in cells_b if c.name in wanted]
     model = noise_model.load(noise) if noise is not None else noise_model.beside(a, b)
-    result = compare_cells(cells_a, cells_b, str(a), str(b), pairs, normalise, model)
+    result = dataclasses.replace(compare_cells(cells_a, cells_b, str(a), str(b), pairs, normalise, model),
+                                 run_levels=levels)
     if not result.cells:
         raise UserError(f"{a} and {b} have no cell with results in common; name two cell files to compare "
                         "two different cells")

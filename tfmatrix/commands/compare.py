@@ -19,7 +19,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from ..results.store import write_text_atomic
 
     result = compare_paths(Path(args.a), Path(args.b), args.cell, args.normalise,
-                           Path(args.noise_model) if args.noise_model else None)
+                           Path(args.noise_model) if args.noise_model else None, [Path(k) for k in args.kept])
     offenders = result.offenders(args.fail_on) if args.fail_on is not None else []
     for line in offenders:       # a CI gate's reader wants these first
         print(f"tfmatrix: gate: {line}")
@@ -78,6 +78,9 @@ def configure_compare(p: argparse.ArgumentParser) -> None:
     p.add_argument("--noise-model", metavar="FILE",
                    help="judge variants with one process a side by the noise a replicated run of the same cells "
                         "measured (reports/noise-model.json, written by report; default: the one beside either side)")
+    p.add_argument("--kept", action="append", default=[], metavar="DIR",
+                   help="an earlier run of the same cells (a directory of cell files; repeatable, 3 or more): each "
+                        "cell's move between A and B is judged against how far its runs wander")
     p.add_argument("--normalise", choices=("auto", "none", "cell", "host", "run"), default="auto",
                    help="take a common move of B out of every ratio: cell, each cell's own (shown, not judged: one "
                         "run a side cannot tell a whole cell's move from the run's drift); host, the host's reference "

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import signal
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,10 +33,10 @@ RUNNERS = ("auto", "docker", "venv", "ray")
 # and what preparing a cell costs the first time (wheels and image build, or
 # virtualenv install). Quick, measured on the default matrix's nine CPU cells
 # with Docker (2026-11): runs 50-200 s (mean 87 s), wheels + build 35-75 s
-# (mean 55 s). Seed: the default matrix's 12 CPU cells, 3 interleaved rounds,
-# warm 38-46 min (2026-11-25): 63-77 s a cell and round; the first estimate said
-# 1:30:00 (130 s) for a cold run that took 46:26.
-ESTIMATE_RUN_S = {"quick": 100.0, "seed": 70.0, "standard": 3600.0, "full": 4 * 3600.0}
+# (mean 55 s). Seed: the default matrix's 12 CPU cells, 3 interleaved rounds, warm
+# 68.8 min on 2026-11-26 (38-46 min the day before): 112 s a cell and round, from
+# 23 s (keras3-torch-cpu) to 283 s (tf2.16-tf_keras-cpu).
+ESTIMATE_RUN_S = {"quick": 100.0, "seed": 110.0, "standard": 3600.0, "full": 4 * 3600.0}
 ESTIMATE_SETUP_S = 60.0
 
 
@@ -55,11 +55,14 @@ def make_runner(kind: str, registry: str | None, console: Console, address: str 
     return runner
 
 
-def cell_estimates(cells: Sequence[Cell], request: RunRequest, reports_dir: Path) -> dict[str, float]:
+def cell_estimates(cells: Sequence[Cell], request: RunRequest, reports_dir: Path,
+                   built: Callable[[Cell], bool] | None = None) -> dict[str, float]:
     """Seconds each cell may take: its last run time with the same preset, else a per-preset guess.
 
     Preparation (image build, virtualenv) is counted only for cells that have
-    never completed here; a warm cell costs its run time. Both scale with the
+    never completed here and whose environment the runner has not ``built``
+    (a first run into a new reports directory on a warm host once said 54
+    minutes for 40); a warm cell costs its run time. Both scale with the
     share of the preset's variants ``--bench``/``only`` selects (a bisect probe
     runs 2 of 120: its estimate once said 2:40 for a 20-second run).
     """
@@ -76,8 +79,8 @@ def cell_estimates(cells: Sequence[Cell], request: RunRequest, reports_dir: Path
             then = selected_share(preset, then_asked.only)
             out[cell.name] = doc.timings["run_s"] / doc.rounds * request.rounds * wanted / had * share / then
         else:
-            out[cell.name] = (ESTIMATE_RUN_S.get(preset, 600.0) * request.rounds * wanted / asked * share
-                              + ESTIMATE_SETUP_S)
+            setup = 0.0 if built is not None and built(cell) else ESTIMATE_SETUP_S
+            out[cell.name] = ESTIMATE_RUN_S.get(preset, 600.0) * request.rounds * wanted / asked * share + setup
     return out
 
 
@@ -132,7 +135,7 @@ def execute(cells: Sequence[Cell], runner: Runner, request: RunRequest, reports_
         text += ", interleaved in %d rounds" % request.rounds
     elif request.rounds > 1:
         text += ", %d rounds (every cell once, then again)" % request.rounds
-    each = cell_estimates(runnable, request, reports_dir)
+    each = cell_estimates(runnable, request, reports_dir, runner.built)
     width = runner.width(runnable) if runner.slots > 1 else 1   # cells at once
     when = fmt_duration(sum(each.values()))
     if width > 1:

@@ -83,6 +83,13 @@ class Runner(Protocol):
         """Why this runner cannot serve ``cell`` on this host (it is then ``skipped``), or None."""
         ...
 
+    def built(self, cell: Cell) -> bool:
+        """``cell``'s environment exists here already (its image, its virtualenv): a run need not prepare it.
+
+        Only the opening estimate asks; False (unknown) counts the preparation.
+        """
+        return False
+
     def run_cell(self, cell: Cell, request: RunRequest, log: CellLog, progress: Progress | None) -> CellOutcome:
         """Prepare and run ``cell``; every failure comes back as an outcome, never as an exception."""
         ...

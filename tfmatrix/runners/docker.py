@@ -159,6 +159,13 @@ class DockerRunner(Runner):
         """The content-hashed image tag: what goes into the image (after any local-base redirect)."""
         return render.render_cell(self.effective_cell(cell)).tag
 
+    def built(self, cell: Cell) -> bool:
+        """The cell's image exists in this engine (its content-hashed tag)."""
+        try:
+            return self._image_exists(self.inputs(cell))
+        except Exception:   # the estimate must never cost a run: unknown is "not built"
+            return False
+
     def effective_cell(self, cell: Cell) -> Any:
         """The cell with the base a run would use, decided without pulling anything."""
         if self.registry is not None or self._image_exists(cell.base.ref):

@@ -56,6 +56,14 @@ class VenvRunner(Runner):
                            "requirements": list(cell.requirements), "env": list(cell.env)}, sort_keys=True)
         return "venv-" + hashlib.sha256(text.encode()).hexdigest()[:16]
 
+    def built(self, cell: Cell) -> bool:
+        """The cell's virtualenv exists and was made from its current inputs."""
+        marker = (self.root or venv_root()) / ("cell-" + cell.name) / MARKER
+        try:
+            return bool(json.loads(marker.read_text()).get("inputs") == self.inputs(cell))
+        except (OSError, ValueError):
+            return False
+
     def skip_reason(self, cell: Cell) -> str | None:
         """Why this runner cannot serve ``cell`` here (it is then ``skipped``), or None."""
         if cell.target != "cpu":
