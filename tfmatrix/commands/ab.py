@@ -14,13 +14,11 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rich.markup import escape
-
 from .. import paths
 from ..errors import UserError
 from ..matrix import KNOWN_PRESETS
 from .common import find_cell, load_matrix, output_dir
-from .compare import fail_on
+from .compare import fail_on, print_table
 
 # Both sides of a case share each process, so the processes add almost nothing to a paired difference: its
 # noise is the samples' (Kalibera & Jones's rule then asks for many samples a process). Measured here
@@ -85,20 +83,11 @@ def cmd_ab(args: argparse.Namespace) -> int:
 
 
 def _print_table(result: CompareResult, rows_wanted: int) -> None:
-    from rich.table import Table
-
-    from ..progress import table_console
     from ..report.compare_view import table_rows
 
     rows = table_rows(result, rows_wanted)
-    if not rows:
-        return
-    table = Table(title=f"{len(result.variants)} variants, head against base")
-    for column in ("cell", "variant", "base", "head", "head/base", "95% CI", "verdict"):
-        table.add_column(column, overflow="fold")
-    for row in rows:
-        table.add_row(*(escape(x) for x in row))
-    table_console().print(table)
+    if rows:
+        print_table(rows, f"{len(result.variants)} variants, head against base", ("base", "head", "head/base"))
 
 
 def configure_ab(p: argparse.ArgumentParser) -> None:

@@ -25,17 +25,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
         print(f"tfmatrix: gate: {line}")
     rows = table_rows(result, None if args.all else args.rows)
     if rows:
-        from rich.table import Table
-
-        from ..progress import table_console
-
         shown = "all" if args.all or len(rows) == len(result.variants) else f"the {len(rows)} that moved most"
-        table = Table(title=f"{len(result.variants)} variants, {shown}")
-        for column in ("cell", "variant", "A", "B", "B/A", "95% CI", "verdict"):
-            table.add_column(column, overflow="fold")
-        for row in rows:
-            table.add_row(*(escape(x) for x in row))
-        table_console().print(table)
+        print_table(rows, f"{len(result.variants)} variants, {shown}", ("A", "B", "B/A"))
     if args.csv:
         write_text_atomic(Path(args.csv), compare_csv(result))
     if args.html:
@@ -47,6 +38,21 @@ def cmd_compare(args: argparse.Namespace) -> int:
         print(f"tfmatrix: gate: {len(offenders)} offender(s) for --fail-on slower:{args.fail_on:.0%}"
               + (" (listed first)" if offenders else ""))
     return 1 if offenders else 0
+
+
+def print_table(rows: list[list[str]], title: str, sides: tuple[str, str, str]) -> None:
+    """``compare``'s terminal table (``report.compare_view.table_rows``); ``sides``: the two sides' and the ratio's
+    column names."""
+    from rich.table import Table
+
+    from ..progress import table_console
+
+    table = Table(title=title)
+    for column in ("cell", "variant", *sides, "95% CI", "verdict"):
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        table.add_row(*(escape(x) for x in row))
+    table_console().print(table)
 
 
 def fail_on(text: str) -> float:
