@@ -16,7 +16,7 @@ from suite import stats
 from suite.run import GPU_MISSING
 from suite.schema import validate
 from tfmatrix.results.documents import SuiteResults
-from tfmatrix.results.store import CellOutcome, cell_document
+from tfmatrix.results.store import CellOutcome, cell_document, write_cell
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -109,6 +109,18 @@ def cell_doc(name: str, tf: str, status: str = "ok", results: dict[str, Any] | N
     outcome = CellOutcome(name, status, reason, runner or {"name": "venv"}, {"run_s": 1.0}, typed, log_tail)
     return cell_document(cell, outcome, {"preset": "quick", "only": [], "repeats": None,
                                          "suite": "0123abcd"}).to_json()
+
+
+def write_interleaved_cell(out: Path, records: list[dict[str, Any]], name: str, rounds: int, seed: int,
+                           runner: str = "venv", **config: Any) -> Path:
+    """A cell file of an interleaved run of ``rounds`` rounds holding ``records`` (``config``: more of its config)."""
+    doc = results_doc(records, tf="2.15.1", cell=name)
+    doc["config"].update(rounds=rounds, schedule={"kind": "interleaved", "run": f"run-{seed}", "seed": seed}, **config)
+    results = SuiteResults.from_json(doc, Path(f"{name}.json"))
+    write_cell(out, cell_document({"name": name, "tf": "2.15", "target": "cpu", "preset": "seed"},
+                                  CellOutcome(name, "ok", None, {"name": runner}, {"run_s": 1.0}, results),
+                                  {"preset": "seed"}))
+    return out
 
 
 def write(cells_dir: Path, doc: dict[str, Any], filename: str | None = None) -> Path:

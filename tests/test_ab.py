@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from report_docs import record, results_doc
+from report_docs import record, write_interleaved_cell
 
 from suite import plugins, sides
 from suite.definitions import PRESETS, Benchmark, Prepared, Preset, Variant, make_variant
@@ -24,8 +24,6 @@ from tfmatrix.analysis.ab import compare_sides, side_rows, summary_lines
 from tfmatrix.analysis.cells import load_file
 from tfmatrix.analysis.frame import build_frame
 from tfmatrix.matrix.user_benchmarks import plugins_value
-from tfmatrix.results.documents import SuiteResults
-from tfmatrix.results.store import CellOutcome, cell_document, write_cell
 from tfmatrix.runners import docker as docker_runner
 
 
@@ -133,15 +131,7 @@ def _ab_cell(tmp: Path, seed: int, change: dict[int, float], cases: int = 200, r
             rec["schedule"] = {"windows": [f"{100 + r}:{i // 8}" for r in range(rounds)], "rounds": [4] * rounds,
                                "stopped": ["repeats"] * rounds, "passes": list(range(1, rounds + 1))}
             records.append(rec)
-    doc = results_doc(records, tf="2.15.1", cell=name)
-    doc["config"]["rounds"] = rounds
-    doc["config"]["schedule"] = {"kind": "interleaved", "run": f"run-{seed}", "seed": seed}
-    results = SuiteResults.from_json(doc, Path(f"{name}.json"))
-    out = tmp / f"{seed}" / f"{name}.json"
-    write_cell(out, cell_document({"name": name, "tf": "2.15", "target": "cpu", "preset": "seed"},
-                                  CellOutcome(name, "ok", None, {"name": "docker"}, {"run_s": 1.0}, results),
-                                  {"preset": "seed"}))
-    return out
+    return write_interleaved_cell(tmp / f"{seed}" / f"{name}.json", records, name, rounds, seed, runner="docker")
 
 
 def test_the_sides_of_one_run_become_the_two_sides_of_a_comparison(tmp_path: Path) -> None:

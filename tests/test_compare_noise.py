@@ -14,13 +14,11 @@ import random
 from pathlib import Path
 
 import pytest
-from report_docs import record, results_doc
+from report_docs import record, write_interleaved_cell
 
 from tfmatrix import cli
 from tfmatrix.analysis.cells import CellResult, load_file
 from tfmatrix.analysis.compare import compare_cells, compare_paths
-from tfmatrix.results.documents import SuiteResults
-from tfmatrix.results.store import CellOutcome, cell_document, write_cell
 
 VARIANTS = 200
 ROUNDS = 3
@@ -54,17 +52,10 @@ def _run(tmp: Path, run: str, seed: int, host: float, slower: dict[int, float] |
         rec["schedule"] = {"windows": [f"{seed}:{r}" for r in range(rounds)], "rounds": [5] * rounds,
                            "stopped": ["repeats"] * rounds, "passes": list(range(1, rounds + 1))}
         records.append(rec)
-    doc = results_doc(records, tf="2.15.1", cell=name)
-    doc["config"]["rounds"] = rounds
-    doc["config"]["schedule"] = {"kind": "interleaved", "run": f"run-{seed}", "seed": seed}
-    doc["config"]["host_speed"] = [[t, 0.0, 0.02 * host] for t in range(1, 7)]
-    doc["config"]["container_reference"] = [[r + 1, "eager:tf", 0.015 * host, 0.015 * host] for r in range(rounds)]
-    results = SuiteResults.from_json(doc, Path(f"{name}.json"))
-    out = tmp / run / "cells" / f"{name}.json"
-    write_cell(out, cell_document({"name": name, "tf": "2.15", "target": "cpu", "preset": "seed"},
-                                  CellOutcome(name, "ok", None, {"name": "venv"}, {"run_s": 1.0}, results),
-                                  {"preset": "seed"}))
-    return out
+    return write_interleaved_cell(
+        tmp / run / "cells" / f"{name}.json", records, name, rounds, seed,
+        host_speed=[[t, 0.0, 0.02 * host] for t in range(1, 7)],
+        container_reference=[[r + 1, "eager:tf", 0.015 * host, 0.015 * host] for r in range(rounds)])
 
 
 def _cells(path: Path) -> list[CellResult]:

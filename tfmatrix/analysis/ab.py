@@ -48,13 +48,8 @@ def compare_sides(cells: Sequence[CellResult], base: str = SIDES[0], head: str =
 
 def summary_lines(result: CompareResult) -> list[str]:
     """What an A/B run found and could see: the verdict counts, the false-discovery list, the resolution."""
-    counts = result.verdicts()
-    lines = [
-        f"{len(result.variants)} variants, head against base, in the same processes of {len(result.cells)} cell(s): "
-        f"{counts['slower']} slower, {counts['faster']} faster, {counts['no clear difference']} no clear difference"
-        + (f", {counts['not enough replication']} not enough replication" if counts["not enough replication"]
-           else ""),
-    ]
+    lines = [f"{len(result.variants)} variants, head against base, in the same processes of {len(result.cells)} "
+             f"cell(s): {result.counts_text()}"]
     if result.unreplicated < len(result.variants):
         lines.append(result.discovery_line())
     lines.append(result.resolution_line())

@@ -140,16 +140,19 @@ class CompareResult:
             out[v.verdict] += 1
         return out
 
-    def summary_lines(self) -> list[str]:
+    def counts_text(self) -> str:
+        """'N slower, N faster, N no clear difference[, N not enough replication]': compare's and ab's summary."""
         counts = self.verdicts()
+        return (f"{counts['slower']} slower, {counts['faster']} faster, {counts['no clear difference']} no clear "
+                "difference" + (f", {counts['not enough replication']} not enough replication"
+                                if counts["not enough replication"] else ""))
+
+    def summary_lines(self) -> list[str]:
         clear_a = sum(1 for c in self.comparisons if c.verdict_a != "unclear")
         return [
             f"A = {self.label_a}, B = {self.label_b}; {len(self.cells)} cell pair(s)",
             self.agreement.line("variants (times: 10th percentiles)"),
-            f"verdicts, B against A: {counts['slower']} slower, {counts['faster']} faster, "
-            f"{counts['no clear difference']} no clear difference"
-            + (f", {counts['not enough replication']} not enough replication" if counts['not enough replication']
-               else ""),
+            f"verdicts, B against A: {self.counts_text()}",
         ] + ([self.discovery_line()] if self.unreplicated < len(self.variants) else []) + [
             self.resolution_line(),
             self.comparison_agreement.line("findings' comparisons (time ratios)"),

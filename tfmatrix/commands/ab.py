@@ -16,8 +16,7 @@ from typing import TYPE_CHECKING
 
 from .. import paths
 from ..errors import UserError
-from ..matrix import KNOWN_PRESETS
-from .common import find_cell, load_matrix, output_dir
+from .common import add_paired_run_options, find_cell, load_matrix, output_dir
 from .compare import fail_on, print_table
 
 # Both sides of a case share each process, so the processes add almost nothing to a paired difference: its
@@ -97,18 +96,12 @@ def configure_ab(p: argparse.ArgumentParser) -> None:
                    help="measure in this cell (repeatable; see `list`)")
     p.add_argument("--only", action="append", default=[], metavar="PATTERN",
                    help="only the file's variants matching PATTERN (glob on variant id; repeatable)")
-    p.add_argument("--preset", choices=KNOWN_PRESETS, help="override the cells' suite preset")
     p.add_argument("--rounds", type=int, choices=range(2, 31), metavar="N",
                    help=f"rounds, a fresh process each (default {ROUNDS})")
     p.add_argument("--samples", type=int, choices=range(2, 101), default=SAMPLES, metavar="N",
                    help=f"samples per process (default {SAMPLES}: the two sides share each process, so what is left "
                         "is the samples' own noise, which more samples a process reduce; docs/measurement.md)")
-    p.add_argument("--seed", type=int, metavar="N", help="the order's seed (default: a fresh one, recorded)")
-    p.add_argument("--runner", default="auto", choices=("auto", "docker", "venv"),
-                   help="auto: Docker when an engine answers, else local virtualenvs")
-    p.add_argument("--reports", default=str(paths.REPORTS_DIR / "ab"), metavar="DIR",
-                   help="where the run's cell files go (default: reports/ab; never the matrix's reports/cells)")
-    p.add_argument("--rows", type=int, default=20, metavar="N", help="show the N variants that moved most")
+    add_paired_run_options(p, "the cells'", str(paths.REPORTS_DIR / "ab"))
     p.add_argument("--fail-on", type=fail_on, metavar="slower:PERCENT",
                    help="exit 1 when a variant broke in head, or is slower with family-wise confidence and its own "
                         "95%% interval above 1 + PERCENT (as compare's gate)")

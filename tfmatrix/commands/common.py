@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from rich.markup import escape
 
 from ..errors import UserError
-from ..matrix import Cell, Matrix, load
+from ..matrix import KNOWN_PRESETS, Cell, Matrix, load
 from ..progress import stderr_console
 
 if TYPE_CHECKING:
@@ -77,6 +77,21 @@ def output_dir(value: str, flag: str, create: bool = True) -> Path:
 def add_only(p: argparse.ArgumentParser) -> None:
     p.add_argument("--only", action="append", default=[], metavar="GLOB",
                    help="select cells by name (fnmatch glob, repeatable)")
+
+
+def add_paired_run_options(p: argparse.ArgumentParser, what: str, reports: str) -> None:
+    """The options of the commands that measure two things in one run of their own (``ab``, ``duet``).
+
+    ``what`` names what the run measures in the help ("the cells'"); ``reports``
+    is the default folder, never the matrix's ``reports/cells``.
+    """
+    p.add_argument("--preset", choices=KNOWN_PRESETS, help=f"override {what} suite preset")
+    p.add_argument("--seed", type=int, metavar="N", help="the order's seed (default: a fresh one, recorded)")
+    p.add_argument("--runner", default="auto", choices=("auto", "docker", "venv"),
+                   help="auto: Docker when an engine answers, else local virtualenvs")
+    p.add_argument("--reports", default=reports, metavar="DIR",
+                   help=f"where the run's cell files go (default: {reports}; never the matrix's reports/cells)")
+    p.add_argument("--rows", type=int, default=20, metavar="N", help="show the N variants that moved most")
 
 
 def find_cell(matrix: Matrix, typed: str) -> Cell:

@@ -12,8 +12,7 @@ import sys
 
 from .. import paths
 from ..errors import UserError
-from ..matrix import KNOWN_PRESETS
-from .common import find_cell, load_matrix, output_dir
+from .common import add_paired_run_options, find_cell, load_matrix, output_dir
 
 
 def cmd_duet(args: argparse.Namespace) -> int:
@@ -48,24 +47,16 @@ def cmd_duet(args: argparse.Namespace) -> int:
     result = compare_cells(loaded, loaded, cells[0].name, cells[1].name, [(cells[0].name, cells[1].name)])
     for row in table_rows(result, args.rows):
         print("  ".join(row))
-    counts = result.verdicts()
     print(f"duet {cells[1].name} against {cells[0].name}, {request.rounds} rounds, one CPU each: "
-          f"{counts['slower']} slower, {counts['faster']} faster, {counts['no clear difference']} no clear "
-          f"difference; cell files in {reports / 'cells'}")
+          f"{result.counts_text()}; cell files in {reports / 'cells'}")
     return 0
 
 
 def configure_duet(p: argparse.ArgumentParser) -> None:
     p.add_argument("a", metavar="CELL_A", help="the reference cell (see `list`)")
     p.add_argument("b", metavar="CELL_B", help="the cell compared with it")
-    p.add_argument("--preset", choices=KNOWN_PRESETS, help="override both cells' suite preset")
     p.add_argument("--bench", action="append", default=[], metavar="PATTERN",
                    help="run only benchmarks matching PATTERN (glob on variant id; repeatable)")
     p.add_argument("--rounds", type=int, choices=range(2, 21), metavar="N",
                    help="rounds (default: matrix.toml's rounds, 3); the CPUs swap every round")
-    p.add_argument("--seed", type=int, metavar="N", help="the order's seed (default: a fresh one, recorded)")
-    p.add_argument("--runner", default="auto", choices=("auto", "docker", "venv"),
-                   help="auto: Docker when an engine answers, else local virtualenvs")
-    p.add_argument("--reports", default=str(paths.REPORTS_DIR / "duet"), metavar="DIR",
-                   help="where the duet's cell files go (default: reports/duet; never the matrix's reports/cells)")
-    p.add_argument("--rows", type=int, default=20, metavar="N", help="show the N variants that moved most")
+    add_paired_run_options(p, "both cells'", str(paths.REPORTS_DIR / "duet"))
