@@ -13,7 +13,7 @@ import re
 import shutil
 import subprocess
 import sys
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence
 
 CPU_FLAGS = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512_vnni", "avx512_bf16", "amx_tile")
 THREAD_ENV = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS",
@@ -82,18 +82,43 @@ def installed_packages() -> Dict[str, str]:
         return {_normalized(d.project_name): d.version for d in pkg_resources.working_set}
 
 
+def _status_fields(names: Sequence[str], path: str = "/proc/self/status") -> Dict[str, str]:
+    try:
+        with open(path) as f:
+            rows = [line.split(":", 1) for line in f]
+    except OSError:
+        return {}
+    return {k.strip(): v.strip() for k, v in (r for r in rows if len(r) == 2) if k.strip() in names}
+
+
+def _pids_max() -> Optional[str]:
+    """The process-count limit of this process's cgroup (v2, then v1), as the kernel writes it ("max": none)."""
+    for path in ("/sys/fs/cgroup/pids.max", "/sys/fs/cgroup/pids/pids.max"):
+        try:
+            with open(path) as f:
+                return f.read().strip()
+        except OSError:
+            continue
+    return None
+
+
 def sandbox_facts() -> Dict[str, Any]:
-    """How the cell was isolated, as seen from inside: user, network interfaces, suite writability."""
+    """How the cell was isolated, as seen from inside: user, network, suite writability, privileges, process limit."""
     try:
         interfaces = sorted(os.listdir("/sys/class/net"))
     except OSError:
         interfaces = []
     suite_dir = os.path.dirname(os.path.abspath(__file__))
+    status = _status_fields(("CapBnd", "CapEff", "NoNewPrivs"))
     return {
         "uid": os.getuid(),
         "net_interfaces": interfaces,
         "suite_dir": suite_dir,
         "suite_writable": os.access(suite_dir, os.W_OK),
+        "capabilities_bounding": status.get("CapBnd"),     # hex mask; all zero: every capability dropped
+        "capabilities_effective": status.get("CapEff"),
+        "no_new_privileges": status.get("NoNewPrivs") == "1" if "NoNewPrivs" in status else None,
+        "pids_max": _pids_max(),
     }
 
 

@@ -337,3 +337,56 @@ def test_the_report_says_loudly_when_cells_ran_on_different_cpu_or_gpu_models():
                             _result("g2", "EPYC 7B13", "gpu", "A100")])
     assert lines[0].startswith("Cells were measured on different CPU models") and "Xeon 8481C: c" in lines[0]
     assert "A100: g2; H100: g1" in lines[1] and "pool" in lines[1]
+
+
+# --------------------------------------------------------------------------- a Ray Client server not ready yet
+
+class _FakeRay:
+    """``ray.init`` failing as a busy head's client server does, ``fails`` times, then joining."""
+
+    def __init__(self, fails: int, error: BaseException) -> None:
+        self.fails, self.error, self.calls, self.shutdowns = fails, error, 0, 0
+
+    def init(self, **kwargs: Any) -> None:
+        self.calls += 1
+        if self.calls <= self.fails:
+            raise self.error
+
+    def shutdown(self) -> None:
+        self.shutdowns += 1
+
+
+def _join(monkeypatch: pytest.MonkeyPatch, fake: _FakeRay, address: str, wait_s: float) -> RayRunner:
+    import sys
+
+    import tfmatrix.runners.cluster as cluster_mod
+
+    monkeypatch.setitem(sys.modules, "ray", fake)
+    monkeypatch.setattr(cluster_mod, "CLIENT_RETRY_S", 0.01)
+    runner = RayRunner(address, connect=False)
+    runner.client_wait_s = wait_s
+    runner._connect()
+    return runner
+
+
+def test_a_ray_client_server_that_is_not_ready_yet_is_waited_for(monkeypatch, capsys):
+    fake = _FakeRay(2, ConnectionAbortedError("Initialization failure from server:\nTraceback ..."))
+    _join(monkeypatch, fake, "ray://127.0.0.1:10001", wait_s=30.0)
+    assert fake.calls == 3 and fake.shutdowns == 2
+    err = capsys.readouterr().err
+    assert err.count("not ready yet") == 1 and "waiting up to 30 s" in err
+
+
+def test_waiting_for_the_ray_client_server_is_bounded_and_ends_in_one_line(monkeypatch):
+    fake = _FakeRay(10**6, ConnectionAbortedError("Initialization failure from server:"))
+    with pytest.raises(UserError) as e:
+        _join(monkeypatch, fake, "ray://127.0.0.1:10001", wait_s=0.05)
+    assert "cannot join the Ray cluster at ray://127.0.0.1:10001 (Initialization failure from server:)" in str(e.value)
+    assert fake.calls >= 2
+
+
+def test_a_wrong_address_fails_at_once(monkeypatch):
+    fake = _FakeRay(10**6, ConnectionError("ray client connection timeout"))
+    with pytest.raises(UserError):
+        _join(monkeypatch, fake, "ray://127.0.0.1:1", wait_s=30.0)
+    assert fake.calls == 1

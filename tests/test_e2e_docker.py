@@ -56,6 +56,9 @@ def test_cpu_cells_produce_valid_results_through_docker(docker_run, name):
     sandbox = results["environment"]["host"]["sandbox"]
     assert sandbox["uid"] == 10001                       # not root
     assert sandbox["net_interfaces"] == ["lo"]           # no network
+    assert int(sandbox["capabilities_bounding"], 16) == 0 and int(sandbox["capabilities_effective"], 16) == 0
+    assert sandbox["no_new_privileges"] is True
+    assert sandbox["pids_max"] == str(docker_runner.PIDS_LIMIT)
     assert sandbox["suite_writable"] is False            # suite mounted read-only
     assert sandbox["suite_dir"] == "/opt/tfmatrix/suite"
     tf = results["environment"]["tf"]["tensorflow"]["version"]
@@ -106,6 +109,8 @@ def test_run_request_isolates_the_container(tmp_path):
     assert suite["Target"] == "/opt/tfmatrix/suite" and suite["ReadOnly"] is True
     assert out["Target"] == "/out" and out["ReadOnly"] is False and out["Source"] == str(tmp_path)
     assert request["mem_limit"] == cell.memory == request["memswap_limit"]
+    assert request["cap_drop"] == ["ALL"] and request["security_opt"] == ["no-new-privileges"]
+    assert request["pids_limit"] == docker_runner.PIDS_LIMIT
 
 
 def test_no_container_is_left_behind(client, docker_run):

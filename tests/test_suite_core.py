@@ -258,3 +258,12 @@ def test_keras_nightly_is_not_a_standalone_keras(monkeypatch):
     assert fingerprint.nightly_keras() is None
     monkeypatch.setattr(fingerprint, "installed_packages", lambda: {"tensorflow-cpu": "2.1.0"})
     assert fingerprint.nightly_keras() is None
+
+
+def test_the_sandbox_facts_read_privileges_and_the_process_limit():
+    from suite import fingerprint
+
+    facts = fingerprint.sandbox_facts()
+    assert int(facts["capabilities_bounding"], 16) >= 0 and int(facts["capabilities_effective"], 16) >= 0
+    assert facts["no_new_privileges"] in (True, False)
+    assert facts["pids_max"] is None or facts["pids_max"] == "max" or facts["pids_max"].isdigit()

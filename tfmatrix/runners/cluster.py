@@ -137,6 +137,21 @@ def classify(error: BaseException) -> str:
     return "error"
 
 
+CLIENT_WAIT_S = 60.0    # a Ray Client server that answers but cannot start a session yet: how long to wait for it
+CLIENT_RETRY_S = 2.0
+
+
+def client_not_ready(error: BaseException) -> bool:
+    """Whether joining failed because a Ray Client server is up but not ready (worth waiting for), not for good.
+
+    On a loaded host the head's client server accepts the connection before
+    it can start the session it proxies, and answers "Initialization failure
+    from server" (a ConnectionAbortedError); seen once in the test suite on
+    a fresh clone. A wrong address or a stopped cluster fails otherwise.
+    """
+    return isinstance(error, ConnectionAbortedError) or "Initialization failure from server" in str(error)
+
+
 def node_name(facts: Mapping[str, Any]) -> str:
     """How progress lines name a node: host and the start of its Ray node id."""
     return "%s/%s" % (facts.get("host", "?"), str(facts.get("node_id", "?"))[:8])
@@ -147,6 +162,8 @@ class RayRunner(Runner):
 
     name = "ray"
     slots = 64               # cells in flight at once: Ray queues them by resources
+
+    client_wait_s = CLIENT_WAIT_S
 
     def __init__(self, address: str, registry: str | None = None, cpus: int = 2, connect: bool = True) -> None:
         self.address = address
@@ -165,13 +182,32 @@ class RayRunner(Runner):
         except ImportError:
             raise UserError("--runner ray: Ray is not installed in this environment; `nox -s matrix -- --runner ray "
                             "...` installs it, or pip install \"ray[default]==<the cluster's version>\"") from None
-        try:
-            ray.init(address=self.address, runtime_env={"working_dir": str(REPO_ROOT), "excludes": EXCLUDES},
-                     log_to_driver=False, logging_level=logging.ERROR)
-        except Exception as e:
-            raise UserError("--runner ray: cannot join the Ray cluster at %s (%s); start one with `ray start "
-                            "--head` and pass its address with --address" % (self.address,
-                                                                           str(e).splitlines()[0][:200])) from None
+        deadline = time.monotonic() + (self.client_wait_s if self.address.startswith("ray://") else 0.0)
+        said = False
+        while True:
+            try:
+                ray.init(address=self.address, runtime_env={"working_dir": str(REPO_ROOT), "excludes": EXCLUDES},
+                         log_to_driver=False, logging_level=logging.ERROR)
+                return
+            except Exception as e:
+                first = (str(e).splitlines() or [type(e).__name__])[0][:200]
+                if not (client_not_ready(e) and time.monotonic() < deadline):
+                    raise UserError("--runner ray: cannot join the Ray cluster at %s (%s); start one with `ray start "
+                                    "--head` and pass its address with --address" % (self.address, first)) from None
+                if not said:
+                    self._say(f"the Ray Client server at {self.address} is not ready yet ({first}): waiting up to "
+                              f"{self.client_wait_s:.0f} s")
+                    said = True
+                try:
+                    ray.shutdown()
+                except Exception:
+                    pass
+                time.sleep(CLIENT_RETRY_S)
+
+    def _say(self, text: str) -> None:
+        from ..progress import stderr_console
+
+        stderr_console().print(f"[tfmatrix] {text}", markup=False, highlight=False)
 
     # -- Runner --------------------------------------------------------------
 

@@ -31,6 +31,10 @@ from .common import CellLog, LineReader, RunRequest, WheelsSource, own_wheelhous
 from .whole import run_whole
 
 SUITE_MOUNT = "/opt/tfmatrix/suite"
+# Processes and threads a cell's container may hold at once: TensorFlow starts two pools of one
+# thread per core in each of the suite's two processes (plus XLA's and Eigen's), so this leaves
+# room for a 256-core host while stopping a fork bomb.
+PIDS_LIMIT = 4096
 IDLE = ["sleep", "infinity"]     # the container's own process: suite commands come by docker exec
 OUT_MOUNT = "/out"
 BENCH_USER = "10001:10001"
@@ -95,6 +99,11 @@ def run_request(cell: Cell, image: str, out_dir: Path, command: list[str],
         "memswap_limit": cell.memory,
         "labels": {RUN_LABEL: cell.name, OWNER_LABEL: owner()},
         "init": True,
+        # least privilege beyond no network and a non-root user: the suite needs no capability, never
+        # gains one (setuid binaries included), and a runaway fork cannot take the host's process table
+        "cap_drop": ["ALL"],
+        "security_opt": ["no-new-privileges"],
+        "pids_limit": PIDS_LIMIT,
     }
     if cell.target == "gpu":
         request["device_requests"] = [
