@@ -1,9 +1,10 @@
-"""Command line: ``python -m suite list``, ``python -m suite run`` and ``python -m suite plan``.
+"""Command line: ``python -m suite list``, ``run``, ``plan`` and ``profile``.
 
 ``run`` measures a whole cell at once (the sequential schedule). An
 interleaved schedule calls ``plan`` once per cell (the fingerprint, what
 cannot run, the slices), then ``run --plan FILE --slice KEY --pass N`` for
-each slice in each round.
+each slice in each round. ``profile`` is never a measurement: it writes a
+function table per variant (``suite.profiling``) for ``tfmatrix explain``.
 """
 from __future__ import annotations
 
@@ -100,10 +101,16 @@ def cmd_plan(args: argparse.Namespace) -> int:
     return plan(_preset(args), args.only, args.out, _cell_from(args))
 
 
+def cmd_profile(args: argparse.Namespace) -> int:
+    from .profiling import profile
+
+    return profile(_preset(args), args.only, args.out, _cell_from(args), calls=args.calls)
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     p = argparse.ArgumentParser(prog="python -m suite", description=__doc__)
     sub = p.add_subparsers(dest="command")
-    for name in ("list", "run", "plan"):
+    for name in ("list", "run", "plan", "profile"):
         sp = sub.add_parser(name)
         sp.add_argument("--preset", default="quick", choices=sorted(PRESETS))
         sp.add_argument("--only", action="append", default=[], metavar="PATTERN",
@@ -128,7 +135,13 @@ def main(argv: Optional[List[str]] = None) -> int:
             sp.add_argument("--pass", dest="pass_no", type=_positive, help="the matrix round this slice runs in")
             sp.add_argument("--of", type=_positive, help="how many rounds there are: each process takes 1/N of the "
                                                          "preset's samples")
+        if name == "profile":
+            sp.add_argument("--calls", type=_positive, default=20,
+                            help="samples' worth of calls profiled per variant (default 20), after its first call "
+                                 "and warm-up")
     args = p.parse_args(argv)
+    if args.command == "profile":
+        return cmd_profile(args)
     if args.command == "list":
         return cmd_list(args)
     if args.command == "run":

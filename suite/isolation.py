@@ -88,8 +88,9 @@ def run_worker(
     fingerprint: bool = False,
     on_event: Optional[Callable[[Dict[str, Any]], None]] = None,
     python: str = sys.executable,
+    profile: int = 0,
 ) -> WorkerResult:
-    """Run one worker over ``variant_ids`` until it finishes, crashes or hangs."""
+    """Run one worker over ``variant_ids`` until it finishes, crashes or hangs (``profile``: N calls, profiled)."""
     result = WorkerResult()
     r_fd, w_fd = os.pipe()
     plan = None
@@ -100,6 +101,8 @@ def run_worker(
     out_fd, out_path = tempfile.mkstemp(prefix="tfmatrix-worker-", suffix=".log")
     cmd = [python, "-m", "suite.worker", "--fd", str(w_fd), "--preset", preset_to_json(preset), "--mode", mode]
     cmd += ["--fingerprint"] if fingerprint else ["--plan", plan or ""]
+    if profile:
+        cmd += ["--profile", str(profile)]
     proc = subprocess.Popen(cmd, pass_fds=(w_fd,), stdout=out_fd, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                             env=_child_env(), cwd=SUITE_ROOT, start_new_session=True)
     os.close(w_fd)
@@ -209,13 +212,14 @@ def run_group(
     on_event: Optional[Callable[[Dict[str, Any]], None]] = None,
     on_record: Optional[Callable[[Dict[str, Any]], None]] = None,
     python: str = sys.executable,
+    profile: int = 0,
 ) -> "OrderedDict[str, Dict[str, Any]]":
-    """Run every variant of one process group once, restarting after crashes."""
+    """Run every variant of one process group once, restarting after crashes (``profile``: see ``run_worker``)."""
     timeouts = {v.id: (v.timeout or preset.timeout) for v in variants}
     remaining = [v.id for v in variants]
     records: "OrderedDict[str, Dict[str, Any]]" = OrderedDict()
     while remaining:
-        res = run_worker(mode, preset, remaining, timeouts, log, on_event=on_event, python=python)
+        res = run_worker(mode, preset, remaining, timeouts, log, on_event=on_event, python=python, profile=profile)
         for vid, rec in res.records.items():
             records[vid] = rec
             if on_record is not None:

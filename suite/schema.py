@@ -186,3 +186,61 @@ def _check_keys(obj: Dict[str, Any], spec: Dict[str, Any], where: str, problems:
                 problems.append("%s.%s missing" % (where, key))
         elif not isinstance(obj[key], types):
             problems.append("%s.%s has type %s" % (where, key, type(obj[key]).__name__))
+
+
+# --------------------------------------------------------------------------- profiles (``python -m suite profile``)
+# A profiled run's file: the same top-level keys as a results file (``TOP_KEYS``), its own
+# schema name, and records that hold a function table instead of samples (``suite.profiling``).
+# ``tfmatrix.analysis.profiles`` reads it; nothing reads a profile as a time.
+PROFILES_SCHEMA_NAME = "tfmatrix.profiles"
+PROFILES_SCHEMA_VERSION = 1
+PROFILE_RECORD_KEYS = {
+    "id": str,
+    "benchmark": str,
+    "params": dict,
+    "status": str,
+    "reason": (str, type(None)),
+    "profiler": str,              # "cProfile"
+    "step_calls": int,            # calls of the variant's step under the profiler
+    "wall_s": (int, float),       # wall time of those calls, profiler included
+    "functions": list,            # FUNCTION_KEYS rows, costliest own time first
+    "rest": dict,                 # {"functions": n, "self_s": s}: the rows left out (each under MIN_SHARE)
+    "extra": dict,                # the benchmark's own facts after the calls (traces of a tf.function, ...)
+    "info": dict,
+    "first_call_s": (int, float, type(None)),
+}
+FUNCTION_KEYS = {
+    "file": str,                  # as the interpreter names it ("~" for built-ins)
+    "line": int,
+    "name": str,
+    "calls": int,
+    "self_s": (int, float),       # time in the function itself
+    "cum_s": (int, float),        # with everything it called
+    "callers": list,              # [file, line, name, calls, cum_s] of its costliest callers
+}
+
+
+def validate_profiles(doc: Any) -> List[str]:
+    """Every way a profiles file breaks its schema (empty: valid)."""
+    problems: List[str] = []
+    if not isinstance(doc, dict):
+        return ["profiles must be a JSON object"]
+    _check_keys(doc, TOP_KEYS, "profiles", problems)
+    if doc.get("schema") != PROFILES_SCHEMA_NAME or doc.get("schema_version") != PROFILES_SCHEMA_VERSION:
+        problems.append("schema must be %r version %d" % (PROFILES_SCHEMA_NAME, PROFILES_SCHEMA_VERSION))
+    for i, rec in enumerate(doc.get("records") or []):
+        where = "records[%d]" % i
+        if not isinstance(rec, dict):
+            problems.append("%s must be an object" % where)
+            continue
+        if rec.get("status") != "ok":
+            if rec.get("status") not in STATUSES or not rec.get("reason"):
+                problems.append("%s: a %r record needs a reason" % (where, rec.get("status")))
+            continue
+        _check_keys(rec, PROFILE_RECORD_KEYS, where, problems)
+        for j, row in enumerate(rec.get("functions") or []):
+            if isinstance(row, dict):
+                _check_keys(row, FUNCTION_KEYS, "%s.functions[%d]" % (where, j), problems)
+            else:
+                problems.append("%s.functions[%d] must be an object" % (where, j))
+    return problems

@@ -168,6 +168,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--mode", required=True, choices=("eager", "graph"))
     p.add_argument("--plan", help="JSON file with the variant ids to run, in order")
     p.add_argument("--fingerprint", action="store_true", help="only report the environment")
+    p.add_argument("--profile", type=int, default=0, metavar="N",
+                   help="profile N calls a sample of each variant instead of sampling it (suite.profiling)")
     args = p.parse_args(argv)
 
     chan = os.fdopen(args.fd, "w", buffering=1)
@@ -217,7 +219,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     by_id = {v.id: v for v in all_variants(preset, benchmarks)}
     env = Env(tf, np, compat, args.mode, preset)
     for k, window in enumerate(windows([by_id[vid] for vid in wanted], by_name, preset.window)):
-        run_window(window, "%d:%d" % (os.getpid(), k), by_name, env, send)
+        if args.profile:
+            from .profiling import profile_window
+
+            profile_window(window, by_name, env, send, args.profile)
+        else:
+            run_window(window, "%d:%d" % (os.getpid(), k), by_name, env, send)
         # the window's models are unreachable once run_window has returned: free them before the next one
         env.compat.clear_session()
         gc.collect()

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from . import __version__, paths
-from .commands import ab, bisect, compare, duet, report, run, setup, timeline
+from .commands import ab, bisect, compare, duet, explain, report, run, setup, timeline
 from .errors import UserError
 
 PROG = "python -m tfmatrix"
@@ -70,6 +70,8 @@ SUBCOMMANDS: tuple[Subcommand, ...] = (
                duet.cmd_duet, duet.configure_duet),
     Subcommand("ab", "did my change make it slower: two versions of a benchmark file measured together, in the "
                "same processes; head against base, with compare's gate", ab.cmd_ab, ab.configure_ab),
+    Subcommand("explain", "why one side is slower: both sides profiled in their cells (a run of its own), lined "
+               "up function by function", explain.cmd_explain, explain.configure_explain),
     Subcommand("bisect", "which release changed a claim (or one variant's time): a binary search over TF or Keras "
                "releases, each probe a cell built on demand", bisect.cmd_bisect, bisect.configure_bisect),
     Subcommand("timeline", "every claim across every TF minor release (or Keras 3 release): one cell per release, "

@@ -1,0 +1,130 @@
+"""The ``explain`` command: why one side is slower, from profiles of both sides taken in their cells.
+
+``explain --cell C --variants A B``: two variants of one cell (a claim's
+two sides); ``explain --cells C1 C2 --variant V``: one variant in two cells
+(two releases); ``explain --claim KEY --cell C``: a claim's seed
+configuration as the last run answered it in C (the report's Claims).
+Each cell profiles what it is asked in a run of its own
+(``execution.profiling``: never a measured run), and the two profiles are
+lined up per call of the step (``analysis.profiles``): packages, functions,
+the calls only one side makes, retracing, in a few sentences and a table.
+"""
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+from .. import paths
+from ..errors import UserError
+from .common import find_cell, load_matrix, output_dir
+
+if TYPE_CHECKING:
+    from ..matrix import Cell, Matrix
+
+CALLS = 20
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    from ..analysis.profiles import explain, load_profiles, pair, report_lines, sentences
+    from ..execution.dispatch import make_runner
+    from ..execution.lock import checkout_lock
+    from ..execution.profiling import profile_in_cell
+    from ..progress import stderr_console
+
+    console = stderr_console()
+    matrix = load_matrix(args)
+    if args.claim:
+        sides = claim_sides(args.claim, args.cell, args.reports, matrix)
+    elif bool(args.cell) == bool(args.cells):
+        raise UserError("explain: name one cell and two variants (--cell C --variants A B), two cells and one "
+                        "variant (--cells C1 C2 --variant V), or a claim in a cell (--claim KEY --cell C)")
+    elif args.cell:
+        if not args.variants:
+            raise UserError("explain --cell: name the two variants with --variants A B (ids as in results.csv)")
+        cell = find_cell(matrix, args.cell)
+        sides = [(cell, args.variants[0]), (cell, args.variants[1])]
+    else:
+        if not args.variant:
+            raise UserError("explain --cells: name the variant with --variant ID (as in results.csv)")
+        sides = [(find_cell(matrix, name), args.variant) for name in args.cells]
+    reports = output_dir(args.reports, "--reports")
+    wanted: dict[str, list[str]] = {}
+    for cell, vid in sides:
+        wanted.setdefault(cell.name, [])
+        if vid not in wanted[cell.name]:
+            wanted[cell.name].append(vid)
+    found: dict[str, dict[str, dict]] = {}
+    with checkout_lock():
+        runner = make_runner(args.runner, matrix.settings.base_registry, console)
+        for cell, _ in sides:
+            if cell.name in found:
+                continue
+            console.print(f"\\[tfmatrix] profiling {len(wanted[cell.name])} variant(s) in {cell.name} "
+                          f"({args.calls} samples' worth of calls each, a run of its own: never a measurement)")
+            made = profile_in_cell(cell, runner, wanted[cell.name], reports, args.calls)
+            if isinstance(made, str):
+                print(f"{cell.name}: {made}")
+                return 1
+            found[cell.name] = load_profiles(made)[1]
+    (cell_a, id_a), (cell_b, id_b) = sides
+    both = pair(found[cell_a.name], cell_a.name, id_a, found[cell_b.name], cell_b.name, id_b)
+    if isinstance(both, str):
+        print(both)
+        return 1
+    label_a, label_b = "A", "B"
+    expl = explain(*both, top=args.rows)
+    print(f"A = {id_a} in {cell_a.name}\nB = {id_b} in {cell_b.name}")
+    for line in sentences(expl, label_a, label_b):
+        print(line)
+    print()
+    for line in report_lines(expl, label_a, label_b, rows=args.rows):
+        print(line)
+    print(f"profiles in {reports / 'profiles'} (cProfile function tables; the profiled calls are not timings)")
+    return 0
+
+
+def claim_sides(key: str, cell_name: str | None, reports: str, matrix: Matrix) -> list[tuple[Cell, str]]:
+    """A claim's seed configuration in a cell, as the last run in ``reports`` answered it: its two sides."""
+    from pathlib import Path
+
+    from ..analysis.cells import load_dir
+    from ..analysis.claims import CLAIMS, compute_claim
+    from ..analysis.frame import build_frame
+
+    claim = next((c for c in CLAIMS if c.key == key), None)
+    if claim is None:
+        raise UserError(f"explain --claim {key!r}: no such claim; claims: {', '.join(c.key for c in CLAIMS)}")
+    if not cell_name:
+        raise UserError(f"explain --claim {key}: name the cell with --cell NAME (as in the report's Claims)")
+    cell = find_cell(matrix, cell_name)
+    cells_dir = Path(reports) / "cells"
+    if not cells_dir.is_dir():
+        raise UserError(f"explain --claim: {cells_dir} has no results; run the matrix (or `cell {cell.name}`) first, "
+                        "or name the variants with --variants")
+    loaded = [c for c in load_dir(cells_dir).cells if c.has_records]
+    answered = compute_claim(claim, build_frame(loaded), loaded)
+    here = next((c for c in answered.cells if c.cell.name == cell.name), None)
+    if here is None or not here.lines:
+        why = here.reason if here is not None else "the cell has no results in " + str(cells_dir)
+        raise UserError(f"explain --claim {key}: no line of it in {cell.name} ({why})")
+    line = here.lines[0].comparison
+    return [(find_cell(matrix, line.cell_a.name), line.a_id), (find_cell(matrix, line.cell_b.name), line.b_id)]
+
+
+def configure_explain(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--claim", metavar="KEY",
+                   help="a claim (its key, as in claims.csv) in --cell: its seed configuration's two sides as the "
+                        "last run in --reports measured them")
+    p.add_argument("--cell", metavar="NAME", help="one cell: explain --variants A B in it (or --claim in it)")
+    p.add_argument("--variants", nargs=2, metavar=("A", "B"), help="two variant ids of --cell (as in results.csv)")
+    p.add_argument("--cells", nargs=2, metavar=("A", "B"), help="two cells: explain --variant V across them")
+    p.add_argument("--variant", metavar="ID", help="one variant id, profiled in both --cells")
+    p.add_argument("--calls", type=int, default=CALLS, choices=range(1, 1001), metavar="N",
+                   help=f"samples' worth of calls profiled per variant, after its first call and warm-up "
+                        f"(default {CALLS})")
+    p.add_argument("--runner", default="auto", choices=("auto", "docker", "venv"),
+                   help="auto: Docker when an engine answers, else local virtualenvs")
+    p.add_argument("--reports", default=str(paths.REPORTS_DIR), metavar="DIR",
+                   help="profiles go to DIR/profiles/<cell>.json (default: reports)")
+    p.add_argument("--rows", type=int, default=8, metavar="N", help="show the N largest differences")
+
