@@ -41,6 +41,7 @@ def test_a_function_keeps_its_key_across_releases_and_hosts_and_gets_its_package
     assert a == b == "keras/src/engine/training.py:predict"
     assert function_key("/opt/tfmatrix/suite/benchmarks/inference.py", "step") == "suite/benchmarks/inference.py:step"
     assert function_key("/usr/lib/python3.8/threading.py", "wait") == "threading.py:wait"
+    assert function_key("/tmp/__autograph_generated_filenapmijvs.py", "tf__f") == "<autograph>.py:tf__f"
     assert package_of("/x/site-packages/tensorflow/python/keras/engine/training.py", "fit") == "keras"
     assert package_of("/x/site-packages/tf_keras/src/engine/training.py", "fit") == "tf_keras"
     assert package_of("~", "<built-in method tensorflow.python._pywrap_tfe.TFE_Py_FastPathExecute>") == "tensorflow"
@@ -190,3 +191,45 @@ def test_a_claim_in_a_cell_is_its_seed_lines_two_sides_as_the_last_run_measured_
         claim_sides("nope", "tf2.0-keras2.3.1-cpu", str(reports), matrix)
     with pytest.raises(UserError, match="has no results"):
         claim_sides("predict_slower_after_compile", "tf2.0-keras2.3.1-cpu", str(tmp_path / "none"), matrix)
+
+
+def _profile(vid: str, wall: float, rows: list[tuple[str, str, int, float, float]]) -> dict[str, Any]:
+    return {"id": vid, "benchmark": "training.question", "params": {}, "status": "ok", "reason": None,
+            "profiler": "cProfile", "step_calls": 10, "wall_s": wall, "rest": {"functions": 0, "self_s": 0.0},
+            "extra": {}, "info": {}, "first_call_s": None,
+            "functions": [{"file": f, "line": 1, "name": n, "calls": c, "self_s": t, "cum_s": cum, "callers": []}
+                          for f, n, c, t, cum in rows]}
+
+
+def test_two_entry_points_into_native_code_are_named_not_shared_out() -> None:
+    """TF2 eager (TFE_Py_Execute) against TF1 graph (TF_SessionRunCallable): no share of the difference is either's."""
+    from tfmatrix.analysis.profiles import profile_of
+
+    a = profile_of(_profile("eager", 1.53, [
+        ("~", "<built-in method _pywrap_tensorflow_internal.TFE_Py_Execute>", 10, 1.51, 1.51),
+        ("/x/site-packages/keras/engine/training.py", "train_on_batch", 10, 0.01, 1.53)]), "tf2.0")
+    b = profile_of(_profile("graph", 1.35, [
+        ("~", "<built-in method _pywrap_tensorflow_internal.TF_SessionRunCallable>", 10, 1.34, 1.34),
+        ("/x/site-packages/keras/engine/training.py", "train_on_batch", 10, 0.01, 1.35)]), "tf1.14")
+    said = sentences(explain(a, b))
+    assert said[0] == "A takes 153 ms per step against 135 ms for B (1.13x, profiler included): 18 ms more per step."
+    assert "Of that, the packages' own time: tensorflow 100%." in said
+    assert ("A's time is mostly the own time of <built-in method _pywrap_tensorflow_internal.TFE_Py_Execute> (151 ms "
+            "per step), B's of <built-in method _pywrap_tensorflow_internal.TF_SessionRunCallable> (134 ms): the two "
+            "run their work through different entry points, and the difference is inside them, below what cProfile "
+            "sees.") in said
+    assert not any("% of the difference is" in line for line in said)
+
+
+def test_a_difference_inside_one_native_call_says_the_profiler_cannot_see_in() -> None:
+    """XLA on the CPU: both sides make the one call; all the difference is inside it."""
+    from tfmatrix.analysis.profiles import profile_of
+
+    execute = "<built-in method tensorflow.python._pywrap_tfe.TFE_Py_Execute>"
+    a = profile_of(_profile("xla", 10.3, [("~", execute, 10, 10.28, 10.28)]), "tf2.15")
+    b = profile_of(_profile("plain", 1.92, [("~", execute, 10, 1.9, 1.9)]), "tf2.15")
+    said = sentences(explain(a, b))
+    assert said[0] == "A takes 1.03 s per step against 192 ms for B (5.36x, profiler included): 838 ms more per step."
+    assert said[1] == "Of that, the packages' own time: tensorflow 100%."
+    assert said[2] == (f"100% of the difference is the own time of {execute} (tensorflow), called once per step by B "
+                       "and once by A: native code, whose inside cProfile does not see.")

@@ -32,7 +32,7 @@ from ..errors import UserError
 PACKAGES: tuple[tuple[str, str], ...] = (
     ("tf_keras", r"(^|/)tf_keras/|\btf_keras\."),
     ("keras", r"(^|/)keras/|\bkeras\."),
-    ("tensorflow", r"(^|/)tensorflow(_core)?/|\btensorflow\.|_pywrap_tf|\bTFE_"),
+    ("tensorflow", r"(^|/)tensorflow(_core)?/|\btensorflow\.|_pywrap_tf|_pywrap_tensorflow|\bTFE?_"),
     ("numpy", r"(^|/)numpy/|\bnumpy\."),
     ("jax", r"(^|/)(jax|jaxlib)/|\bjax(lib)?\."),
     ("torch", r"(^|/)torch/|\btorch\."),
@@ -40,6 +40,7 @@ PACKAGES: tuple[tuple[str, str], ...] = (
     ("your file", r"/opt/tfmatrix/bench/"),
 )
 INTERPRETER = "python"      # the standard library and built-ins that no package above names
+MIN_LEVEL = 0.05            # a path level holds at least this share of the slower side's step
 _SITE = re.compile(r".*?/(?:site|dist)-packages/")
 
 
@@ -57,6 +58,7 @@ def function_key(file: str, name: str) -> str:
     if file == "~":
         return name
     path = _SITE.sub("", file)
+    path = re.sub(r".*__autograph_generated_file\w*\.py$", "<autograph>.py", path)   # a temporary file's random name
     path = re.sub(r".*/opt/tfmatrix/suite/", "suite/", path)
     path = re.sub(r".*/lib/python3\.\d+/", "", path)
     return f"{path}:{name}"
@@ -191,7 +193,7 @@ def explain(a: Profile, b: Profile, top: int = 10) -> Explanation:
 
 
 def _ms(seconds: float) -> str:
-    return f"{seconds * 1e3:.3g} ms"
+    return f"{seconds:.3g} s" if seconds >= 1 else f"{seconds * 1e3:.3g} ms"
 
 
 def _calls(n: float) -> str:
@@ -214,11 +216,16 @@ def path_levels(paths: Sequence[FunctionChange], on_b: bool, step_s: float, n: i
     ``paths`` are the functions only that side calls, most time with callees
     first; a chain of wrappers with about the same time is one level, named
     by its outermost function. A time above the step's own (keys merged
-    across nested calls) is no level.
+    across nested calls) is no level; nor are the suite's own functions (each
+    variant has its own step closure) or levels under ``MIN_LEVEL`` of the step.
     """
     out: list[tuple[FunctionChange, float]] = []
     for c in paths:
         t = c.cum_b if on_b else c.cum_a
+        if c.package == "suite":        # the suite's own step closures differ by variant: not a path of the code
+            continue
+        if t < MIN_LEVEL * step_s:
+            break
         if t > 1.01 * step_s or (out and t > drop * out[-1][1]):
             continue
         out.append((c, t))
@@ -244,18 +251,28 @@ def sentences(e: Explanation, label_a: str = "A", label_b: str = "B") -> list[st
                    f"(with their callees), none of which {faster} calls.")
     moved = [(p, b - a) for p, a, b in e.packages if (b - a) * extra > 0]
     total = sum(d for _, d in moved)
+    moved = [(p, d) for p, d in moved if total and d / total >= 0.005]
     if moved and total:
         shares = ", ".join(f"{p} {d / total:.0%}" for p, d in moved[:3])
         out.append(f"Of that, the packages' own time: {shares}.")
     lead = next((c for c in e.changes if c.delta * extra > 0), None)
-    if lead is not None and extra:
+    rival = next((c for c in e.changes if c.delta * extra < 0), None)
+    if lead is not None and rival is not None and abs(lead.delta) > abs(extra) and abs(rival.delta) > abs(extra) / 2:
+        # the two sides spend their time in different functions (eager execution against Session.run):
+        # no share of the difference belongs to either; say where each side's time is instead
+        own = (lead.self_b, rival.self_a) if extra >= 0 else (lead.self_a, rival.self_b)
+        out.append(f"{slower}'s time is mostly the own time of {lead.key} ({_ms(own[0])} per step), {faster}'s "
+                   f"of {rival.key} ({_ms(own[1])}): the two run their work through different entry points, and the "
+                   "difference is inside them, below what cProfile sees.")
+    elif lead is not None and extra:
         if lead.calls_a and lead.calls_b:
             how = f"called {_times(lead.calls_b)} per step by {label_b} and {_times(lead.calls_a)} by {label_a}"
         else:
             how = (f"called only by {label_b if lead.calls_b else label_a}, "
                    f"{_times(max(lead.calls_a, lead.calls_b))} per step")
+        native = ": native code, whose inside cProfile does not see" if lead.key.startswith("<built-in") else ""
         out.append(f"{abs(lead.delta) / abs(extra):.0%} of the difference is the own time of {lead.key} "
-                   f"({lead.package}), {how}.")
+                   f"({lead.package}), {how}{native}.")
     only = e.only_b if extra >= 0 else e.only_a
     if only:
         cost = sum(c.self_b if extra >= 0 else c.self_a for c in only)
