@@ -1,7 +1,7 @@
 """Where a variant's time goes, function by function: ``python -m suite profile``, the raw material of ``explain``.
 
 Profiling is never measuring. A profiled run is a run of its own, in its own
-worker processes: each variant is built, called once (its first call:
+worker processes (``worker.profile_window``): each variant is built, called once (its first call:
 tracing, compiling) and warmed up exactly as a measured run does it
 (``harness.Sampler``), then its step is called ``calls`` times the calibrated
 number of calls a sample takes, under ``cProfile``: the standard library's
@@ -23,11 +23,10 @@ import cProfile
 import pstats
 import sys
 import time
-import traceback
 from typing import IO, Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from .harness import Sampler, timer
-from .registry import Benchmark, NotApplicable, Preset, Variant, all_variants, load_benchmarks, select
+from .harness import timer
+from .registry import Benchmark, Preset, Variant, all_variants, load_benchmarks, select
 from .schema import PROFILES_SCHEMA_NAME, PROFILES_SCHEMA_VERSION
 
 PROFILER = "cProfile"
@@ -70,42 +69,10 @@ def profile_calls(step: Callable[[], Any], calls: int) -> Dict[str, Any]:
     return {"profiler": PROFILER, "step_calls": calls, "wall_s": wall, "functions": rows, "rest": rest}
 
 
-def _record(variant: Variant) -> Dict[str, Any]:
+def new_record(variant: Variant) -> Dict[str, Any]:
+    """A profile record for ``variant`` before it ran: ok, no function table yet."""
     return {"id": variant.id, "benchmark": variant.benchmark, "params": variant.as_dict(), "status": "ok",
             "reason": None, "extra": {}, "info": {}, "first_call_s": None}
-
-
-def _first_line(text: str) -> str:
-    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
-    return lines[0][:300] if lines else ""
-
-
-def profile_window(window: Sequence[Variant], by_name: Dict[str, Any], env: Any,
-                   send: Callable[[Dict[str, Any]], None], calls: int) -> None:
-    """The worker's side: each variant of a window built, first called, warmed up, then profiled; one record each."""
-    for variant in window:
-        send({"event": "start", "id": variant.id, "time": time.time()})
-        out = _record(variant)
-        prepared = None
-        try:
-            prepared = by_name[variant.benchmark].prepare(variant, env)
-            sampler = Sampler(prepared.step, env.preset.budget, inner=prepared.inner)
-            out.update(first_call_s=sampler.first_call_s, info=dict(prepared.info))
-            out.update(profile_calls(prepared.step, max(1, calls) * max(1, sampler.number)))
-            if prepared.after is not None:
-                out["extra"] = prepared.after()
-        except NotApplicable as e:
-            out.update(status="n/a", reason=str(e))
-        except Exception as e:
-            out.update(status="error", reason="%s: %s" % (type(e).__name__, _first_line(str(e))),
-                       traceback="\n".join(traceback.format_exc().splitlines()[-25:]))
-        finally:
-            if prepared is not None and prepared.cleanup is not None:
-                try:
-                    prepared.cleanup()
-                except Exception:
-                    pass
-        send({"event": "record", "record": out})
 
 
 def profile(preset: Preset, only: Sequence[str], out_path: str, cell: Dict[str, Any], calls: int = DEFAULT_CALLS,
@@ -126,12 +93,12 @@ def profile(preset: Preset, only: Sequence[str], out_path: str, cell: Dict[str, 
     by_id = {v.id: v for v in variants}
     records: Dict[str, Dict[str, Any]] = {}
     for vid, rec in settle(facts, variants).items():
-        records[vid] = dict(_record(by_id[vid]), status=rec["status"], reason=rec["reason"])
+        records[vid] = dict(new_record(by_id[vid]), status=rec["status"], reason=rec["reason"])
     for group, members in plan_groups([v for v in variants if v.id not in records]).items():
         log.write("[suite] profiling group %s: %d variants, %d calls a sample each\n" % (group, len(members), calls))
         for vid, rec in run_group(members[0].mode, members, preset, log, profile=calls).items():
             # the worker's own records are complete; a crash or a hang comes back as a bare failure record
-            records[vid] = rec if "benchmark" in rec else dict(_record(by_id[vid]), status=rec["status"],
+            records[vid] = rec if "benchmark" in rec else dict(new_record(by_id[vid]), status=rec["status"],
                                                                 reason=rec["reason"], traceback=rec.get("traceback"))
     doc["records"] = [records[v.id] for v in variants if v.id in records]
     return _finish(doc, out_path, t0, log, code=0)

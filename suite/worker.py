@@ -140,6 +140,31 @@ def run_window(window: Sequence[Variant], tag: str, by_name: Dict[str, Any], env
         send({"event": "record", "record": out})
 
 
+def profile_window(window: Sequence[Variant], by_name: Dict[str, Any], env: Env,
+                   send: Callable[[Dict[str, Any]], None], calls: int) -> None:
+    """``--profile N``: each variant built, first called and warmed up as ``run_window`` does, then ``calls``
+    samples' worth of calls under cProfile (``suite.profiling``); one record each, never a time."""
+    from .profiling import new_record, profile_calls
+
+    for variant in window:
+        send({"event": "start", "id": variant.id, "time": time.time()})
+        out = new_record(variant)
+        prepared = None
+        try:
+            prepared = by_name[variant.benchmark].prepare(variant, env)
+            sampler = Sampler(prepared.step, env.preset.budget, inner=prepared.inner)
+            out.update(first_call_s=sampler.first_call_s, info=dict(prepared.info))
+            out.update(profile_calls(prepared.step, max(1, calls) * max(1, sampler.number)))
+            if prepared.after is not None:
+                out["extra"] = prepared.after()
+        except NotApplicable as e:
+            out.update(status="n/a", reason=str(e))
+        except Exception as e:      # MemoryError included, as in run_window
+            _failed(out, e, traceback.format_exc())
+        _cleanup(prepared)
+        send({"event": "record", "record": out})
+
+
 def _no_tf_guard(send: Callable[[Dict[str, Any]], None], kind: str) -> Callable[[Dict[str, Any]], None]:
     """``send`` that turns an ok record into an error once TensorFlow is in this jax/torch process."""
     from .backend import tf_imported
@@ -220,8 +245,6 @@ def main(argv: Optional[List[str]] = None) -> int:
     env = Env(tf, np, compat, args.mode, preset)
     for k, window in enumerate(windows([by_id[vid] for vid in wanted], by_name, preset.window)):
         if args.profile:
-            from .profiling import profile_window
-
             profile_window(window, by_name, env, send, args.profile)
         else:
             run_window(window, "%d:%d" % (os.getpid(), k), by_name, env, send)

@@ -202,7 +202,6 @@ class CompareResult:
             how = "ratios as measured (too few variants to find the common move: --normalise run needs 10)"
         return f"{moved}; {host}; {how}"
 
-
     def _move_note(self, cell: str, move: float) -> str:
         notes = []
         if cell in self.cell_refs:

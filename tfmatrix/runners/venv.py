@@ -40,6 +40,14 @@ def venv_root() -> Path:
     return Path(env) if env else REPO_ROOT / ".nox"
 
 
+def _up_to_date(location: Path, inputs: str) -> bool:
+    """Whether the virtualenv at ``location`` was made, completely, from ``inputs`` (its marker says so)."""
+    try:
+        return bool(json.loads((location / MARKER).read_text()).get("inputs") == inputs)
+    except (OSError, ValueError):
+        return False
+
+
 class VenvRunner(Runner):
     """Each cell in a local virtualenv, CPU only, not isolated."""
 
@@ -58,11 +66,10 @@ class VenvRunner(Runner):
 
     def built(self, cell: Cell) -> bool:
         """The cell's virtualenv exists and was made from its current inputs."""
-        marker = (self.root or venv_root()) / ("cell-" + cell.name) / MARKER
-        try:
-            return bool(json.loads(marker.read_text()).get("inputs") == self.inputs(cell))
-        except (OSError, ValueError):
-            return False
+        return _up_to_date(self._location(cell), self.inputs(cell))
+
+    def _location(self, cell: Cell) -> Path:
+        return (self.root or venv_root()) / ("cell-" + cell.name)
 
     def skip_reason(self, cell: Cell) -> str | None:
         """Why this runner cannot serve ``cell`` here (it is then ``skipped``), or None."""
@@ -117,14 +124,11 @@ class VenvRunner(Runner):
         """A virtualenv holding exactly the cell's wheels; reused while its inputs are unchanged."""
         from nox.virtualenv import VirtualEnv
 
-        location = (self.root or venv_root()) / ("cell-" + cell.name)
+        location = self._location(cell)
         marker = location / MARKER
-        try:
-            if json.loads(marker.read_text()).get("inputs") == inputs:
-                log("virtualenv %s is up to date" % location)
-                return location / "bin" / "python"
-        except (OSError, ValueError):
-            pass
+        if _up_to_date(location, inputs):
+            log("virtualenv %s is up to date" % location)
+            return location / "bin" / "python"
         if location.exists():
             shutil.rmtree(location)
         log("creating virtualenv %s with %s" % (location, interp.executable))
