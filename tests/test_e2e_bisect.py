@@ -35,6 +35,12 @@ def test_a_bisect_over_three_releases_runs_ordinary_cells_and_a_second_one_reuse
     assert releases[:2] == ["2.2.3", "2.0.4"] and set(releases) <= {"2.2.3", "2.1.4", "2.0.4"}
     assert (len(releases) == 3) == (not doc["problem"]), doc      # the middle is probed when the ends differ
     assert doc["found"] == (first.returncode == 0)
+    if doc["found"]:       # where it changed: both boundary releases profiled (history.why), or why not
+        assert doc["why"], doc
+        assert doc["why"][0].startswith(("predict after compile (inference.tiny[", "TensorFlow ")), doc["why"]
+        assert "where, from profiles of both releases" in first.stdout
+        profiled = {p.name for p in (reports / "profiles").glob("*.json")}
+        assert {f"{doc['last_good']}", f"{doc['first_bad']}"} <= {n.split("-")[0][2:] for n in profiled}
     out = first.stdout.splitlines()
     assert out[0].startswith(f"bisect {CLAIM}: time predict after compile / predict before compile, TensorFlow")
     assert any(line.startswith(("answer: changed between", "no answer: ")) for line in out)

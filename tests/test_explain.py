@@ -134,7 +134,8 @@ class _Env:
 
     def run_suite(self, args: Any, log: Any, timeout_s: float, cpus: Any = None) -> SuiteExit:
         if self.writes:
-            (self.out_dir / "profiles.json").write_text("{}")
+            (self.out_dir / "profiles.json").write_text(
+                '{"schema": "tfmatrix.profiles", "schema_version": 1, "status": "ok", "records": []}')
         return SuiteExit(0 if self.writes else 3)
 
     def close(self) -> None:

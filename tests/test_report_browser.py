@@ -235,3 +235,49 @@ def test_the_timeline_and_bisect_sections_open_with_charts_tooltips_and_their_fi
         assert "changed between 2.1.4 and 2.0.4" in pg.evaluate("document.querySelector('#bisect .answer').textContent")
         pg.screenshot(tmp_path / "timeline.png")
         assert pg.console_problems() == []
+
+
+TRACING_PROFILE = Path(__file__).parent / "golden" / "profiles" / "tf2.15-cpu-tracing.json.gz"
+
+
+def test_a_profiled_claim_line_opens_its_why_panel_and_icicle_on_a_laptop_screen(tmp_path):
+    """The golden default run's report with a real profile of seed 004's retracing pair in tf2.15-cpu (`explain
+    --claim python_args_retrace --cell tf2.15-cpu`, 2026-11-26): the claim line links to its why panel, which
+    says it is retracing and draws both sides' call trees within a 1366x768 screen, every bar with its figures on
+    hover, and the speedscope file it links to exists."""
+    require(CHROMIUM is not None, "headless Chromium not found (apt-get install -y chromium, or set TFMATRIX_CHROMIUM)")
+    import gzip
+
+    with tarfile.open(DEFAULT_RUN) as tar:
+        tar.extractall(tmp_path, filter="data")
+    out = tmp_path / "out"
+    (out / "profiles").mkdir(parents=True)
+    (out / "profiles" / "tf2.15-cpu.json").write_bytes(gzip.decompress(TRACING_PROFILE.read_bytes()))
+    build(tmp_path / "cells", out, generated="2026-11-26T00:00:00+00:00")
+    with Chromium.start(tmp_path / "profile", CHROMIUM, width=1366, height=768) as browser:
+        pg = browser.open_page((out / "index.html").as_uri(), width=1366, height=768)
+        link = "#claims a.why-link[href^=\"#why-python_args_retrace-tf2.15-cpu-\"]"
+        assert pg.evaluate(f"document.querySelectorAll({link!r}).length") == 1
+        pg.evaluate(f"document.querySelector({link!r}).click()")
+        target = pg.evaluate("location.hash.slice(1)")
+        assert target.startswith("why-python_args_retrace-tf2.15-cpu-")
+        assert -2 <= pg.evaluate(f"document.getElementById({target!r}).getBoundingClientRect().top") < 200
+        said = pg.evaluate(f"document.getElementById({target!r}).querySelector('.why-sentences').textContent")
+        assert "retracing" in said and "per step" in said
+        box = pg.evaluate(f"(function () {{ var r = document.getElementById({target!r}).querySelector('svg.icicle')"
+                          ".getBoundingClientRect(); return [r.left, r.right, r.width, r.height]; })()")
+        assert box[0] >= 0 and box[1] <= 1366 and box[2] >= 900 and box[3] > 100
+        sides = pg.evaluate(f"Array.from(document.getElementById({target!r}).querySelectorAll('g.ic-f'))"
+                            ".map(g => g.getAttribute('data-side'))")
+        assert sides.count("a") >= 5 and sides.count("b") >= 5
+        tips = pg.evaluate(f"Array.from(document.getElementById({target!r}).querySelectorAll('g.ic-f title'))"
+                           ".map(t => t.textContent)")
+        assert len(tips) == len(sides) and all(" per step on this path" in t for t in tips)
+        assert any("_create_concrete_function" in t for t in tips)
+        href = pg.evaluate(f"document.getElementById({target!r}).querySelector('a[href$=\".speedscope.json\"]')"
+                           ".getAttribute('href')")
+        assert (out / href).is_file()
+        assert pg.evaluate("document.documentElement.scrollWidth") <= 1366
+        shot = pg.screenshot(tmp_path / "why.png", full_page=False)
+        assert _png_size(shot) == (1366, 768)
+        assert pg.console_problems() == []

@@ -73,6 +73,7 @@ class Function:
     calls: float
     self_s: float
     cum_s: float
+    callers: tuple[tuple[str, float], ...] = ()     # (caller's key, time with callees when called from it) per step
 
 
 @dataclass(frozen=True)
@@ -96,13 +97,16 @@ def _merge(rows: Iterable[dict[str, Any]], per: float) -> tuple[Function, ...]:
     time with callees the largest (one may call the other: a subclass's ``__init__`` calling its base's)."""
     acc: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0])
     package: dict[str, str] = {}
+    callers: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     for r in rows:
         key = function_key(str(r["file"]), str(r["name"]))
         package[key] = package_of(str(r["file"]), str(r["name"]))
         acc[key][0] += float(r["calls"]) / per
         acc[key][1] += float(r["self_s"]) / per
         acc[key][2] = max(acc[key][2], float(r["cum_s"]) / per)
-    return tuple(Function(k, package[k], *v) for k, v in acc.items())
+        for c in r.get("callers") or ():
+            callers[key][function_key(str(c[0]), str(c[2]))] += float(c[4]) / per
+    return tuple(Function(k, package[k], v[0], v[1], v[2], tuple(sorted(callers[k].items()))) for k, v in acc.items())
 
 
 def profile_of(record: dict[str, Any], cell: str) -> Profile:

@@ -2,18 +2,29 @@
 
 Reads the options into the search's inputs (the target, the release axis,
 the two ends), holds the checkout's run lock while ``history.bisect``
-measures the probes, prints the answer and where it was written, and
-rebuilds the report beside it (its "When did it change" section).
+measures the probes, profiles the last good and first bad release to say
+where it changed (``history.why``; ``--no-explain`` skips it), prints the
+answer and where it was written, and rebuilds the report beside it (its
+"When did it change" section).
 """
 from __future__ import annotations
 
 import argparse
 import re
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .. import paths
 from ..errors import UserError
 from ..history.axis import AXES, Axis, release_axis
 from .common import load_matrix, output_dir, then_report
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from ..history.targets import Target
+    from ..matrix import Settings
+    from ..runners.base import Runner
 
 
 def _axis(args: argparse.Namespace) -> Axis:
@@ -45,13 +56,31 @@ def _bisect(args: argparse.Namespace) -> int:
     with checkout_lock():
         runner = make_runner(args.runner, matrix.settings.base_registry, console)
         prober = Prober(axis, target, matrix.settings, runner, request, reports, console)
-        result = bisect(target, axis, good, bad, prober, args.patches)
-    result = with_evidence(result, prober)
+        result = with_evidence(bisect(target, axis, good, bad, prober, args.patches), prober)
+        final = result.final
+        if args.explain and final.found and final.last_good and final.first_bad:
+            result.why = boundary_why(axis, target, final.last_good, final.first_bad, matrix.settings, runner,
+                                      reports, console, preset)
     path = write_answer(result, reports)
     for line in result.lines():
         print(line)
     print(f"written: {relative(path)}")
     return 0 if result.final.found else 1
+
+
+def boundary_why(axis: Axis, target: Target, last_good: str, first_bad: str, settings: Settings, runner: Runner,
+                 reports: Path, console: Console, preset: str) -> list[str]:
+    """The boundary explained (``history.why``), or why its cells cannot be profiled."""
+    from ..history.probes import probe_cell
+    from ..history.why import explain_boundary
+
+    cells = []
+    for release in (last_good, first_bad):
+        cell = probe_cell(axis, release, settings)
+        if isinstance(cell, str):
+            return [f"{axis.what} {release}: could not profile: {cell}"]
+        cells.append((release, cell))
+    return explain_boundary(target, axis.what, cells, runner, reports, console, preset)
 
 
 def cmd_bisect(args: argparse.Namespace) -> int:
@@ -80,6 +109,9 @@ def configure_bisect(p: argparse.ArgumentParser) -> None:
     p.add_argument("--preset", choices=KNOWN_PRESETS, help="the suite preset (default: matrix.toml's, seed)")
     p.add_argument("--rounds", type=int, choices=range(1, 21), metavar="N",
                    help="rounds per probe (default: matrix.toml's, 3); an undecided probe is measured again with 2N")
+    p.add_argument("--no-explain", dest="explain", action="store_false",
+                   help="do not profile the last good and first bad release to say where it changed (tfmatrix "
+                        "explain; a run of its own, about a minute a release)")
     p.add_argument("--runner", default="auto", choices=[r for r in RUNNERS if r != "ray"],
                    help="auto: Docker when an engine answers, else local virtualenvs")
     p.add_argument("--reports", default=str(paths.REPORTS_DIR), metavar="DIR",

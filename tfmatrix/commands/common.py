@@ -158,7 +158,8 @@ def refresh_report(reports: Path, matrix: Matrix, console: Any) -> list[Refused]
 
 
 def then_report(args: argparse.Namespace, code: int) -> int:
-    """After a bisect or a timeline: rebuild the report beside them (it gains their section) when it has cells."""
+    """After a bisect, a timeline or an explain: rebuild the report beside them (it gains their section) when it has
+    cells."""
     reports = Path(args.reports)
     if any((reports / "cells").glob("*.json")):
         refused = refresh_report(reports, load_matrix(args), stderr_console())

@@ -8,6 +8,9 @@ Each cell profiles what it is asked in a run of its own
 (``execution.profiling``: never a measured run), and the two profiles are
 lined up per call of the step (``analysis.profiles``): packages, functions,
 the calls only one side makes, retracing, in a few sentences and a table.
+When ``--reports`` holds a run's cells, the report is rebuilt: each claim
+line whose two sides now have profiles gains its "why" panel
+(``report.why_view``).
 """
 from __future__ import annotations
 
@@ -16,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from .. import paths
 from ..errors import UserError
-from .common import find_cell, load_matrix, output_dir
+from .common import find_cell, load_matrix, output_dir, then_report
 
 if TYPE_CHECKING:
     from ..matrix import Cell, Matrix
@@ -64,13 +67,13 @@ def cmd_explain(args: argparse.Namespace) -> int:
             made = profile_in_cell(cell, runner, wanted[cell.name], reports, args.calls)
             if isinstance(made, str):
                 print(f"{cell.name}: {made}")
-                return 1
+                return then_report(args, 1)
             found[cell.name] = load_profiles(made)[1]
     (cell_a, id_a), (cell_b, id_b) = sides
     both = pair(found[cell_a.name], cell_a.name, id_a, found[cell_b.name], cell_b.name, id_b)
     if isinstance(both, str):
         print(both)
-        return 1
+        return then_report(args, 1)
     label_a, label_b = "A", "B"
     expl = explain(*both, top=args.rows)
     print(f"A = {id_a} in {cell_a.name}\nB = {id_b} in {cell_b.name}")
@@ -80,7 +83,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     for line in report_lines(expl, label_a, label_b, rows=args.rows):
         print(line)
     print(f"profiles in {reports / 'profiles'} (cProfile function tables; the profiled calls are not timings)")
-    return 0
+    return then_report(args, 0)
 
 
 def claim_sides(key: str, cell_name: str | None, reports: str, matrix: Matrix) -> list[tuple[Cell, str]]:

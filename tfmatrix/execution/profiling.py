@@ -4,17 +4,27 @@ A profiled run is never a measured one: it runs in the cell's own
 environment (the same image, the same suite, the same sizes) but into its
 own file under ``reports/profiles/`` (``<cell>.json`` and its log), and
 nothing reads it as a time. A cell that cannot be prepared, or a suite that
-writes no file, is that cell's "could not profile: <reason>", never a crash.
+writes no file, is that cell's "could not profile: <reason>", never a crash;
+the reason is also kept in the cell's file, as each variant's error record,
+so that the report's why panel says it.
+
+Each run adds to the cell's file (``keep``): its records replace the same
+variants' earlier ones, and the earlier records of other variants stay while
+they come from the same environment (image and preset), so every claim
+explained in a cell keeps its panel.
 """
 from __future__ import annotations
 
-import os
-import shutil
+import datetime
+import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
+
+from suite.schema import PROFILES_SCHEMA_NAME, PROFILES_SCHEMA_VERSION
 
 from ..matrix import Cell
-from ..results.store import CellOutcome
+from ..results.store import CellOutcome, write_text_atomic
 from ..runners.base import Runner
 from ..runners.common import CellLog, RunRequest
 
@@ -34,33 +44,102 @@ def profile_args(cell: Cell, variant_ids: Sequence[str], out: str, image: str | 
     return args
 
 
+def _read(path: Path) -> dict[str, Any] | None:
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) and doc.get("schema") == PROFILES_SCHEMA_NAME else None
+
+
+def _same_environment(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    def env(doc: dict[str, Any]) -> tuple[Any, Any]:
+        return doc.get("preset"), (doc.get("cell") or {}).get("image")
+    return env(a) == env(b)
+
+
+def failed_doc(cell: Cell, reason: str, preset: str | None) -> dict[str, Any]:
+    """A profiles file for a cell that could not profile at all: its header, no records yet."""
+    now = datetime.datetime.now(datetime.UTC).replace(microsecond=0).isoformat()
+    return {"schema": PROFILES_SCHEMA_NAME, "schema_version": PROFILES_SCHEMA_VERSION, "suite_version": "",
+            "status": "error", "error": reason, "preset": preset or cell.preset, "config": {},
+            "cell": {"name": cell.name, "target": cell.target}, "environment": {}, "gpu": {}, "warnings": [],
+            "started": now, "finished": now, "wall_s": 0.0, "records": []}
+
+
+def keep(target: Path, new: dict[str, Any], variant_ids: Sequence[str]) -> None:
+    """Write ``new``'s records to ``target`` (atomically) beside the earlier file's: a failed profile never
+    replaces an earlier good one of the same variant, earlier records stay while they come from the same
+    environment (image and preset; a failed run keeps them all), and a variant with no record at all gets an
+    error record saying why."""
+    earlier = _read(target)
+    failed = new.get("status") != "ok"
+    base = earlier if earlier is not None and (failed or _same_environment(earlier, new)) else None
+    records = {str(r.get("id")): r for r in (base or {}).get("records") or []}
+    for r in new.get("records") or []:
+        vid = str(r.get("id"))
+        if r.get("status") == "ok" or records.get(vid, {}).get("status") != "ok":
+            records[vid] = r
+    for vid in variant_ids:
+        if vid not in records:
+            records[vid] = {"id": vid, "status": "error",
+                            "reason": new.get("error") or "the profiled run wrote no record of it"}
+    header = base if failed and base is not None else new
+    write_text_atomic(target, json.dumps(dict(header, records=list(records.values()))) + "\n")
+
+
+def profiled_before(target: Path, cell: Cell, runner: Runner, variant_ids: Sequence[str], calls: int,
+                    preset: str) -> bool:
+    """Whether ``target`` already holds good profiles of every one of ``variant_ids``, taken with the same number
+    of calls and preset in the same image (the cell's inputs as the runner would build them now)."""
+    doc = _read(target)
+    if doc is None or (doc.get("config") or {}).get("profile_calls") != calls or doc.get("preset") != preset:
+        return False
+    image = (doc.get("cell") or {}).get("image")
+    if not image or image != runner.inputs(cell):
+        return False
+    ok = {str(r.get("id")) for r in doc.get("records") or [] if r.get("status") == "ok"}
+    return all(v in ok for v in variant_ids)
+
+
 def profile_in_cell(cell: Cell, runner: Runner, variant_ids: Sequence[str], reports: Path, calls: int,
-                    preset: str | None = None) -> Path | str:
-    """Profile ``variant_ids`` in ``cell``: the profiles file, or why there is none ("could not profile: ...")."""
+                    preset: str | None = None, reuse: bool = False) -> Path | str:
+    """Profile ``variant_ids`` in ``cell``: the cell's profiles file, or why not ("could not profile: ...");
+    ``reuse``: profiles of the same variants from the same image are taken as they are (a bisect run again)."""
     where = reports / PROFILES_DIR
     where.mkdir(parents=True, exist_ok=True)
+    target = where / f"{cell.name}.json"
+    if reuse and profiled_before(target, cell, runner, variant_ids, calls, preset or cell.preset):
+        return target
+    made = _profile(cell, runner, variant_ids, where, calls, preset)
+    if isinstance(made, str):
+        keep(target, failed_doc(cell, made, preset), variant_ids)
+        return "could not profile: " + made
+    keep(target, made, variant_ids)
+    return target
+
+
+def _profile(cell: Cell, runner: Runner, variant_ids: Sequence[str], where: Path, calls: int,
+             preset: str | None) -> dict[str, Any] | str:
+    """The suite's profiles document for ``variant_ids``, or why there is none."""
     log = CellLog(where / f"{cell.name}.log")
     try:
         env = runner.prepare(cell, RunRequest(preset=preset, only=tuple(variant_ids)), log, None)
         if isinstance(env, CellOutcome):
-            return f"could not profile: {env.status}: {env.reason}"
+            return f"{env.status}: {env.reason}"
         try:
             args = profile_args(cell, variant_ids, env.suite_path(PROFILES_FILE), env.runner.get("image"),
                                 runner.name, calls, preset)
             ran = env.run_suite(args, log, cell.timeout_s)
             made = env.out_dir / PROFILES_FILE
             if ran.late:
-                return f"could not profile: the profiled run passed the cell's {cell.timeout_s} s limit"
+                return f"the profiled run passed the cell's {cell.timeout_s} s limit"
             if ran.oom:
-                return "could not profile: the profiled run ran out of memory"
-            if not made.is_file():
-                return (f"could not profile: the suite wrote no profiles file (exit code {ran.returncode}; see "
-                        f"{log.path})")
-            target = where / f"{cell.name}.json"
-            partial = target.with_name(target.name + ".partial")
-            shutil.copyfile(made, partial)
-            os.replace(partial, target)
-            return target
+                return "the profiled run ran out of memory"
+            doc = _read(made) if made.is_file() else None
+            if doc is None:
+                return f"the suite wrote no profiles file (exit code {ran.returncode}; see {log.path})"
+            return doc
         finally:
             env.close()
     finally:

@@ -103,6 +103,7 @@ class Bisection:
     patches: Outcome | None = None
     how: dict[str, str] = field(default_factory=dict)
     packages: list[tuple[str, str, str]] = field(default_factory=list)    # (package, last good, first bad)
+    why: list[str] = field(default_factory=list)          # where it changed, profiled at the boundary (history.why)
 
     @property
     def final(self) -> Outcome:
@@ -130,6 +131,9 @@ class Bisection:
         if self.packages:
             out.append("packages that differ at the boundary (last good -> first bad):")
             out += [f"  {name}: {a} -> {b}" for name, a, b in self.packages]
+        if self.why:
+            out.append("where, from profiles of both releases (a run of their own; not timings):")
+            out += ["  " + line for line in self.why]
         measured = sum(1 for p in self.path if not p.end and p.state != "skipped")
         out.append(f"{measured} releases measured between the ends ({len(self.path)} probes with the ends)")
         return out
@@ -146,7 +150,7 @@ class Bisection:
                          final.found, final.last_good, final.first_bad, final.boundary_text(),
                          [p.release for p in final.between], final.problem, [probe(p) for p in self.path],
                          [list(t) for t in self.packages],
-                         self.minors.notes + (self.patches.notes if self.patches else []))
+                         self.minors.notes + (self.patches.notes if self.patches else []), list(self.why))
 
     def to_json(self) -> dict[str, Any]:
         return self.doc().to_json()

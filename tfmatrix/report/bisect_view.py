@@ -3,7 +3,8 @@
 ``tfmatrix bisect`` writes one JSON file per search into ``<reports>/bisect/``
 (``results.history_docs.BisectDoc``, the one definition of its shape); the
 report shows each: the answer, every probe with its value and interval, and
-the packages that differ at the boundary. A file that cannot be read is
+the packages that differ at the boundary and, where both were profiled,
+where it changed (``history.why``). A file that cannot be read is
 listed, never fatal.
 """
 from __future__ import annotations
@@ -30,6 +31,7 @@ class BisectView:
     packages: list[list[str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     file: str = ""
+    why: list[str] = field(default_factory=list)
 
 
 def _value(p: ProbeDoc) -> str:
@@ -50,7 +52,7 @@ def load_bisections(out_dir: Path) -> tuple[list[BisectView], list[str]]:
             probes = [dict(asdict(p), shown=_value(p)) for p in doc.probes]
             axis = "TensorFlow" if doc.axis == "tf" else f"Keras on TF {doc.tf}"
             views.append(BisectView(doc.target, doc.label, axis, doc.good, doc.bad, bool(doc.found), doc.answer,
-                                    probes, doc.packages, doc.notes, f"{BISECT_DIR}/{path.name}"))
+                                    probes, doc.packages, doc.notes, f"{BISECT_DIR}/{path.name}", doc.why))
         except (OSError, ValueError, UserError) as exc:
             bad.append(f"{BISECT_DIR}/{path.name}: {type(exc).__name__}: {exc}")
     return views, bad

@@ -24,7 +24,7 @@ from ..analysis.frame import attach_previous, build_frame
 from ..analysis.upgrade import check_pair, upgrade_view
 from ..errors import UserError
 from ..results.store import PREVIOUS_DIR, write_text_atomic
-from . import claims_view, hardware_view
+from . import claims_view, hardware_view, why_view
 from .bisect_view import load_bisections
 from .html import render, warnings_for
 from .tables import build_tables, resolve_baselines, results_csv
@@ -144,10 +144,12 @@ def build(cells_dir: Path, out_dir: Path, baseline: str | None = None, *, baseli
     hw_pairs = hardware_view.hardware_pairs(df, cells)
     bisections, unreadable = load_bisections(out_dir)
     timelines, unreadable_timelines = load_timelines(out_dir)
+    profiles = why_view.load_profile_dir(out_dir)
+    whys = why_view.why_views(claims, profiles)
     page = render(cells, df, tables, results, baselines, generated, claims, agreement, refused=loaded.refused,
                   upgrade=page_view(view) if view is not None else None,
                   hardware=hardware_view.page_view(hw_pairs, cells), bisections=bisections,
-                  timelines=timelines)
+                  timelines=timelines, whys=whys)
     html_path, csv_path = out_dir / "index.html", out_dir / "results.csv"
     claims_csv, claims_json = out_dir / "claims.csv", out_dir / "claims.json"
     hardware_csv = out_dir / "hardware.csv"
@@ -159,6 +161,8 @@ def build(cells_dir: Path, out_dir: Path, baseline: str | None = None, *, baseli
     write_text_atomic(html_path, page)
     if view is not None:
         write_text_atomic(out_dir / "upgrade.csv", upgrade_csv(view))
+    for name, text in why_view.speedscope_files(profiles).items():
+        write_text_atomic(out_dir / why_view.PROFILES / name, text)
     model = noise_model.from_frame(df, str(cells_dir))
     if model is not None:       # a replicated run: kept for later comparisons of one process a side
         write_text_atomic(out_dir / noise_model.FILE, json.dumps(model.to_json(), indent=1) + "\n")
@@ -168,7 +172,8 @@ def build(cells_dir: Path, out_dir: Path, baseline: str | None = None, *, baseli
         baseline=baselines.describe(), baseline_note=baselines.note,
         warnings=[w.text for w in warnings_for(cells) if w.level == "loud"]
         + [f"a bisect answer could not be read: {why}" for why in unreadable]
-        + [f"a timeline could not be read: {why}" for why in unreadable_timelines], refused=loaded.refused,
+        + [f"a timeline could not be read: {why}" for why in unreadable_timelines]
+        + [f"a profile could not be read: {why}" for why in profiles.unreadable], refused=loaded.refused,
         claims_csv=claims_csv, claims_json=claims_json,
         claims_answered=sum(1 for r in claims if any(c.lines for c in r.cells)), claims_total=len(claims),
         upgrade=view.line() if view is not None else None,

@@ -10,6 +10,7 @@ import csv
 import io
 import json
 from collections import Counter
+from collections.abc import Collection
 from typing import Any
 
 from markupsafe import Markup
@@ -73,9 +74,10 @@ def below_seed_size(measured: str, seed: str) -> bool:
         return False
 
 
-def line_view(result: ClaimResult, line: ClaimLine, varying: list[str]) -> dict[str, Any]:
+def line_view(result: ClaimResult, line: ClaimLine, varying: list[str], why: str = "") -> dict[str, Any]:
     c, ci = line.comparison, line.comparison.ci
     return {
+        "why_href": "#" + why if why else "",
         "label": line_label(line, varying),
         "size": line.size,
         "below_seed_size": below_seed_size(line.size, result.claim.seed_size),
@@ -93,12 +95,19 @@ def line_view(result: ClaimResult, line: ClaimLine, varying: list[str]) -> dict[
     }
 
 
-def cell_view(result: ClaimResult, cell: ClaimCell, varying: list[str]) -> dict[str, Any]:
+def why_anchor(claim: str, cell: str, line: int) -> str:
+    """The id of a claim line's "why" panel (``why_view``), when its two sides were profiled."""
+    return f"why-{claim}-{cell}-{line}"
+
+
+def cell_view(result: ClaimResult, cell: ClaimCell, varying: list[str], whys: Collection[str] = ()) -> dict[str, Any]:
+    anchors = [why_anchor(result.claim.key, cell.name, n) for n in range(len(cell.lines))]
     return {
         "name": cell.name,
         "target": cell.target,
         "seed_cell": cell.seed_cell,
-        "lines": [line_view(result, line, varying) for line in cell.lines],
+        "lines": [line_view(result, line, varying, a if a in whys else "")
+                  for line, a in zip(cell.lines, anchors, strict=True)],
         "reason": cell.reason,
     }
 
@@ -149,7 +158,8 @@ def folded(result: ClaimResult) -> list[dict[str, Any]]:
     return out
 
 
-def claim_view(result: ClaimResult) -> dict[str, Any]:
+def claim_view(result: ClaimResult, whys: Collection[str] = ()) -> dict[str, Any]:
+    """One claim as the page shows it; ``whys``: the ids of the why panels the page has (a line links to its own)."""
     claim = result.claim
     varying = varying_keys(result)
     return {
@@ -164,7 +174,7 @@ def claim_view(result: ClaimResult) -> dict[str, Any]:
         "seed_size": claim.seed_size,
         "rule": claim.rule(),
         "finding": claim.finding,
-        "cells": [cell_view(result, c, varying) for c in result.headline() if c.lines],
+        "cells": [cell_view(result, c, varying, whys) for c in result.headline() if c.lines],
         "folded": folded(result),
         "trends": trend_svgs(result, varying),
         "tally": tally(result),

@@ -382,7 +382,7 @@ def render(cells: list[CellResult], df: pd.DataFrame, tables: list[BenchTable], 
            baselines: Baselines, generated: str | None = None, claims: list[ClaimResult] | None = None,
            agreement: list[str] | None = None, refused: Sequence[Refused] = (),
            upgrade: dict[str, Any] | None = None, hardware: dict[str, Any] | None = None,
-           bisections: Sequence[Any] = (), timelines: Sequence[Any] = ()) -> str:
+           bisections: Sequence[Any] = (), timelines: Sequence[Any] = (), whys: Sequence[dict[str, Any]] = ()) -> str:
     generated = generated or datetime.datetime.now(datetime.UTC).replace(microsecond=0).isoformat()
     charts = []
     for chart in CHARTS:
@@ -400,7 +400,8 @@ def render(cells: list[CellResult], df: pd.DataFrame, tables: list[BenchTable], 
         js=Markup((HERE / "report.js").read_text(encoding="utf-8")),
         summary={**summary_view(cells, df, baselines, generated), "agreement": agreement or []},
         warnings=warnings_for(cells) + refused_warnings(refused),
-        claims=[claim_view(r) for r in claims or []],
+        claims=[claim_view(r, {w["anchor"] for w in whys}) for r in claims or []],
+        whys=list(whys),
         grid=grid_view(claims or [], cells),
         findings=[finding_view(f, claims) for f in findings],
         charts=charts,

@@ -83,6 +83,7 @@ class BisectDoc:
     probes: list[ProbeDoc] = field(default_factory=list)
     packages: list[list[str]] = field(default_factory=list)      # [package, last good, first bad]
     notes: list[str] = field(default_factory=list)
+    why: list[str] = field(default_factory=list)       # where, from profiles of both releases (``history.why``)
 
     def to_json(self) -> dict[str, Any]:
         return _dump(BISECT_FORMAT, self)
