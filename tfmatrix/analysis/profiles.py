@@ -196,7 +196,8 @@ def explain(a: Profile, b: Profile, top: int = 10) -> Explanation:
                        tuple(sorted(only_a, key=lambda c: (-c.cum_a, c.key))[:top]))
 
 
-def _ms(seconds: float) -> str:
+def ms(seconds: float) -> str:
+    """A time per step in words: "1.2 s", "53.9 ms"."""
     return f"{seconds:.3g} s" if seconds >= 1 else f"{seconds * 1e3:.3g} ms"
 
 
@@ -208,7 +209,7 @@ def _times(n: float) -> str:
     return "once" if n == 1 else f"{_calls(n)} times"
 
 
-def _short(key: str) -> str:
+def short(key: str) -> str:
     """A function key without its folders: ``data_adapter.py:__init__``."""
     return key.rsplit("/", 1)[-1]
 
@@ -245,11 +246,11 @@ def sentences(e: Explanation, label_a: str = "A", label_b: str = "B") -> list[st
     slower, faster = (label_b, label_a) if extra >= 0 else (label_a, label_b)
     slow, fast = (e.b.step_s, e.a.step_s) if extra >= 0 else (e.a.step_s, e.b.step_s)
     ratio = slow / fast if fast > 0 else float("inf")
-    out.append(f"{slower} takes {_ms(slow)} per step against {_ms(fast)} for {faster} ({ratio:.2f}x, profiler "
-               f"included): {_ms(abs(extra))} more per step.")
+    out.append(f"{slower} takes {ms(slow)} per step against {ms(fast)} for {faster} ({ratio:.2f}x, profiler "
+               f"included): {ms(abs(extra))} more per step.")
     levels = path_levels(e.paths_b if extra >= 0 else e.paths_a, extra >= 0, slow)
     if levels:
-        under = [f"{t / slow:.0%} under {_short(c.key)}" for c, t in levels]
+        under = [f"{t / slow:.0%} under {short(c.key)}" for c, t in levels]
         where = under[0] if len(under) == 1 else ", ".join(under[:-1]) + " and " + under[-1]
         out.append(f"Where the paths part: {slower} spends {where.replace(' under', ' of its step under', 1)} "
                    f"(with their callees), none of which {faster} calls.")
@@ -265,8 +266,8 @@ def sentences(e: Explanation, label_a: str = "A", label_b: str = "B") -> list[st
         # the two sides spend their time in different functions (eager execution against Session.run):
         # no share of the difference belongs to either; say where each side's time is instead
         own = (lead.self_b, rival.self_a) if extra >= 0 else (lead.self_a, rival.self_b)
-        out.append(f"{slower}'s time is mostly the own time of {lead.key} ({_ms(own[0])} per step), {faster}'s "
-                   f"of {rival.key} ({_ms(own[1])}): the two run their work through different entry points, and the "
+        out.append(f"{slower}'s time is mostly the own time of {lead.key} ({ms(own[0])} per step), {faster}'s "
+                   f"of {rival.key} ({ms(own[1])}): the two run their work through different entry points, and the "
                    "difference is inside them, below what cProfile sees.")
     elif lead is not None and extra:
         if lead.calls_a and lead.calls_b:
@@ -280,8 +281,8 @@ def sentences(e: Explanation, label_a: str = "A", label_b: str = "B") -> list[st
     only = e.only_b if extra >= 0 else e.only_a
     if only:
         cost = sum(c.self_b if extra >= 0 else c.self_a for c in only)
-        names = ", ".join(_short(c.key) for c in only[:3])
-        out.append(f"{slower} makes calls {faster} never does ({len(only)} functions, {_ms(cost)} per step of their "
+        names = ", ".join(short(c.key) for c in only[:3])
+        out.append(f"{slower} makes calls {faster} never does ({len(only)} functions, {ms(cost)} per step of their "
                    f"own): {names}.")
     ta, tb = e.a.traces, e.b.traces
     if ta is not None and tb is not None and ta != tb:
@@ -294,12 +295,12 @@ def report_lines(e: Explanation, label_a: str = "A", label_b: str = "B", rows: i
     """The figures behind the sentences: packages and functions, own time per step on each side."""
     lines = [f"{'package':<12} {label_a:>12} {label_b:>12}"]
     for p, a, b in e.packages[:rows]:
-        lines.append(f"{p:<12} {_ms(a):>12} {_ms(b):>12}")
+        lines.append(f"{p:<12} {ms(a):>12} {ms(b):>12}")
     lines.append(f"{'function (own time per step)':<60} {label_a:>10} {label_b:>10} {'calls ' + label_a:>9} "
                  f"{'calls ' + label_b:>9}")
     for c in e.changes[:rows]:
         key = c.key if len(c.key) <= 60 else "..." + c.key[-57:]
-        own_a, own_b = (_ms(c.self_a) if c.calls_a else "-"), (_ms(c.self_b) if c.calls_b else "-")
+        own_a, own_b = (ms(c.self_a) if c.calls_a else "-"), (ms(c.self_b) if c.calls_b else "-")
         lines.append(f"{key:<60} {own_a:>10} {own_b:>10} {_calls(c.calls_a):>9} {_calls(c.calls_b):>9}")
     return lines
 

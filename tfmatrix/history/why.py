@@ -20,7 +20,7 @@ from typing import Any
 
 from rich.console import Console
 
-from ..analysis.profiles import Explanation, explain, load_profiles, pair, sentences
+from ..analysis.profiles import Explanation, explain, load_profiles, ms, pair, sentences
 from ..matrix import Cell
 from ..runners.base import Runner
 from .targets import Target
@@ -29,9 +29,6 @@ CALLS = 10          # samples' worth of calls profiled per variant and release
 
 Records = dict[str, dict[str, Any]]
 
-
-def _ms(seconds: float) -> str:
-    return f"{seconds:.3g} s" if seconds >= 1 else f"{seconds * 1e3:.3g} ms"
 
 
 def side_names(target: Target) -> dict[str, str]:
@@ -53,7 +50,7 @@ def boundary_lines(target: Target, what: str, good: str, bad: str, good_cell: st
         if isinstance(both, str):
             return [both]
         found.append((vid, explain(*both)))
-    out = [f"{names[vid]}: {_ms(e.a.step_s)} per step in {what} {good}, {_ms(e.b.step_s)} in {bad} (profiler "
+    out = [f"{names[vid]}: {ms(e.a.step_s)} per step in {what} {good}, {ms(e.b.step_s)} in {bad} (profiler "
            "included)" for vid, e in found]
     vid, e = max(found, key=lambda t: abs(math.log(max(t[1].b.step_s, 1e-12) / max(t[1].a.step_s, 1e-12))))
     if len(found) > 1:

@@ -26,7 +26,17 @@ from markupsafe import Markup
 
 from ..analysis.calltree import Frame, diff_tree, speedscope
 from ..analysis.claims import ClaimResult
-from ..analysis.profiles import Explanation, Profile, explain, load_profiles, pair, profile_of, sentences
+from ..analysis.profiles import (
+    Explanation,
+    Profile,
+    explain,
+    load_profiles,
+    ms,
+    pair,
+    profile_of,
+    sentences,
+    short,
+)
 from ..errors import UserError
 from .claims_view import why_anchor
 
@@ -64,12 +74,6 @@ def load_profile_dir(reports: Path) -> LoadedProfiles:
     return LoadedProfiles(by_cell, tuple(bad))
 
 
-def _ms(seconds: float) -> str:
-    return f"{seconds:.3g} s" if seconds >= 1 else f"{seconds * 1e3:.3g} ms"
-
-
-def _short(key: str) -> str:
-    return key.rsplit("/", 1)[-1]
 
 
 def _colour(mine: float, other: float, extra: float) -> str:
@@ -108,7 +112,7 @@ def icicle_svg(frames: Sequence[Frame], a: Profile, b: Profile, label_a: str, la
     for side, prof, label in order:
         placed = _layout(frames, side)
         depth = max((d for *_, d in placed), default=-1) + 1
-        parts.append(f'<text class="ic-head" x="0" y="{y + 14}">{html.escape(label)}: {_ms(prof.step_s)} per step '
+        parts.append(f'<text class="ic-head" x="0" y="{y + 14}">{html.escape(label)}: {ms(prof.step_s)} per step '
                      f'({html.escape(prof.cell)}; the bar\'s width is its time)</text>')
         y += HEAD
         for f, x, t, d in placed:
@@ -116,12 +120,12 @@ def icicle_svg(frames: Sequence[Frame], a: Profile, b: Profile, label_a: str, la
             w = t * scale
             if w < 1:
                 continue
-            tip = (f"{f.key} ({f.package})\n{label_a}: {_ms(f.a_s)} per step on this path\n"
-                   f"{label_b}: {_ms(f.b_s)} per step on this path")
+            tip = (f"{f.key} ({f.package})\n{label_a}: {ms(f.a_s)} per step on this path\n"
+                   f"{label_b}: {ms(f.b_s)} per step on this path")
             text = ""
             room = int((w - 6) / CHAR)
             if room >= 4:
-                name = _short(f.key)
+                name = short(f.key)
                 name = name if len(name) <= room else name[:room - 1] + "…"
                 text = f'<text x="{x * scale + 3:.1f}" y="{y + d * ROW + 12}">{html.escape(name)}</text>'
             parts.append(f'<g class="ic-f" data-side="{side}"><title>{html.escape(tip)}</title>'
@@ -134,8 +138,8 @@ def icicle_svg(frames: Sequence[Frame], a: Profile, b: Profile, label_a: str, la
 
 
 def table_rows(e: Explanation, rows: int = ROWS) -> list[dict[str, str]]:
-    return [{"key": c.key, "package": c.package, "a": _ms(c.self_a) if c.calls_a else "–",
-             "b": _ms(c.self_b) if c.calls_b else "–", "calls_a": f"{c.calls_a:.3g}", "calls_b": f"{c.calls_b:.3g}",
+    return [{"key": c.key, "package": c.package, "a": ms(c.self_a) if c.calls_a else "–",
+             "b": ms(c.self_b) if c.calls_b else "–", "calls_a": f"{c.calls_a:.3g}", "calls_b": f"{c.calls_b:.3g}",
              "cls": "slower" if c.delta * e.extra_s > 0 else "faster"} for c in e.changes[:rows]]
 
 
