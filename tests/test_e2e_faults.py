@@ -1,0 +1,179 @@
+"""Faults injected into real runs on a real Docker engine: nothing complete is lost, the run says what happened.
+
+Each test starts ``python -m tfmatrix matrix`` on one small cell (tf1.15-cpu, the quick preset, the selfcheck
+benchmarks: seconds a slice), injects one fault while it runs, and checks what the fault cost: the slices that
+were complete before it are in the cell's file unchanged, and the run finished (or stopped with one clear line).
+"""
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from e2e import MATRICES, ROOT, cell_docs, require, tfmatrix
+
+from suite.schema import validate
+from tfmatrix.execution.interleaved import JOURNAL_DIR
+from tfmatrix.runners import docker as docker_runner
+
+pytestmark = pytest.mark.docker
+DOCKER_MATRIX = MATRICES / "docker.toml"
+CELL = "tf1.15-cpu"
+
+
+@pytest.fixture(scope="module")
+def client() -> Any:
+    c = docker_runner.engine()
+    require(c is not None, "no Docker engine answers (scripts/host-setup installs and starts one)")
+    return c
+
+
+def _args(reports: Path, rounds: int = 3) -> list[str]:
+    return ["matrix", "--matrix", str(DOCKER_MATRIX), "--runner", "docker", "--reports", str(reports), "--only", CELL,
+            "--bench", "selfcheck*", "--rounds", str(rounds), "--redo"]
+
+
+def _start(args: list[str]) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "tfmatrix", *args], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def _slices(journal: Path) -> dict[str, dict[str, Any]]:
+    """The journal's complete slices (``r<round>-<slice>.json``) and their records."""
+    out = {}
+    for path in sorted(journal.glob(f"{CELL}/r*.json")):
+        try:
+            out[path.name] = {r["id"]: r for r in json.loads(path.read_text())["records"]}
+        except (OSError, ValueError, KeyError):
+            pass
+    return out
+
+
+def _wait(what: Any, proc: subprocess.Popen[str], limit: float = 900) -> None:
+    deadline = time.monotonic() + limit
+    while not what():
+        assert proc.poll() is None, proc.communicate()[1][-3000:]
+        assert time.monotonic() < deadline, "the fault's moment never came"
+        time.sleep(0.1)
+
+
+def _kept(before: dict[str, dict[str, Any]], doc: dict[str, Any]) -> None:
+    """Every process of every slice complete before the fault is in the cell's pooled records, as it was."""
+    final = {r["id"]: r for r in doc["results"]["records"]}
+    for name, recs in before.items():
+        for vid, rec in recs.items():
+            if rec["status"] == "ok":
+                assert rec["per_process"][0] in final[vid]["per_process"], (name, vid)
+
+
+def test_a_container_killed_mid_slice_costs_that_slice_once_and_loses_nothing(client: Any, tmp_path: Path) -> None:
+    """`docker kill` of the cell's container while a slice of round 2 runs: the slice is measured again after the
+    planned turns in a fresh container, the run finishes whole, every earlier slice is kept as it was."""
+    reports = tmp_path / "reports"
+    journal = reports / JOURNAL_DIR
+    proc = _start(_args(reports))
+    try:
+        _wait(lambda: len(_slices(journal)) >= 2, proc)             # round 1 complete (two slices at least)
+        _wait(lambda: client.containers.list(filters={"label": f"{docker_runner.RUN_LABEL}={CELL}"},
+                                             ignore_removed=True), proc)
+        before = _slices(journal)
+        time.sleep(0.5)                                              # mid-slice: importing TensorFlow or measuring
+        for c in client.containers.list(filters={"label": f"{docker_runner.RUN_LABEL}={CELL}"}, ignore_removed=True):
+            c.kill()
+        _out, err = proc.communicate(timeout=900)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0 and "Traceback" not in err, err[-3000:]
+    assert "measuring again 1 slice(s) that failed" in err
+    doc = cell_docs(reports)[CELL]
+    assert doc["status"] == "ok" and validate(doc["results"]) == []
+    assert doc["results"]["config"]["rounds"] == 3                           # whole: the lost slice measured again
+    assert any("failed (" in w and "measured again after the planned turns" in w for w in doc["results"]["warnings"])
+    _kept(before, doc)
+    assert docker_runner.leftover_containers(client) == []
+
+
+def test_sigkill_of_the_host_process_mid_round_resumes_without_measuring_a_complete_slice_twice(
+        client: Any, tmp_path: Path) -> None:
+    """The tfmatrix process killed with SIGKILL (no handler runs): the same command resumes from the journal; the
+    slices complete before the kill are pooled as they were, none measured again, and the file has every round."""
+    reports = tmp_path / "reports"
+    journal = reports / JOURNAL_DIR
+    args = _args(reports)
+    proc = _start(args)
+    try:
+        _wait(lambda: len(_slices(journal)) >= 3, proc)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    before = _slices(journal)
+    for c in client.containers.list(filters={"label": f"{docker_runner.RUN_LABEL}={CELL}"}, ignore_removed=True):
+        c.remove(force=True)          # what the dead process left running (a later run's start removes them too)
+    again = tfmatrix(*args)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert "resuming the interrupted run" in again.stderr
+    log = (reports / "cells" / f"{CELL}.log").read_text()
+    assert log.count("resumed: round") == len(before)                        # each complete slice taken, not re-run
+    doc = cell_docs(reports)[CELL]
+    assert doc["status"] == "ok" and doc["results"]["config"]["rounds"] == 3
+    _kept(before, doc)
+
+
+MEMORY_PLUGIN = Path(__file__).resolve().parent / "suite_plugins" / "memory"
+
+
+def test_a_variant_that_runs_out_of_memory_is_that_variants_error_and_its_slice_goes_on(client: Any,
+                                                                                        tmp_path: Path) -> None:
+    """A 700 MB cell whose benchmark asks for 3 GB in one variant: that variant is "out of memory (limit 0.7 GB)",
+    the variant beside it in the same process is measured, and the cell is ok."""
+    matrix = tmp_path / "matrix.toml"
+    matrix.write_text('[matrix]\npreset = "quick"\nrounds = 1\n\n[[cell]]\ntf = "1.15"\ntarget = "cpu"\n'
+                      'memory = "700m"\n')
+    reports = tmp_path / "reports"
+    ran = tfmatrix("matrix", "--matrix", str(matrix), "--runner", "docker", "--reports", str(reports), "--bench-path",
+                   str(MEMORY_PLUGIN), "--bench", "memory.*", "--redo")
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    doc = cell_docs(reports)[CELL]
+    assert doc["status"] == "ok", doc.get("reason")
+    recs = {r["params"]["appetite_mb"]: r for r in doc["results"]["records"]}
+    assert recs[4]["status"] == "ok"
+    assert recs[3000]["status"] == "error"
+    assert recs[3000]["reason"].startswith("out of memory (limit 0.7 GB)"), recs[3000]["reason"]
+
+
+def test_the_docker_engine_restarted_mid_run_is_waited_for_and_the_run_goes_on(client: Any, tmp_path: Path) -> None:
+    """dockerd stopped and started again while a slice runs: the cut slice is a failed slice (measured again later),
+    the next one waits for the engine (said on screen) and the run finishes whole."""
+    reports = tmp_path / "reports"
+    journal = reports / JOURNAL_DIR
+    proc = _start(_args(reports))
+    try:
+        _wait(lambda: len(_slices(journal)) >= 2, proc)
+        _wait(lambda: client.containers.list(filters={"label": f"{docker_runner.RUN_LABEL}={CELL}"},
+                                             ignore_removed=True), proc)
+        before = _slices(journal)
+        subprocess.run(["pkill", "-x", "dockerd"], check=False)
+        deadline = time.monotonic() + 60
+        while subprocess.run(["pgrep", "-x", "dockerd"], capture_output=True).returncode == 0:
+            assert time.monotonic() < deadline, "dockerd did not stop"
+            time.sleep(0.5)
+        time.sleep(3.0)                                  # the run sees the engine gone
+        subprocess.run(["bash", str(ROOT / "scripts" / "host-setup")], check=True, capture_output=True,
+                       timeout=300)
+        _out, err = proc.communicate(timeout=900)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0 and "Traceback" not in err, err[-3000:]
+    assert "the Docker engine does not answer" in err                          # said on screen
+    doc = cell_docs(reports)[CELL]
+    assert doc["status"] == "ok" and doc["results"]["config"]["rounds"] == 3
+    _kept(before, doc)
