@@ -58,3 +58,48 @@ def test_prune_frees_what_it_said_and_never_another_programs_image(images: Any, 
     assert listed_mb == 20 and 19 <= freed <= 22                        # freed what it said
     tags = _tags(images)
     assert OURS not in tags and THEIRS in tags
+
+
+def test_a_damaged_wheel_is_fetched_again_before_a_build_uses_it(tmp_path: Path) -> None:
+    """tf1.15-cpu's real wheel set copied into a wheelhouse of its own, one small wheel altered in place (same size,
+    one byte: only its SHA-256 tells): `wheels` finds it, fetches it from PyPI again and says so; offline, the same
+    damage is one line naming the wheel."""
+    import shutil
+    import subprocess
+    import sys
+
+    from e2e import ROOT
+
+    from tfmatrix.matrix import load
+    from tfmatrix.provision import wheelhouse
+
+    cell = load(ROOT / "tests" / "matrices" / "docker.toml", environ={}).cell("tf1.15-cpu")
+    reqs = (*cell.bootstrap, *cell.requirements)
+    real = wheelhouse.ensure(reqs, cell.python, log=lambda line: None)      # the machine's cache (fetched if need be)
+    own = tmp_path / "wheels"
+    own.mkdir()
+    for f in real.files:
+        shutil.copy2(f, own / f.name)
+    assert wheelhouse.ensure(reqs, cell.python, root=own, log=lambda line: None).downloaded == 0
+    victim = min((own / f.name for f in real.files), key=lambda p: p.stat().st_size)
+    good = victim.read_bytes()
+
+    def damage() -> None:
+        victim.write_bytes(good[:100] + bytes([good[100] ^ 0xFF]) + good[101:])
+
+    def wheels(*extra: str) -> subprocess.CompletedProcess[str]:
+        env = {**os.environ, wheelhouse.WHEELHOUSE_ENV: str(own)}
+        return subprocess.run([sys.executable, "-m", "tfmatrix", "wheels", "--matrix",
+                               str(ROOT / "tests" / "matrices" / "docker.toml"), "--only", "tf1.15-cpu", *extra],
+                              cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+
+    damage()
+    online = wheels()
+    assert online.returncode == 0, online.stderr[-3000:]
+    assert f"damaged and fetched again: {victim.name}" in online.stdout, online.stdout
+    assert victim.read_bytes() == good
+    damage()
+    offline = wheels("--offline")
+    assert offline.returncode == 1 and "Traceback" not in offline.stderr, offline.stderr[-3000:]
+    lines = offline.stderr.strip().splitlines()
+    assert len(lines) == 1 and victim.name in lines[0] and "is damaged" in lines[0], offline.stderr

@@ -84,6 +84,10 @@ def test_a_container_killed_mid_slice_costs_that_slice_once_and_loses_nothing(cl
         before = _slices(journal)
         time.sleep(0.5)                                              # mid-slice: importing TensorFlow or measuring
         for c in client.containers.list(filters={"label": f"{docker_runner.RUN_LABEL}={CELL}"}, ignore_removed=True):
+            host = c.attrs["HostConfig"]                             # least privilege, as the engine holds it
+            assert host["CapDrop"] == ["ALL"] and "no-new-privileges" in host["SecurityOpt"]
+            assert host["PidsLimit"] == docker_runner.PIDS_LIMIT and host["NetworkMode"] == "none"
+            assert c.attrs["Config"]["User"] == "10001:10001"
             c.kill()
         _out, err = proc.communicate(timeout=900)
     finally:
@@ -174,6 +178,57 @@ def test_the_docker_engine_restarted_mid_run_is_waited_for_and_the_run_goes_on(c
             proc.kill()
     assert proc.returncode == 0 and "Traceback" not in err, err[-3000:]
     assert "the Docker engine does not answer" in err                          # said on screen
+    doc = cell_docs(reports)[CELL]
+    assert doc["status"] == "ok" and doc["results"]["config"]["rounds"] == 3
+    _kept(before, doc)
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Any:
+    """A 64 MB tmpfs: a disk that a test can fill."""
+    where = tmp_path / "small"
+    where.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(where)], capture_output=True,
+                             text=True)
+    require(mounted.returncode == 0, "cannot mount a tmpfs here (root needed): " + mounted.stderr.strip())
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], check=False)
+
+
+def test_a_disk_that_fills_mid_run_stops_with_every_complete_slice_kept(client: Any, small_disk: Path) -> None:
+    """The reports directory's disk filled while round 2 runs: the run stops with one line that says to free space
+    and run the same command again; after that, the same command resumes and every earlier slice is kept."""
+    reports = small_disk / "reports"
+    journal = reports / JOURNAL_DIR
+    args = _args(reports)
+    proc = _start(args)
+    filler = small_disk / "filler"
+    try:
+        _wait(lambda: len(_slices(journal)) >= 2, proc)
+        before = _slices(journal)
+        with filler.open("wb") as f:                     # every free byte taken
+            try:
+                while True:
+                    f.write(b"\0" * (1 << 20))
+                    f.flush()
+            except OSError:
+                pass
+        _out, err = proc.communicate(timeout=900)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 1 and "Traceback" not in err, err[-3000:]
+    said = [line for line in err.splitlines() if line.startswith("tfmatrix: error:")]
+    assert len(said) == 1 and "the disk is full" in said[0] and "run the same command again" in said[0], err[-3000:]
+    assert _slices(journal).keys() >= before.keys()
+    filler.unlink()
+    for c in client.containers.list(filters={"label": f"{docker_runner.RUN_LABEL}={CELL}"}, ignore_removed=True):
+        c.remove(force=True)
+    again = tfmatrix(*args)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert "resuming the interrupted run" in again.stderr
     doc = cell_docs(reports)[CELL]
     assert doc["status"] == "ok" and doc["results"]["config"]["rounds"] == 3
     _kept(before, doc)

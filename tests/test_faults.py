@@ -9,6 +9,8 @@ from tfmatrix.runners import docker as docker_runner
 from tfmatrix.runners.base import SuiteExit
 from tfmatrix.runners.whole import judge
 
+ROOT = Path(__file__).resolve().parent.parent
+
 
 class _Engine:
     def __init__(self, down_for: int) -> None:
@@ -133,6 +135,7 @@ def test_a_run_whose_builds_cannot_fit_on_the_disk_stops_before_provisioning_wit
 
     from tfmatrix.errors import UserError
     from tfmatrix.execution import dispatch
+    from tfmatrix.matrix import load
     from tfmatrix.provision import hygiene
     from tfmatrix.runners.base import DiskRoom
     from tfmatrix.runners.common import RunRequest
@@ -157,7 +160,7 @@ def test_a_run_whose_builds_cannot_fit_on_the_disk_stops_before_provisioning_wit
             self.prepared.append("x")
             raise AssertionError("provisioned on a full disk")
 
-    cell: Any = type("C", (), {"name": "tf1.15-cpu", "target": "cpu", "preset": "quick", "timeout_s": 60})()
+    cell = next(c for c in load(ROOT / "matrix.toml", environ={}).cells if c.name == "tf2.15-cpu")
     with pytest.raises(UserError) as caught:
         dispatch.execute([cell], Full(), RunRequest(rounds=1), tmp_path,   # type: ignore[arg-type]
                          console=Console(file=io.StringIO()))

@@ -115,12 +115,14 @@ def cmd_wheels(args: argparse.Namespace) -> int:
     for cell in (c for c in cells if not c.existing):     # an existing environment installs nothing
         try:
             ws = wheelhouse.ensure((*cell.bootstrap, *cell.requirements), cell.python, offline=args.offline,
-                                   log=(print if args.verbose else (lambda line: None)))
+                                   log=(print if args.verbose else (lambda line: None)), verify=True)
         except wheelhouse.WheelhouseError as e:
             print(f"{cell.name}: FAILED: {e}", file=sys.stderr)
             failed += 1
             continue
-        print(f"{cell.name}: {len(ws.files)} wheels ({ws.downloaded} downloaded, {ws.how}, {ws.seconds:.1f} s)")
+        damaged = f"; damaged and fetched again: {', '.join(ws.refetched)}" if ws.refetched else ""
+        print(f"{cell.name}: {len(ws.files)} wheels ({ws.downloaded} downloaded, {ws.how}, "
+              f"{ws.seconds:.1f} s{damaged})")
     print(f"wheelhouse: {wheelhouse.wheelhouse_dir()}")
     return 1 if failed else 0
 

@@ -57,7 +57,6 @@ from . import hostspeed
 from .live import PLAN_FILE, LiveCell, finish, fresh_env, retry_turns, run_slice, said, slice_file, wants
 from .turns import Turn, new_seed, plan_turns
 
-
 JOURNAL_DIR = ".interleaved"
 
 

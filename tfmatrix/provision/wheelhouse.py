@@ -54,6 +54,7 @@ class WheelSet:
     downloaded: int        # files fetched from an index by this call (0 when warm)
     how: str               # "manifest" | "interpreter <path>" | "platform tags"
     seconds: float
+    refetched: tuple[str, ...] = ()     # cached files found damaged and fetched again by this call
 
 
 def wheelhouse_dir() -> Path:
@@ -205,7 +206,7 @@ def ensure(requirements: Sequence[str], python: str, *, offline: bool | None = N
             os.unlink(req.name)
         downloaded = len({f.name for f in files} - before)
         _write_manifest(root, key, python, requirements, files)
-        return WheelSet(key, python, tuple(files), downloaded, how, time.monotonic() - t0)
+        return WheelSet(key, python, tuple(files), downloaded, how, time.monotonic() - t0, tuple(damaged))
 
 
 def _manifest_set(root: Path, key: str, python: str, t0: float) -> WheelSet | None:

@@ -13,8 +13,8 @@ import dataclasses
 import os
 import shutil
 import socket
-import tempfile
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Sequence

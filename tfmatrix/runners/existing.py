@@ -29,10 +29,17 @@ from .venv import VenvCellEnv
 from .whole import run_whole
 
 # what is installed, read by the interpreter itself (3.8+: importlib.metadata; older: pkg_resources)
-PACKAGES = ("import sys\ntry:\n    from importlib import metadata as m\n    d = sorted('%s==%s' % (x.metadata['Name'], "
-            "x.version) for x in m.distributions())\nexcept ImportError:\n    import pkg_resources as p\n    d = sorted("
-            "'%s==%s' % (x.project_name, x.version) for x in p.working_set)\nprint(sys.version.split()[0])\n"
-            "print('\\n'.join(d))")
+PACKAGES = "\n".join((
+    "import sys",
+    "try:",
+    "    from importlib import metadata as m",
+    "    d = sorted('%s==%s' % (x.metadata['Name'], x.version) for x in m.distributions())",
+    "except ImportError:",
+    "    import pkg_resources as p",
+    "    d = sorted('%s==%s' % (x.project_name, x.version) for x in p.working_set)",
+    "print(sys.version.split()[0])",
+    "print('\\n'.join(d))",
+))
 
 
 class ExistingRunner(Runner):
