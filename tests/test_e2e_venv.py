@@ -108,8 +108,8 @@ def test_an_existing_environment_is_measured_as_it_is_fingerprinted_and_reused(v
     assert doc["status"] == "ok", (doc["reason"], doc["log_tail"][-3000:])
     assert doc["runner"]["name"] == "existing" and doc["runner"]["interpreter"] == str(python)
     results = doc["results"]
-    assert results["fingerprint"]["packages"]["tensorflow"].startswith("1.15")
-    assert results["fingerprint"]["python"].startswith("3.7")
+    assert results["environment"]["tf"]["tensorflow"]["version"].startswith("1.15")
+    assert results["environment"]["host"]["python"]["executable"] == str(python)
     assert any(r["status"] == "ok" for r in results["records"])
     assert doc["runner"]["inputs"].startswith("existing-")
     matrix = tmp_path / "matrix.toml"         # the same environment as a matrix cell: its results are kept

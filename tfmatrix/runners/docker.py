@@ -148,11 +148,21 @@ def _estimate(cell: Cell) -> int:
     return hygiene.build_estimate(reqs, size)
 
 
+def _fresh(client: Any) -> None:
+    """Drop the client's pooled connections: a daemon shutting down still answers on a kept-alive connection after
+    its socket is gone, so only a new connection says whether it is there."""
+    try:
+        client.api.close()
+    except Exception:
+        pass
+
+
 def wait_for_engine(client: Any, limit_s: float, log: Any, poll_s: float = 2.0) -> str | None:
     """None once the engine answers (at once, or within ``limit_s`` while it restarts); else why it is gone."""
     t0, said = time.monotonic(), False
     while True:
         try:
+            _fresh(client)
             client.ping()
             if said:
                 log("the Docker engine answers again after %.0f s" % (time.monotonic() - t0))
@@ -293,7 +303,26 @@ class DockerRunner(Runner):
 
     def prepare(self, cell: Cell, request: RunRequest, log: CellLog, progress: Progress | None
                 ) -> DockerCellEnv | CellOutcome:
-        """Base image, wheels and image build as needed, then the cell's container, idle, for suite commands."""
+        """Base image, wheels and image build as needed, then the cell's container, idle, for suite commands.
+
+        An engine that goes away while this runs (a restart that began just after it answered) is waited for
+        and the environment made once more, rather than failing the cell on a race."""
+        made = self._prepare(cell, request, log, progress)
+        if isinstance(made, CellOutcome) and made.status == "failed" and not self._answers() \
+                and wait_for_engine(self.client, ENGINE_WAIT_S, log) is None:
+            made = self._prepare(cell, request, log, progress)
+        return made
+
+    def _answers(self) -> bool:
+        try:
+            _fresh(self.client)
+            self.client.ping()
+            return True
+        except Exception:
+            return False
+
+    def _prepare(self, cell: Cell, request: RunRequest, log: CellLog, progress: Progress | None
+                 ) -> DockerCellEnv | CellOutcome:
         timings: dict[str, float] = {}
         runner: dict[str, Any] = {"name": self.name}
         why = self.skip_reason(cell)
