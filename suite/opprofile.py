@@ -9,8 +9,10 @@ GPU, and each ``tf.function`` call with whether it was traced. This pass runs th
 again (after the cProfile pass, never during it: each profiler's overhead stays out of the other's
 figures) and keeps a per-step table by op type, never the events.
 
-Where the release has no such profiler (TF 1.x, a Keras 3 cell on JAX or PyTorch, whose process
-must never import TensorFlow), the record says why instead (``ops_unavailable``).
+TF 1.14 to 2.1 have its predecessor, the eager profiler (``tensorflow.python.eager.profiler``: a ``Trace``
+of the same kind of events, sessions' ops included), read the same way. Where there is neither (a Keras 3
+cell on JAX or PyTorch, whose process must never import TensorFlow), the record says why instead
+(``ops_unavailable``).
 
 What each release writes was measured here (tfmatrix images, CPU): 2.2 writes a Chrome trace
 (``*.trace.json.gz``), 2.3 and later an ``XSpace`` (``*.xplane.pb``; its protobuf module moved from
@@ -43,11 +45,16 @@ FUNCTION_STAT = "tf_function_call"       # a tf.function call's status: "traced-
 Event = Tuple[str, str, str, float, Dict[str, str]]
 
 
+FUNCTION_ID = re.compile(r"_\d+$")       # "__inference_forward_958": each trace gets a new number
+
+
 def classify(name: str, stats: Dict[str, str]) -> Optional[Tuple[str, str]]:
-    """(kind, op type) of one event, or None for the profiler's own bookkeeping (executor steps, handles...)."""
+    """(kind, op type) of one event, or None for the profiler's own bookkeeping (executor steps, handles...).
+
+    A function's calls are one type whatever trace they run (a retraced function is a new number each call)."""
     if name.startswith(EAGER):
         op = name[len(EAGER):]
-        return ("function" if op.startswith("__inference_") else "eager", op)
+        return ("function", FUNCTION_ID.sub("", op)) if op.startswith("__inference_") else ("eager", op)
     if "hlo_op" in stats or "hlo_module" in stats:
         return None if name.startswith("end: ") else ("xla", HLO_SUFFIX.sub("", name))
     if "Memcpy" in name:
@@ -124,39 +131,79 @@ def read_events(logdir: str) -> List[Event]:
     return [e for p in traces for e in _chrome_events(p)]
 
 
-def unavailable() -> Optional[str]:
-    """Why this process cannot profile TensorFlow's ops, or None when it can."""
-    tf = sys.modules.get("tensorflow")
-    if tf is None:
-        return "no TensorFlow in this process (a Keras 3 cell on another backend never imports it)"
-    experimental = getattr(getattr(tf, "profiler", None), "experimental", None)
-    if experimental is None or not hasattr(experimental, "start"):
-        return "TensorFlow %s has no tf.profiler.experimental (2.2 and later)" % getattr(tf, "__version__", "?")
-    return None
+def trace_events(blob: bytes) -> List[Event]:
+    """The events of the eager profiler's ``Trace`` (TF 1.14-2.1), named as the later profiler names them.
+
+    There a kernel is named by its op type alone: on the Python thread with a device in its label it is an eager
+    op ("MatMul" -> "EagerLocalExecute: MatMul"), on an executor thread an op of a function ("MatMul" ->
+    "MatMul:MatMul"); a bare ``__inference_...`` on the Python thread is a function call. A session's ops already
+    read "name:Type"."""
+    from tensorflow.core.protobuf import trace_events_pb2  # type: ignore[import-not-found]
+
+    trace = trace_events_pb2.Trace()
+    trace.ParseFromString(blob)
+    out: List[Event] = []
+    for ev in trace.trace_events:
+        device = trace.devices[ev.device_id]
+        line = device.resources[ev.resource_id].name
+        label = ev.args.get("label", "")
+        name = ev.name
+        if ":" not in name and not name.startswith(" "):
+            if line == "python" and ("device=" in label or name.startswith("__inference_")):
+                name = EAGER + name
+            elif "device=" in label:
+                name = "%s:%s" % (name, name)
+        out.append((device.name, line, name, ev.duration_ps * 1e-12, {"label": label}))
+    return out
+
+
+def _eager_profiler() -> Any:
+    """TF 1.14-2.1's ``tensorflow.python.eager.profiler`` (start, stop -> a serialized ``Trace``), or None."""
+    try:
+        from tensorflow.python.eager import profiler  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    return profiler if hasattr(profiler, "start") and hasattr(profiler, "stop") else None
+
+
+def _calls(step: Callable[[], Any], calls: int) -> float:
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        step()
+    return time.perf_counter() - t0
 
 
 def op_profile(step: Callable[[], Any], calls: int) -> Dict[str, Any]:
     """``step`` called ``calls`` times under TensorFlow's profiler: ``{"ops": table}``, or ``{"ops_unavailable":
-    why}``."""
-    why = unavailable()
-    if why:
-        return {"ops_unavailable": why}
-    experimental = sys.modules["tensorflow"].profiler.experimental
+    why}``. TF 2.2+: ``tf.profiler.experimental``; 1.14-2.1: the eager profiler (it sees sessions' ops too)."""
+    tf = sys.modules.get("tensorflow")
+    if tf is None:
+        return {"ops_unavailable": "no TensorFlow in this process (a Keras 3 cell on another backend never imports it)"}
+    experimental = getattr(getattr(tf, "profiler", None), "experimental", None)
+    legacy = None if experimental is not None and hasattr(experimental, "start") else _eager_profiler()
+    if legacy is None and (experimental is None or not hasattr(experimental, "start")):
+        return {"ops_unavailable": "TensorFlow %s has neither tf.profiler.experimental (2.2+) nor the eager "
+                                   "profiler (1.14-2.1)" % getattr(tf, "__version__", "?")}
     logdir = tempfile.mkdtemp(prefix="tfmatrix-ops-")
     try:
-        experimental.start(logdir)
-        t0 = time.perf_counter()
-        try:
-            for _ in range(calls):
-                step()
-        finally:
-            wall = time.perf_counter() - t0
-            experimental.stop()
-        events = read_events(logdir)
+        if legacy is not None:
+            legacy.start()
+            try:
+                wall = _calls(step, calls)
+            finally:
+                blob = legacy.stop()
+            events, name = trace_events(blob), "eager profiler"
+        else:
+            experimental.start(logdir)
+            try:
+                wall = _calls(step, calls)
+            finally:
+                experimental.stop()
+            events, name = read_events(logdir), OPS_PROFILER
     except Exception as e:          # a profiler that fails is this variant's missing op table, never its error
         return {"ops_unavailable": "TensorFlow's profiler failed: %s: %s" % (type(e).__name__, str(e)[:200])}
     finally:
         shutil.rmtree(logdir, ignore_errors=True)
     if not events:
         return {"ops_unavailable": "TensorFlow's profiler wrote no events"}
-    return {"ops": dict(summarize(events, calls), wall_s=wall)}
+    return {"ops": dict(summarize(events, calls), wall_s=wall, profiler=name)}

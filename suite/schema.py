@@ -210,6 +210,7 @@ PROFILE_RECORD_KEYS = {
     "first_call_s": (int, float, type(None)),
 }
 PROFILE_RECORD_OPTIONAL_KEYS = {
+    "plain_step_s": (int, float), # a step with no profiler, the same process, just before: the profilers' overhead
     "ops": dict,                  # TensorFlow's profiler, per step (``suite.opprofile``): OPS_KEYS
     "ops_unavailable": str,       # why there is no op table (TF 1.x, a JAX/PyTorch cell, the profiler failed)
 }

@@ -156,8 +156,13 @@ def profile_window(window: Sequence[Variant], by_name: Dict[str, Any], env: Env,
             prepared = by_name[variant.benchmark].prepare(variant, env)
             sampler = Sampler(prepared.step, env.preset.budget, inner=prepared.inner)
             out.update(first_call_s=sampler.first_call_s, info=dict(prepared.info))
+            few = max(1, min(calls, OP_SAMPLES)) * max(1, sampler.number)
+            t0 = timer()
+            for _ in range(few):                # the same calls with no profiler: what each one costs
+                prepared.step()
+            out["plain_step_s"] = (timer() - t0) / few
             out.update(profile_calls(prepared.step, max(1, calls) * max(1, sampler.number)))
-            out.update(op_profile(prepared.step, max(1, min(calls, OP_SAMPLES)) * max(1, sampler.number)))
+            out.update(op_profile(prepared.step, few))
             if prepared.after is not None:
                 out["extra"] = prepared.after()
         except NotApplicable as e:

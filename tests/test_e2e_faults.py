@@ -243,3 +243,20 @@ def test_a_disk_that_fills_mid_run_stops_with_every_complete_slice_kept(client: 
     doc = cell_docs(reports)[CELL]
     assert doc["status"] == "ok" and doc["results"]["config"]["rounds"] == 3
     _kept(before, doc)
+
+
+def test_a_run_whose_environments_cannot_fit_stops_before_building_with_one_line(small_disk: Path) -> None:
+    """Virtualenvs to be made on a 64 MB disk (``TFMATRIX_VENV_ROOT``): the run compares what they will take with the
+    free space and stops before making anything, in one line that says how much, where, and what to do."""
+    import os
+
+    reports = small_disk / "reports"
+    env = {**os.environ, "TFMATRIX_VENV_ROOT": str(small_disk / "venvs")}
+    ran = subprocess.run([sys.executable, "-m", "tfmatrix", "matrix", "--matrix", str(DOCKER_MATRIX), "--runner",
+                          "venv", "--reports", str(reports), "--only", CELL, "--bench", "selfcheck*", "--rounds", "1"],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    lines = [line for line in ran.stderr.splitlines() if line.startswith("tfmatrix: error:")]
+    assert ran.returncode == 2 and "Traceback" not in ran.stderr, ran.stderr[-3000:]
+    assert len(lines) == 1 and "the virtualenvs of 1 cell(s) not built yet need ~" in lines[0], ran.stderr
+    assert "free in " + str(small_disk) in lines[0] and "tfmatrix disk --prune" in lines[0]
+    assert not (small_disk / "venvs").exists()                   # nothing made

@@ -20,6 +20,8 @@ from .profiles import Explanation, Profile, ms, sentences
 KIND_WORDS = {"eager": "eager ops", "graph": "graph ops", "function": "tf.function calls", "xla": "XLA (HLO) ops",
               "copy": "host-device copies"}
 KIND_ORDER = ("eager", "graph", "function", "xla", "copy")
+PROGRAM_SHARE = 0.5     # a call whose inside is not traced is "the step's program" when it holds this much of it
+OPS_SHARE = 0.1         # a side's top op types are worth naming when they hold this much of its step
 
 
 @dataclass(frozen=True)
@@ -109,12 +111,17 @@ def op_sentences(e: Explanation, label_a: str = "A", label_b: str = "B") -> list
             out.append(f"The op type that moved most: {t.type} ({KIND_WORDS[t.kind]}), {ms(ta)} per step for "
                        f"{label_a} against {ms(tb)} for {label_b} ({_count(ca)} against {_count(cb)} "
                        f"executions){part}.")
-    for ops, label in ((a, label_a), (b, label_b)):
+    for ops, label, step in ((a, label_a, e.a.step_s), (b, label_b, e.b.step_s)):
         programs = [t for t in ops.types if t.kind == "function"]
-        if "xla" not in ops.kinds and programs and not {"eager", "graph"} & set(ops.kinds):
-            out.append(f"{label}'s step is {_count(programs[0].count)} call(s) of {programs[0].type} per step whose "
-                       "inside this release's profiler does not show (an XLA program: its HLO ops are traced from "
-                       "TF 2.16 here).")
+        if programs and not {"graph", "xla"} & set(ops.kinds) and programs[0].time_s >= PROGRAM_SHARE * step:
+            out.append(f"{label}'s step is {_count(programs[0].count)} call(s) of {programs[0].type} per step "
+                       f"({ms(programs[0].time_s)}), a program whose inside this release's profiler does not show "
+                       "(with jit_compile, XLA's; TF 2.21 traces its HLO ops, 2.15 and 2.16 do not).")
+        elif best is None and extra:
+            top = [t for t in ops.types if t.kind in ("graph", "eager", "xla")][:3]
+            if top and sum(t.time_s for t in top) >= OPS_SHARE * step:
+                out.append(f"{label}'s op time is mostly " + ", ".join(
+                    f"{t.type} ({ms(t.time_s)}, {_count(t.count)} runs)" for t in top) + ".")
     for ops, other, label, olabel in ((a, b, label_a, label_b), (b, a, label_b, label_a)):
         for name, (calls, traced) in sorted(ops.functions.items()):
             theirs = other.functions.get(name, (0.0, 0))[1]
@@ -127,6 +134,27 @@ def op_sentences(e: Explanation, label_a: str = "A", label_b: str = "B") -> list
         out.append(f"Copies between host and device per step: {_count(copies_a[0])} ({ms(copies_a[1])}) for "
                    f"{label_a}, {_count(copies_b[0])} ({ms(copies_b[1])}) for {label_b}.")
     return out
+
+
+def overhead(profile: Profile) -> tuple[float | None, float | None]:
+    """(cProfile's, TensorFlow's profiler's) step time over the same step with no profiler, where measured."""
+    plain = profile.plain_step_s
+    if not plain:
+        return None, None
+    raw = profile.ops if isinstance(profile.ops, dict) else {}
+    tf = float(raw["wall_s"]) / max(1, int(raw.get("step_calls") or 1)) / plain if raw.get("wall_s") else None
+    return profile.step_s / plain, tf
+
+
+def overhead_line(e: Explanation, label_a: str = "A", label_b: str = "B") -> str | None:
+    """What each profiler cost each side, measured in the profiled run itself (a guide to how far to trust a split)."""
+    parts = []
+    for p, label in ((e.a, label_a), (e.b, label_b)):
+        cp, tf = overhead(p)
+        if cp is not None:
+            parts.append(f"{label}: cProfile {cp:.2f}x" + (f", TensorFlow's profiler {tf:.2f}x" if tf else ""))
+    return ("Profilers' cost against the same step unprofiled (same process): " + "; ".join(parts) + ".") \
+        if parts else None
 
 
 def explanation_sentences(e: Explanation, label_a: str = "A", label_b: str = "B") -> list[str]:

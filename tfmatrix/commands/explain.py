@@ -28,7 +28,7 @@ CALLS = 20
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    from ..analysis.ops import explanation_sentences, op_lines
+    from ..analysis.ops import explanation_sentences, op_lines, overhead_line
     from ..analysis.profiles import explain, load_profiles, pair, report_lines
     from ..execution.dispatch import make_runner
     from ..execution.lock import checkout_lock
@@ -83,6 +83,9 @@ def cmd_explain(args: argparse.Namespace) -> int:
     print()
     for line in report_lines(expl, label_a, label_b, rows=args.rows) + op_lines(expl, label_a, label_b, args.rows):
         print(line)
+    cost = overhead_line(expl, label_a, label_b)
+    if cost:
+        print(cost)
     print(f"profiles in {reports / 'profiles'} (cProfile function tables and TensorFlow's op tables; the profiled "
           "calls are not timings)")
     return then_report(args, 0)
