@@ -100,6 +100,19 @@ def timeline(session: nox.Session) -> None:
 
 
 @nox.session
+def disk(session: nox.Session) -> None:
+    """What tfmatrix keeps on this disk (images, virtualenvs, wheels), who uses each, and what nothing uses."""
+    _tfmatrix(session, "disk")
+
+
+@nox.session
+def prune(session: nox.Session) -> None:
+    """Remove tfmatrix's images, virtualenvs and wheels that nothing uses (never another program's images)."""
+    session.posargs[:0] = ["--prune"]
+    _tfmatrix(session, "disk")
+
+
+@nox.session
 def wheels(session: nox.Session) -> None:
     """Download every wheel the cells need into the shared wheelhouse (for air-gapped hosts)."""
     _tfmatrix(session, "wheels")

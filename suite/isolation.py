@@ -29,6 +29,7 @@ from .registry import Preset, Variant, preset_to_json
 
 STARTUP_TIMEOUT = 600.0   # importing TensorFlow on a cold, busy disk
 LOG_TAIL_LINES = 40
+CGROUP = "/sys/fs/cgroup"   # the container's own cgroup (Docker mounts it there): its OOM kills and memory limit
 SUITE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -65,11 +66,42 @@ def _read_tail(path: str, lines: int = LOG_TAIL_LINES) -> str:
     return "\n".join(text.rstrip().splitlines()[-lines:])
 
 
-def _describe_exit(rc: Optional[int]) -> str:
+def oom_kills(cgroup: str = CGROUP) -> Optional[int]:
+    """How many processes the memory limit of this container killed so far (cgroup v2 ``memory.events``, or v1
+    ``memory.oom_control``), or None where neither says (no limit, no cgroup, an older kernel)."""
+    for path in (os.path.join(cgroup, "memory.events"), os.path.join(cgroup, "memory", "memory.oom_control")):
+        try:
+            with open(path) as f:
+                for line in f:
+                    key, _, value = line.strip().partition(" ")
+                    if key == "oom_kill":
+                        return int(value)
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+def memory_limit(cgroup: str = CGROUP) -> Optional[str]:
+    """The container's memory limit in words ("8.0 GB"), or None when it has none."""
+    for path in (os.path.join(cgroup, "memory.max"), os.path.join(cgroup, "memory", "memory.limit_in_bytes")):
+        try:
+            with open(path) as f:
+                text = f.read().strip()
+        except OSError:
+            continue
+        if text.isdigit() and int(text) < 1 << 60:
+            return "%.1f GB" % (int(text) / 1e9)
+        return None
+    return None
+
+
+def _describe_exit(rc: Optional[int], oom: bool = False, cgroup: str = CGROUP) -> str:
     if rc is None:
         return "worker did not exit"
     if rc < 0:
         sig = -rc
+        if oom and sig == signal.SIGKILL:
+            return "out of memory (limit %s): the kernel killed the worker" % (memory_limit(cgroup) or "unknown")
         try:
             name = signal.Signals(sig).name
         except ValueError:  # pragma: no cover
@@ -92,6 +124,7 @@ def run_worker(
 ) -> WorkerResult:
     """Run one worker over ``variant_ids`` until it finishes, crashes or hangs (``profile``: N calls, profiled)."""
     result = WorkerResult()
+    kills = oom_kills()
     r_fd, w_fd = os.pipe()
     plan = None
     if not fingerprint:
@@ -155,14 +188,16 @@ def run_worker(
         except subprocess.TimeoutExpired:
             _kill(proc)
             result.returncode = proc.wait()
+        after = oom_kills() if kills is not None else None
+        oom = kills is not None and after is not None and after > kills      # the memory limit killed it
         if result.failed is None and not ready:
-            result.failed = ("(startup)", "error", _describe_exit(result.returncode))
+            result.failed = ("(startup)", "error", _describe_exit(result.returncode, oom))
         elif result.failed is None and current is not None:
-            result.failed = (current, "error", _describe_exit(result.returncode))
+            result.failed = (current, "error", _describe_exit(result.returncode, oom))
         elif result.failed is None and result.returncode not in (0, None) and not fingerprint:
             missing = [v for v in variant_ids if v not in result.records]
             if missing:
-                result.failed = (missing[0], "error", _describe_exit(result.returncode))
+                result.failed = (missing[0], "error", _describe_exit(result.returncode, oom))
     finally:
         if proc.poll() is None:
             _kill(proc)

@@ -209,6 +209,25 @@ PROFILE_RECORD_KEYS = {
     "info": dict,
     "first_call_s": (int, float, type(None)),
 }
+PROFILE_RECORD_OPTIONAL_KEYS = {
+    "plain_step_s": (int, float), # a step with no profiler, the same process, just before: the profilers' overhead
+    "ops": dict,                  # TensorFlow's profiler, per step (``suite.opprofile``): OPS_KEYS
+    "ops_unavailable": str,       # why there is no op table (TF 1.x, a JAX/PyTorch cell, the profiler failed)
+}
+OPS_KEYS = {
+    "profiler": str,              # "tf.profiler"
+    "step_calls": int,            # calls of the step under it
+    "wall_s": (int, float),       # their wall time, TensorFlow's profiler included (its overhead, beside cProfile's)
+    "types": list,                # OP_TYPE_KEYS rows, most time first
+    "kinds": dict,                # {kind: {"count": per step, "time_s": per step}}
+    "functions": dict,            # {tf.function name: {"calls": per step, "traced": times traced during the calls}}
+}
+OP_TYPE_KEYS = {
+    "kind": str,                  # "eager" | "graph" | "function" | "xla" | "copy"
+    "type": str,                  # op type ("MatMul"), HLO op ("broadcast_add_fusion"), function name
+    "count": (int, float),        # per step
+    "time_s": (int, float),       # per step
+}
 FUNCTION_KEYS = {
     "file": str,                  # as the interpreter names it ("~" for built-ins)
     "line": int,
@@ -238,6 +257,14 @@ def validate_profiles(doc: Any) -> List[str]:
                 problems.append("%s: a %r record needs a reason" % (where, rec.get("status")))
             continue
         _check_keys(rec, PROFILE_RECORD_KEYS, where, problems)
+        _check_keys(rec, PROFILE_RECORD_OPTIONAL_KEYS, where, problems, required=False)
+        if isinstance(rec.get("ops"), dict):
+            _check_keys(rec["ops"], OPS_KEYS, where + ".ops", problems)
+            for j, row in enumerate(rec["ops"].get("types") or []):
+                if isinstance(row, dict):
+                    _check_keys(row, OP_TYPE_KEYS, "%s.ops.types[%d]" % (where, j), problems)
+                else:
+                    problems.append("%s.ops.types[%d] must be an object" % (where, j))
         for j, row in enumerate(rec.get("functions") or []):
             if isinstance(row, dict):
                 _check_keys(row, FUNCTION_KEYS, "%s.functions[%d]" % (where, j), problems)

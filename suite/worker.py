@@ -143,7 +143,9 @@ def run_window(window: Sequence[Variant], tag: str, by_name: Dict[str, Any], env
 def profile_window(window: Sequence[Variant], by_name: Dict[str, Any], env: Env,
                    send: Callable[[Dict[str, Any]], None], calls: int) -> None:
     """``--profile N``: each variant built, first called and warmed up as ``run_window`` does, then ``calls``
-    samples' worth of calls under cProfile (``suite.profiling``); one record each, never a time."""
+    samples' worth of calls under cProfile (``suite.profiling``) and, apart, a few under TensorFlow's own profiler
+    (``suite.opprofile``); one record each, never a time."""
+    from .opprofile import OP_SAMPLES, op_profile
     from .profiling import new_record, profile_calls
 
     for variant in window:
@@ -154,7 +156,13 @@ def profile_window(window: Sequence[Variant], by_name: Dict[str, Any], env: Env,
             prepared = by_name[variant.benchmark].prepare(variant, env)
             sampler = Sampler(prepared.step, env.preset.budget, inner=prepared.inner)
             out.update(first_call_s=sampler.first_call_s, info=dict(prepared.info))
+            few = max(1, min(calls, OP_SAMPLES)) * max(1, sampler.number)
+            t0 = timer()
+            for _ in range(few):                # the same calls with no profiler: what each one costs
+                prepared.step()
+            out["plain_step_s"] = (timer() - t0) / few
             out.update(profile_calls(prepared.step, max(1, calls) * max(1, sampler.number)))
+            out.update(op_profile(prepared.step, few))
             if prepared.after is not None:
                 out["extra"] = prepared.after()
         except NotApplicable as e:

@@ -123,7 +123,7 @@ def test_every_subcommand_takes_matrix() -> None:
         assert args.matrix == "x.toml" and args.run is sc.run
     assert [sc.name for sc in cli.SUBCOMMANDS] == [
         "validate", "list", "render", "wheels", "base-images", "matrix", "cell", "report", "compare", "duet", "ab",
-        "explain", "bisect", "timeline"]
+        "explain", "bisect", "timeline", "disk"]
 
 
 def test_an_option_is_never_read_as_a_longer_one_it_begins() -> None:

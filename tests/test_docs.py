@@ -84,3 +84,13 @@ def test_the_site_builds_strictly_and_a_broken_link_fails_it(tmp_path):
     done = build(broken)
     assert done.returncode != 0
     assert "no-such-page.md" in done.stderr
+
+
+def test_every_test_the_faults_page_names_exists():
+    """docs/faults.md pairs each fault with the test that injects it: a renamed or removed test breaks the pairing."""
+    page = (ROOT / "docs" / "faults.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"`(test_\w+)`", page))
+    defined = {m for path in (ROOT / "tests").glob("test_*.py")
+               for m in re.findall(r"^def (test_\w+)", path.read_text(encoding="utf-8"), flags=re.M)}
+    assert len(named) >= 9
+    assert sorted(named - defined) == []

@@ -33,3 +33,8 @@ def test_explain_names_retracing_from_profiles_taken_in_the_cell(tmp_path):
     assert "retracing." in out                           # a new Python number each call: a trace each call
     assert "tensorflow" in out.split("Of that", 1)[1].splitlines()[0]
     assert (tmp_path / "profiles" / "tf1.15-cpu.log").is_file()
+    # TensorFlow's level: TF 1.15's eager profiler, a table per record, a sentence
+    assert all(r["ops"]["profiler"] == "eager profiler" and r["ops"]["kinds"]["function"]["count"] == 1.0
+               for r in doc["records"]), [r.get("ops_unavailable") for r in doc["records"]]
+    assert all(r["plain_step_s"] > 0 for r in doc["records"])
+    assert "Per step, TensorFlow ran for A: " in out and "Profilers' cost against the same step unprofiled" in out

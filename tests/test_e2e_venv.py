@@ -92,3 +92,30 @@ def test_the_estimate_scales_with_the_processes_asked_for(tmp_path):
 def test_processes_out_of_range_is_one_line_and_exit_2(tmp_path):
     proc = tfmatrix("cell", "tf1.15-cpu", "--processes", "0", "--reports", str(tmp_path))
     assert proc.returncode == 2 and "Traceback" not in proc.stderr and "--processes" in proc.stderr
+
+
+@pytest.mark.tf
+def test_an_existing_environment_is_measured_as_it_is_fingerprinted_and_reused(venv_cell, tmp_path):
+    """The tf1.15-cpu virtualenv taken as an environment someone already has (``cell NAME --python PATH``): the suite
+    runs in it with real TensorFlow, its fingerprint says what is installed, and an unchanged one is reused."""
+    venv_cell("tf1.15-cpu")           # the virtualenv exists (built once per session)
+    python = REPO_ROOT / ".nox" / "cell-tf1.15-cpu" / "bin" / "python"
+    args = ("cell", "prod", "--python", str(python), "--preset", "quick", "--only", "selfcheck*", "--rounds", "2",
+            "--reports", str(tmp_path))
+    proc = tfmatrix(*args)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    doc = cell_docs(tmp_path)["prod"]
+    assert doc["status"] == "ok", (doc["reason"], doc["log_tail"][-3000:])
+    assert doc["runner"]["name"] == "existing" and doc["runner"]["interpreter"] == str(python)
+    results = doc["results"]
+    assert results["environment"]["tf"]["tensorflow"]["version"].startswith("1.15")
+    assert results["environment"]["host"]["python"]["executable"] == str(python)
+    assert any(r["status"] == "ok" for r in results["records"])
+    assert doc["runner"]["inputs"].startswith("existing-")
+    matrix = tmp_path / "matrix.toml"         # the same environment as a matrix cell: its results are kept
+    matrix.write_text('[[cell]]\nname = "prod"\npython = "%s"\n' % python)
+    written = (tmp_path / "cells" / "prod.json").stat().st_mtime_ns
+    again = tfmatrix("matrix", "--matrix", str(matrix), "--preset", "quick", "--bench", "selfcheck*", "--rounds", "2",
+                     "--reports", str(tmp_path))
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert (tmp_path / "cells" / "prod.json").stat().st_mtime_ns == written

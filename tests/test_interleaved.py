@@ -91,6 +91,9 @@ class FakeEnv:
             raise KeyboardInterrupt
         if (self.cell.name, round_no) in self.runner_.fail or (self.cell.name, round_no, key) in self.runner_.fail:
             return SuiteExit(1)
+        if (self.cell.name, round_no, key) in self.runner_.fail_once:     # killed once, as `docker kill` does
+            self.runner_.fail_once.discard((self.cell.name, round_no, key))
+            return SuiteExit(137)
         keys = [key] if key else list(SLICES)
         records = []
         for k in keys:
@@ -119,10 +122,11 @@ class FakeRunner(Runner):
     interleaves = True
 
     def __init__(self, tmp: Path, slow: range = range(0), fail: tuple[tuple[Any, ...], ...] = (),
-                 interrupt_at: int = 0) -> None:
+                 interrupt_at: int = 0, fail_once: tuple[tuple[Any, ...], ...] = ()) -> None:
         self.tmp = tmp
         self.host = DriftingHost(slow)
         self.fail = set(fail)
+        self.fail_once = set(fail_once)
         self.interrupt_at = interrupt_at
         self.calls: list[tuple[str, str | None, int]] = []
         self.prepared: list[str] = []
@@ -226,27 +230,87 @@ def test_an_interrupted_run_keeps_every_complete_slice_and_resumes(tmp_path: Pat
     assert not journal.exists()                           # a complete run leaves no journal
 
 
-def test_a_cell_that_fails_in_round_two_keeps_round_one_and_says_so(tmp_path: Path) -> None:
+def test_a_slice_killed_once_is_measured_again_after_the_turns_in_a_fresh_environment(tmp_path: Path) -> None:
+    """``docker kill`` mid-slice used to end the cell (0 results from a run that lost one slice): now the slice is
+    measured again after the planned turns, in a new environment, and the cell is whole."""
+    runner = FakeRunner(tmp_path, fail_once=(("a", 2, "graph:tf"),))
+    outcomes = _execute(tmp_path, runner)
+    assert [o.status for o in outcomes] == ["ok", "ok"]
+    a_calls = [c for c in runner.calls if c[0] == "a"]
+    assert len([c for c in a_calls if c[2] == 3]) == 2                        # round 3 still ran
+    assert a_calls[-1] == ("a", "graph:tf", 2)                                # the retry, after every planned turn
+    assert runner.prepared.count("a") == 2                                    # a fresh environment for it
+    a = load_cell(tmp_path / "cells" / "a.json")
+    assert a is not None and a.results is not None and a.rounds == 3
+    assert any("round 2, slice graph:tf failed (failed: " in w and "measured again after the planned turns" in w
+               for w in a.results.warnings)
+    assert validate(a.results.to_json()) == []
+    assert not (tmp_path / JOURNAL_DIR).exists()
+
+
+def test_a_slice_that_fails_again_is_given_up_and_the_cell_keeps_its_other_rounds(tmp_path: Path) -> None:
     runner = FakeRunner(tmp_path, fail=(("a", 2),))
     outcomes = _execute(tmp_path, runner)
     assert [o.status for o in outcomes] == ["ok", "ok"]
-    assert [c for c in runner.calls if c[0] == "a" and c[2] == 3] == []      # no more turns for a
+    a_calls = [c for c in runner.calls if c[0] == "a"]
+    assert len([c for c in a_calls if c[2] == 3]) == 2                        # the rest of the run went on
+    assert sorted(a_calls[-2:]) == [("a", "eager:tf", 2), ("a", "graph:tf", 2)]   # each measured once more
     a = load_cell(tmp_path / "cells" / "a.json")
     b = load_cell(tmp_path / "cells" / "b.json")
     assert a is not None and a.results is not None and b is not None and b.results is not None
-    assert a.rounds == 1 and b.rounds == 3
-    assert any("failed in round 2" in w and "round" in w for w in a.results.warnings)
-    assert all(len(r["per_process"]) >= 1 for r in a.results.records if r["status"] == "ok")
+    assert a.rounds == 2 and b.rounds == 3
+    failed = [w for w in a.results.warnings if w.startswith("round 2, slice ")]
+    assert len(failed) == 2 and all("; then failed: " in w and "pool the other rounds only" in w for w in failed)
+    assert all(len(r["per_process"]) == 2 for r in a.results.records if r["status"] == "ok")
     assert validate(a.results.to_json()) == []
 
 
-def test_a_cell_that_fails_before_one_whole_round_is_failed_not_ok(tmp_path: Path) -> None:
-    """A timeout or crash in round 1 is the cell's status, whatever slices ran before it (they stay in its file)."""
+def test_a_slice_that_fails_every_time_leaves_the_cell_failed_with_what_else_it_measured(tmp_path: Path) -> None:
+    """A slice that fails in round 1 and again in round 2 is given up; with no whole round the cell is failed, and
+    says which variants were never measured (its other slice's records stay in its file)."""
     for slice_key in SLICES:
-        runner = FakeRunner(tmp_path / slice_key.replace(":", "_"), fail=(("a", 1, slice_key),))
+        runner = FakeRunner(tmp_path / slice_key.replace(":", "_"),
+                            fail=tuple(("a", r, slice_key) for r in (1, 2, 3)))
         outcomes = _execute(tmp_path / slice_key.replace(":", "_"), runner)
         assert [o.status for o in outcomes] == ["failed", "ok"], slice_key
-        assert [c for c in runner.calls if c[0] == "a" and c[2] > 1] == []
+        assert [c for c in runner.calls if c[0] == "a" and c[1] == slice_key] == [("a", slice_key, 1),
+                                                                                   ("a", slice_key, 2)]
+        assert outcomes[0].reason is not None and "were never measured" in outcomes[0].reason
+        assert outcomes[0].results is not None and any(r["status"] == "ok" for r in outcomes[0].results.records)
+
+
+def test_a_cell_whose_environment_cannot_be_made_again_ends_and_keeps_its_slices(tmp_path: Path) -> None:
+    runner = FakeRunner(tmp_path, fail_once=(("a", 2, "graph:tf"),))
+    real = runner.prepare
+
+    def once(cell: Any, *args: Any) -> Any:
+        if cell.name == "a" and runner.prepared.count("a") >= 1:
+            return CellOutcome("a", "failed", "the Docker engine is gone", {"name": "fake"})
+        return real(cell, *args)
+
+    runner.prepare = once       # type: ignore[method-assign]
+    outcomes = _execute(tmp_path, runner)
+    assert [o.status for o in outcomes] == ["ok", "ok"]                      # round 1 is whole
+    a = load_cell(tmp_path / "cells" / "a.json")
+    assert a is not None and a.results is not None
+    assert any("making its environment again after a failed slice: the Docker engine is gone" in w
+               for w in a.results.warnings)
+    assert [c for c in runner.calls if c[0] == "a" and c[2] == 3] == []
+
+
+def test_a_cell_with_nothing_to_measure_in_the_selection_is_ok_with_its_plan(tmp_path: Path) -> None:
+    """Every variant n/a or filtered out: the plan's records are the cell's (it said "failed: interrupted")."""
+    from tfmatrix.execution.live import LiveCell, cell_results
+
+    plan = results_doc([record("fake.bench", _params("v1"), status="n/a", reason="not here")], tf="2.15.1")
+    from tfmatrix.results.documents import SuiteResults
+
+    doc = SuiteResults.from_json(plan, Path("plan.json"))
+    from types import SimpleNamespace
+
+    lc = LiveCell(FakeCell("a"), SimpleNamespace(rounds=3), None, None, doc, {})  # type: ignore[arg-type]
+    out = cell_results(lc, {"run": "r", "seed": 1})
+    assert out is not None and [r["status"] for r in out.records] == ["n/a"]
 
 
 def test_each_round_takes_its_share_of_the_samples() -> None:
@@ -272,8 +336,10 @@ def test_the_time_left_counts_slices_not_yet_run_at_the_rate_measured_so_far():
     from tfmatrix.execution.interleaved import _seconds_left, slice_estimate
     from tfmatrix.execution.turns import plan_turns
 
-    a = SimpleNamespace(slices={"s1": ["v"] * 10, "s2": ["v"] * 20}, slice_s={"s1": 5.0}, failure=None, done=set())
-    b = SimpleNamespace(slices={"s1": ["v"] * 10, "s2": ["v"] * 40}, slice_s={}, failure=None, done=set())
+    a = SimpleNamespace(slices={"s1": ["v"] * 10, "s2": ["v"] * 20}, slice_s={"s1": 5.0}, failure=None, done=set(),
+                        given_up=lambda key: False)
+    b = SimpleNamespace(slices={"s1": ["v"] * 10, "s2": ["v"] * 40}, slice_s={}, failure=None, done=set(),
+                        given_up=lambda key: False)
     assert slice_estimate(a, "s1", 9.0) == 5.0                   # run before: its last time
     assert slice_estimate(a, "s2", 9.0) == pytest.approx(10.0)   # 0.5 s a variant in this cell
     assert slice_estimate(b, "s2", 0.5) == pytest.approx(20.0)   # nothing run in b yet: every cell's rate
@@ -328,3 +394,23 @@ def test_a_duet_is_the_interleaved_turn_loop_with_both_cells_at_once_on_cpus_swa
     speed = doc.results.config["host_speed"]
     assert [t for t, _, _ in speed] == [1, 2, 3, 4, 5, 6] and all(when > 1e9 for _, when, _ in speed)
     assert not (tmp_path / JOURNAL_DIR).exists()
+
+
+def test_a_slice_that_fails_on_a_full_disk_stops_the_run_resumably(tmp_path: Path, monkeypatch: Any) -> None:
+    """A failed slice with the disk full is no fault of the cell: the run stops (ENOSPC) with its journal kept,
+    as an interrupted one does, and the same command resumes it once there is room."""
+    import errno
+
+    from tfmatrix.execution import live
+
+    monkeypatch.setattr(live, "MIN_FREE_BYTES", 10**18)           # every disk is full
+    runner = FakeRunner(tmp_path, fail_once=(("b", 2, "eager:tf"),))
+    with pytest.raises(OSError) as caught:
+        _execute(tmp_path, runner)
+    assert caught.value.errno == errno.ENOSPC
+    assert any((tmp_path / JOURNAL_DIR).glob("*/r1-*.json"))        # round 1 kept for the resume
+    docs = {n: load_cell(tmp_path / "cells" / f"{n}.json") for n in ("a", "b")}
+    assert all(d is not None and d.status == "failed" and d.reason == "interrupted" for d in docs.values())
+    monkeypatch.setattr(live, "MIN_FREE_BYTES", 0)                 # room again: the same command resumes
+    outcomes = _execute(tmp_path, runner)
+    assert [o.status for o in outcomes] == ["ok", "ok"]

@@ -11,13 +11,14 @@ and exit code 2, never a traceback; untested pairings allowed by
 from __future__ import annotations
 
 import argparse
+import errno
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from . import __version__, paths
-from .commands import ab, bisect, compare, duet, explain, report, run, setup, timeline
+from .commands import ab, bisect, compare, disk, duet, explain, report, run, setup, timeline
 from .errors import UserError
 
 PROG = "python -m tfmatrix"
@@ -77,6 +78,8 @@ SUBCOMMANDS: tuple[Subcommand, ...] = (
     Subcommand("timeline", "every claim across every TF minor release (or Keras 3 release): one cell per release, "
                "only the claims' variants; timeline.csv and a chart per claim", timeline.cmd_timeline,
                timeline.configure_timeline),
+    Subcommand("disk", "tfmatrix's images, virtualenvs and wheels, who uses each; --prune removes what nothing "
+               "uses (never another program's images)", disk.cmd_disk, disk.configure_disk),
 )
 
 
@@ -112,5 +115,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except OSError as exc:  # a file tfmatrix could not read or write: one line, not a traceback
         where = f"{exc.filename}: " if exc.filename else ""
+        if exc.errno == errno.ENOSPC:
+            print(f"tfmatrix: error: the disk is full ({where}{exc.strerror or exc}): every slice and cell file "
+                  "written before it is kept; free space (`python -m tfmatrix disk --prune` lists what tfmatrix "
+                  "keeps) and run the same command again: it resumes", file=sys.stderr)
+            return 1
         print(f"tfmatrix: error: {where}{exc.strerror or exc}; check the path and its permissions", file=sys.stderr)
         return 2

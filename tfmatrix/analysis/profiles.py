@@ -87,6 +87,9 @@ class Profile:
     rest_s: float                   # own time of the rows the suite left out, per call
     traces: int | None              # times its tf.function was traced during the profiled calls (when known)
     first_call_s: float | None
+    ops: dict[str, Any] | None = None      # TensorFlow's profiler's table per step (``analysis.ops`` reads it)
+    ops_unavailable: str | None = None     # why there is none
+    plain_step_s: float | None = None      # a step with no profiler, same process (the profilers' overhead)
 
     def by_key(self) -> dict[str, Function]:
         return {f.key: f for f in self.functions}
@@ -117,7 +120,8 @@ def profile_of(record: dict[str, Any], cell: str) -> Profile:
     return Profile(cell, str(record["id"]), float(record["wall_s"]) / per, _merge(record["functions"], per),
                    float((record.get("rest") or {}).get("self_s", 0.0)) / per,
                    int(traces) if isinstance(traces, (int, float)) else None,
-                   record.get("first_call_s"))
+                   record.get("first_call_s"), record.get("ops"), record.get("ops_unavailable"),
+                   record.get("plain_step_s"))
 
 
 def load_profiles(path: Path) -> tuple[str, dict[str, dict[str, Any]]]:

@@ -28,7 +28,8 @@ CALLS = 20
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    from ..analysis.profiles import explain, load_profiles, pair, report_lines, sentences
+    from ..analysis.ops import explanation_sentences, op_lines, overhead_line
+    from ..analysis.profiles import explain, load_profiles, pair, report_lines
     from ..execution.dispatch import make_runner
     from ..execution.lock import checkout_lock
     from ..execution.profiling import profile_in_cell
@@ -77,12 +78,16 @@ def cmd_explain(args: argparse.Namespace) -> int:
     label_a, label_b = "A", "B"
     expl = explain(*both, top=args.rows)
     print(f"A = {id_a} in {cell_a.name}\nB = {id_b} in {cell_b.name}")
-    for line in sentences(expl, label_a, label_b):
+    for line in explanation_sentences(expl, label_a, label_b):
         print(line)
     print()
-    for line in report_lines(expl, label_a, label_b, rows=args.rows):
+    for line in report_lines(expl, label_a, label_b, rows=args.rows) + op_lines(expl, label_a, label_b, args.rows):
         print(line)
-    print(f"profiles in {reports / 'profiles'} (cProfile function tables; the profiled calls are not timings)")
+    cost = overhead_line(expl, label_a, label_b)
+    if cost:
+        print(cost)
+    print(f"profiles in {reports / 'profiles'} (cProfile function tables and TensorFlow's op tables; the profiled "
+          "calls are not timings)")
     return then_report(args, 0)
 
 

@@ -91,8 +91,20 @@ def cmd_matrix(args: argparse.Namespace) -> int:
 def cmd_cell(args: argparse.Namespace) -> int:
     """One cell by name: build if needed, run, write its results, refresh the report."""
     args.loaded_matrix = load_matrix(args)
-    cell = find_cell(args.loaded_matrix, args.name)
+    if args.python:
+        cell = existing_cell(args.loaded_matrix, args.name, args.python, args.target)
+    else:
+        cell = find_cell(args.loaded_matrix, args.name)
     return _run_cells(args, [cell], args.only, redo=True, requested=cell.name)
+
+
+def existing_cell(matrix: Matrix, name: str, python: str, target: str) -> Cell:
+    """``cell NAME --python PATH``: an existing environment as a cell of its own (not in matrix.toml)."""
+    from ..matrix.releases import load_table
+    from ..matrix.resolve import resolve_cell
+
+    values = {"python": python, "name": name, "target": target}
+    return resolve_cell("--python", f"cell {name}", values, matrix.settings, load_table())
 
 
 def add_run_options(p: argparse.ArgumentParser) -> None:
@@ -134,7 +146,12 @@ def configure_matrix(p: argparse.ArgumentParser) -> None:
 
 
 def configure_cell(p: argparse.ArgumentParser) -> None:
-    p.add_argument("name", help="cell name (see `list`)")
+    p.add_argument("name", help="cell name (see `list`); with --python, the name to give that environment")
+    p.add_argument("--python", metavar="PATH",
+                   help="an interpreter that is already installed (/opt/conda/envs/tf/bin/python): measure that "
+                        "environment as it is, as a cell named NAME (nothing built or installed)")
+    p.add_argument("--target", choices=("cpu", "gpu"), default="cpu",
+                   help="--python: what the environment must run on (gpu: the suite fails loudly without a GPU)")
     add_run_options(p)
     p.add_argument("--only", action="append", default=[], metavar="PATTERN",
                    help="run only benchmarks matching PATTERN (glob on variant id; repeatable)")

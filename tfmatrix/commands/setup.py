@@ -37,7 +37,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def _list_rows(cells: Sequence[Cell]) -> list[dict[str, object]]:
     from ..provision.render import render_cells  # jinja2 only when needed
 
-    return [{**c.to_dict(), "tag": r.tag} for c, r in zip(cells, render_cells(cells), strict=True)]
+    built = [c for c in cells if not c.existing]        # an existing environment has no image
+    tags = {c.name: r.tag for c, r in zip(built, render_cells(built), strict=True)}
+    return [{**c.to_dict(), "tag": tags.get(c.name, "existing:" + (c.interpreter or ""))} for c in cells]
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -58,6 +60,10 @@ def cmd_list(args: argparse.Namespace) -> int:
         table.add_column(column, no_wrap=column in ("name", "tag"))
     for cell, row in zip(cells, rows, strict=True):
         cuda = f"{cell.cuda}/{cell.cudnn}" if cell.cuda else "-"
+        if cell.existing:
+            table.add_row(cell.name, "as installed", "as installed", cell.interpreter, cell.target, "as installed",
+                          "(an existing environment)", "-")
+            continue
         table.add_row(cell.name, cell.tf or "- (no TF)", cell.keras.label, cell.python, cell.target, cuda,
                       cell.base.ref, str(row["tag"]).rsplit(":", 1)[1])
     table_console().print(table)
@@ -79,10 +85,14 @@ def cmd_render(args: argparse.Namespace) -> int:
     matrix = load_matrix(args)
     cells = selected(matrix, args.only)
     out = output_dir(args.out, "--out")
-    for rendered in render_cells(cells):
+    for cell in cells:
+        if cell.existing:
+            print(f"{cell.name}: an existing environment ({cell.interpreter}): nothing to render")
+    built = [c for c in cells if not c.existing]
+    for rendered in render_cells(built):
         target = write_rendered(rendered, out)
         print(f"{target}  {rendered.tag}")
-    print(f"rendered {len(cells)} cell{'s' if len(cells) != 1 else ''} into {out}")
+    print(f"rendered {len(built)} cell{'s' if len(built) != 1 else ''} into {out}")
     return 0
 
 
@@ -102,15 +112,17 @@ def cmd_wheels(args: argparse.Namespace) -> int:
     matrix = load_matrix(args)
     cells = selected(matrix, args.only)
     failed = 0
-    for cell in cells:
+    for cell in (c for c in cells if not c.existing):     # an existing environment installs nothing
         try:
             ws = wheelhouse.ensure((*cell.bootstrap, *cell.requirements), cell.python, offline=args.offline,
-                                   log=(print if args.verbose else (lambda line: None)))
+                                   log=(print if args.verbose else (lambda line: None)), verify=True)
         except wheelhouse.WheelhouseError as e:
             print(f"{cell.name}: FAILED: {e}", file=sys.stderr)
             failed += 1
             continue
-        print(f"{cell.name}: {len(ws.files)} wheels ({ws.downloaded} downloaded, {ws.how}, {ws.seconds:.1f} s)")
+        damaged = f"; damaged and fetched again: {', '.join(ws.refetched)}" if ws.refetched else ""
+        print(f"{cell.name}: {len(ws.files)} wheels ({ws.downloaded} downloaded, {ws.how}, "
+              f"{ws.seconds:.1f} s{damaged})")
     print(f"wheelhouse: {wheelhouse.wheelhouse_dir()}")
     return 1 if failed else 0
 

@@ -25,6 +25,7 @@ from ..progress import Progress, fmt_duration, stderr_console
 from ..results.store import CellOutcome, cell_paths, load_cell, suite_fingerprint
 from ..runners.base import Runner
 from ..runners.common import RunRequest
+from ..runners.existing import WithExisting
 from ..runners.local import local_runner
 from .sequential import one_cell
 
@@ -42,7 +43,8 @@ ESTIMATE_SETUP_S = 60.0
 
 def make_runner(kind: str, registry: str | None, console: Console, address: str | None = None,
                 cluster_cpus: int = 2) -> Runner:
-    """The runner to use: Docker when an engine answers (auto), else the venv runner; ray: a Ray cluster's."""
+    """The runner to use: Docker when an engine answers (auto), else the venv runner; ray: a Ray cluster's. On this
+    host, existing environments (``python = "/path"``) run in themselves beside it (``runners.existing``)."""
     if kind not in RUNNERS:
         raise UserError("--runner %r: choose one of %s" % (kind, ", ".join(RUNNERS)))
     if kind == "ray":
@@ -52,7 +54,7 @@ def make_runner(kind: str, registry: str | None, console: Console, address: str 
     runner, note = local_runner(kind, registry)
     if note:
         console.print("\\[tfmatrix] " + note)
-    return runner
+    return WithExisting(runner)       # existing environments (python = "/path") run as they are, whatever the runner
 
 
 def cell_estimates(cells: Sequence[Cell], request: RunRequest, reports_dir: Path,
@@ -144,6 +146,11 @@ def execute(cells: Sequence[Cell], runner: Runner, request: RunRequest, reports_
         when = "%s with %d at once (%s one at a time)" % (
             fmt_duration(makespan(list(each.values()), width) * request.rounds), width, when)
     console.print("\\[tfmatrix] %s; %d to run, roughly %s" % (text, len(runnable), when))
+    room = runner.disk_room(runnable)
+    if room is not None and room.need > room.free:
+        from ..provision.hygiene import room_line
+
+        raise UserError(room_line(room.need, room.free, room.where, room.what))
     previous = signal.signal(signal.SIGTERM, _terminate)
     try:
         if request.schedule == "interleaved":

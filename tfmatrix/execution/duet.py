@@ -31,19 +31,8 @@ from ..progress import fmt_duration
 from ..results.store import CellOutcome
 from ..runners.base import Runner
 from ..runners.common import RunRequest
-from .interleaved import (
-    Job,
-    LiveCell,
-    OneAfterAnother,
-    finish,
-    identity,
-    measure_and_write,
-    open_journal,
-    provision,
-    requests,
-    run_slice,
-    wants,
-)
+from .interleaved import Job, OneAfterAnother, identity, measure_and_write, open_journal, provision, requests
+from .live import LiveCell, finish, run_slice, wants
 from .turns import Turn
 
 

@@ -18,19 +18,20 @@ Every complete slice is kept in a journal (``reports/.interleaved/``,
 each file atomic) until the run ends: an interrupted run resumes from it
 with the same seed and measures only what is missing. A cell that fails in
 round 2 keeps the slices it completed (round 1 and any of round 2), says so
-in its warnings, and leaves the remaining turns to the other cells. A failed
-or interrupted attempt never replaces a cell's earlier complete results.
+in its warnings, and leaves the remaining turns to the other cells. A slice
+that fails while its cell has time left (a killed process or container)
+does not end the cell: its environment is made anew and the slice measured
+again after the planned turns (``live``). A failed or interrupted attempt
+never replaces a cell's earlier complete results.
 """
 from __future__ import annotations
 
-import copy
-import dataclasses
+import functools
 import hashlib
 import json
 import shutil
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -38,68 +39,25 @@ from rich.console import Console
 
 from ..matrix import Cell
 from ..progress import fmt_duration
-from ..results.documents import CellRequest, SuiteResults
+from ..results.documents import CellRequest
 from ..results.store import (
     CellOutcome,
     cell_paths,
-    keep_previous,
     kept_note,
     kept_outcome,
     load_cell,
-    now_iso,
     record_outcome,
     reusable,
     write_json_atomic,
 )
-from ..runners.base import CellEnv, Runner
-from ..runners.common import CellLog, RunRequest, plan_args, read_suite_results, slice_args
+from ..runners.base import Runner
+from ..runners.common import CellLog, RunRequest, plan_args, read_suite_results
 from ..runners.whole import judge
 from . import hostspeed
-from .rounds import merge_record, pooled_warnings
+from .live import PLAN_FILE, LiveCell, finish, fresh_env, retry_turns, run_slice, said, slice_file, wants
 from .turns import Turn, new_seed, plan_turns
 
 JOURNAL_DIR = ".interleaved"
-PLAN_FILE = "plan.json"
-
-
-@dataclass
-class LiveCell:
-    """A provisioned cell during the run: its environment, plan, and the records measured so far."""
-
-    cell: Cell
-    asked: CellRequest                      # what the run asks of it (made once per cell)
-    env: CellEnv
-    log: CellLog
-    plan: SuiteResults
-    slices: dict[str, list[str]]            # slice -> variant ids to measure (the plan's, n/a ones left out)
-    records: dict[str, dict[str, Any]] = field(default_factory=dict)
-    done: set[tuple[int, str]] = field(default_factory=set)      # (round, slice) complete
-    failure: str | None = None               # "round 2, slice eager:tf: why"
-    failed: CellOutcome | None = None        # the slice run that ended the cell (its status and reason)
-    run_s: float = 0.0
-    used_s: float = 0.0                      # the cell's time so far (plan and slices): its limit is for all of it
-    slice_s: dict[str, float] = field(default_factory=dict)     # slice -> seconds of its last run (the ETA)
-    reference: list[list[Any]] = field(default_factory=list)    # [round, slice, s before, s after] (suite.reference)
-
-    def complete_rounds(self) -> list[int]:
-        """The rounds in which every slice of the cell completed."""
-        return [r for r in sorted({r for r, _ in self.done}) if all((r, k) in self.done for k in self.slices)]
-
-    def add(self, round_no: int, key: str, doc: SuiteResults) -> None:
-        """One complete slice: its records pooled with the earlier rounds' (process lists in round order)."""
-        unstable_cv = float(self.plan.config.get("unstable_cv") or 0.1)
-        for rec in doc.records:
-            before = self.records.get(rec["id"])
-            self.records[rec["id"]] = copy.deepcopy(rec) if before is None else merge_record(before, rec, unstable_cv)
-        self.done.add((round_no, key))
-        self.run_s += float(doc.wall_s or 0.0)
-        timed = doc.config.get("reference_s")
-        if isinstance(timed, list) and len(timed) == 2 and all(isinstance(x, (int, float)) for x in timed):
-            self.reference.append([round_no, key, float(timed[0]), float(timed[1])])
-
-
-def slice_file(journal: Path, cell: str, round_no: int, key: str) -> Path:
-    return journal / cell / ("r%d-%s.json" % (round_no, key.replace(":", "_").replace("/", "_")))
 
 
 def requests(cells: Sequence[Cell], request: RunRequest) -> dict[str, CellRequest]:
@@ -240,7 +198,9 @@ def _provision_one(cell: Cell, asked: CellRequest, runner: Runner, request: RunR
             return outcome
         slices = {k: list(v) for k, v in (outcome.results.config.get("slices") or {}).items() if v}
         ok = True
-        return LiveCell(cell, asked, env, log, outcome.results, slices, used_s=ran.seconds)
+        renew = functools.partial(fresh_env, functools.partial(runner.prepare, cell, request, log, None),
+                                  outcome.results)
+        return LiveCell(cell, asked, env, log, outcome.results, slices, used_s=ran.seconds, renew=renew)
     finally:
         if not ok:
             env.close()
@@ -290,24 +250,29 @@ def measure(live: dict[str, LiveCell], request: RunRequest, journal: Path, head:
     resume(live, journal, turns)
     t_start = time.monotonic()
     for turn in turns:
-        jobs = how.jobs(live, turn)
-        if not jobs:
-            continue
-        head["host_speed"].append([turn.number, round(time.time(), 3), hostspeed.probe()])
-        write_json_atomic(journal / "run.json", head)
-        how.run(jobs, turn, journal)
-        console.print("\\[tfmatrix] " + how.line(jobs, turn, turns, live, time.monotonic() - t_start))
+        _turn(live, turn, turns, journal, head, console, how, t_start)
+    again = retry_turns(live, len(turns))     # slices that failed, each measured once more (``live.slice_failed``)
+    if again:
+        console.print("\\[tfmatrix] measuring again %d slice(s) that failed: %s" % (
+            len(again), ", ".join("%s round %d %s" % (t.order[0], t.round, t.slice) for t in again)))
+        head["turns"] += [t.to_json() for t in again]
+    for turn in again:
+        lc = live[turn.order[0]]
+        if (turn.round, turn.slice) in lc.retries:
+            lc.retries.remove((turn.round, turn.slice))
+        _turn(live, turn, turns + again, journal, head, console, how, t_start)
 
 
-def wants(lc: LiveCell | None, turn: Turn) -> bool:
-    return lc is not None and lc.failure is None and turn.slice in lc.slices \
-        and (turn.round, turn.slice) not in lc.done
-
-
-def said(lc: LiveCell, turn: Turn) -> str:
-    if lc.failure is not None and (turn.round, turn.slice) not in lc.done:
-        return "%s FAILED" % lc.cell.name
-    return "%s %.0f s" % (lc.cell.name, lc.slice_s.get(turn.slice, 0.0))
+def _turn(live: dict[str, LiveCell], turn: Turn, turns: Sequence[Turn], journal: Path, head: dict[str, Any],
+          console: Console, how: OneAfterAnother, t_start: float) -> None:
+    """One turn: the host's speed timed, the cells that want its slice run as ``how`` says, its line printed."""
+    jobs = how.jobs(live, turn)
+    if not jobs:
+        return
+    head["host_speed"].append([turn.number, round(time.time(), 3), hostspeed.probe()])
+    write_json_atomic(journal / "run.json", head)
+    how.run(jobs, turn, journal)
+    console.print("\\[tfmatrix] " + how.line(jobs, turn, turns, live, time.monotonic() - t_start))
 
 
 def _seconds_left(live: dict[str, LiveCell], turns: Sequence[Turn], after: Turn) -> float:
@@ -346,83 +311,3 @@ def resume(live: dict[str, LiveCell], journal: Path, turns: Sequence[Turn]) -> N
                     lc.log("resumed: round %d, slice %s from %s" % (turn.round, turn.slice, path))
 
 
-def run_slice(lc: LiveCell, turn: Turn, journal: Path, cpus: str | None = None) -> None:
-    """The turn's slice in one cell (``cpus``: pinned to them); complete, to the journal, else the cell's end."""
-    cell, env = lc.cell, lc.env
-    out = "r%d-%s.json" % (turn.round, turn.slice.replace(":", "_"))
-    args = slice_args(lc.asked, cell, env.suite_path(PLAN_FILE), turn.slice, turn.round, env.suite_path(out),
-                      env.runner.get("image"), env.runner["name"])
-    lc.log("== turn %d: round %d, slice %s" % (turn.number, turn.round, turn.slice))
-    budget = cell.timeout_s - lc.used_s      # the cell's limit is for its whole measurement, as in a whole run
-    if budget <= 0:
-        outcome = CellOutcome(cell.name, "timeout", "the cell ran past its %d s limit" % cell.timeout_s, env.runner,
-                              {}, None, lc.log.tail())
-    else:
-        ran = env.run_suite(args, lc.log, budget, cpus)
-        lc.used_s += ran.seconds
-        lc.slice_s[turn.slice] = ran.seconds
-        outcome = judge(cell, env, ran, out, lc.log, {})
-        if outcome.status == "ok" and outcome.results is not None:
-            write_json_atomic(slice_file(journal, cell.name, turn.round, turn.slice), outcome.results.to_json())
-            lc.add(turn.round, turn.slice, outcome.results)
-            return
-    lc.failure = "round %d, slice %s: %s" % (turn.round, turn.slice, outcome.reason)
-    lc.failed = outcome
-    lc.log("cell %s in %s" % (outcome.status, lc.failure))
-    env.close()
-
-
-def cell_results(lc: LiveCell, head: dict[str, Any]) -> SuiteResults | None:
-    """The cell's suite document: the plan's header and n/a records, then every measured variant's pooled record."""
-    if not lc.records:
-        return None
-    plan = lc.plan
-    records = list(plan.records)
-    order = [vid for ids in lc.slices.values() for vid in ids]
-    records += [lc.records[vid] for vid in order if vid in lc.records]
-    rank = {vid: i for i, vid in enumerate(plan.config.get("order") or [])}
-    records.sort(key=lambda r: rank.get(r["id"], len(rank)))  # catalogue order, as a sequential cell writes it
-    complete = lc.complete_rounds()
-    rounds = lc.asked.rounds
-    failure = []
-    if lc.failure:
-        missing = [vid for vid in order if vid not in lc.records]
-        failure.append("this cell failed in %s; its results pool the %d slices it completed before that "
-                       "(%d of %d rounds whole)%s" % (lc.failure, len(lc.done), len(complete), rounds,
-                                                      "; %d variants were never measured: %s" % (
-                                                          len(missing), ", ".join(missing[:3])
-                                                          + (" ..." if len(missing) > 3 else ""))
-                                                      if missing else ""))
-    warnings = pooled_warnings(plan.warnings, records, float(plan.config.get("unstable_cv") or 0.1), *failure)
-    turns = [t for t in head.get("turns", []) if lc.cell.name in t[3]]
-    config = {**plan.config, "rounds": max(1, len(complete)),
-              "schedule": {"kind": "interleaved", "run": head["run"], "seed": head["seed"],
-                           "rounds_asked": rounds, "turns": turns},
-              "host_speed": list(head.get("host_speed", [])),
-              "container_reference": sorted(lc.reference)}
-    config.pop("slices", None)
-    config.pop("order", None)
-    return dataclasses.replace(plan, records=records, warnings=warnings, config=config, wall_s=lc.run_s,
-                               finished=now_iso())
-
-
-def finish(lc: LiveCell, reports_dir: Path, head: dict[str, Any], interrupted: bool = False) -> CellOutcome:
-    """Write the cell's file from what it measured; an interrupted cell keeps its earlier file (journal kept)."""
-    json_path = cell_paths(reports_dir, lc.cell.name)[0]
-    earlier = load_cell(json_path)
-    timings = {**lc.env.timings, "run_s": lc.run_s}
-    results = None if interrupted else cell_results(lc, head)
-    if results is not None and lc.failed is not None and not lc.complete_rounds():
-        # failed before one whole round: the cell's status is the failure's (its slices stay in the file)
-        outcome = CellOutcome(lc.cell.name, lc.failed.status, lc.failed.reason, lc.env.runner, timings, results,
-                              lc.log.tail())
-    elif results is None:
-        status, why = ("failed", "interrupted") if interrupted or lc.failed is None else \
-            (lc.failed.status, lc.failed.reason)
-        outcome = CellOutcome(lc.cell.name, status, why, lc.env.runner, timings, lc.failed.results if lc.failed and
-                              not interrupted else None, lc.log.tail())
-    else:
-        outcome = CellOutcome(lc.cell.name, "ok", None, lc.env.runner, timings, results, lc.log.tail())
-        keep_previous(earlier, json_path.name, reports_dir)
-    lc.log.close(record_outcome(json_path, lc.cell.to_dict(), outcome, lc.asked, earlier))
-    return outcome

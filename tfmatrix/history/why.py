@@ -20,7 +20,8 @@ from typing import Any
 
 from rich.console import Console
 
-from ..analysis.profiles import Explanation, explain, load_profiles, ms, pair, sentences
+from ..analysis.ops import explanation_sentences
+from ..analysis.profiles import Explanation, explain, load_profiles, ms, pair
 from ..matrix import Cell
 from ..runners.base import Runner
 from .targets import Target
@@ -55,7 +56,7 @@ def boundary_lines(target: Target, what: str, good: str, bad: str, good_cell: st
     vid, e = max(found, key=lambda t: abs(math.log(max(t[1].b.step_s, 1e-12) / max(t[1].a.step_s, 1e-12))))
     if len(found) > 1:
         out.append(f"{names[vid]} moved most; where:")
-    return out + sentences(e, f"{what} {good}", f"{what} {bad}")
+    return out + explanation_sentences(e, f"{what} {good}", f"{what} {bad}")
 
 
 def explain_boundary(target: Target, what: str, cells: Sequence[tuple[str, Cell]], runner: Runner, reports: Path,

@@ -224,7 +224,7 @@ def parse_matrix(text: str, file: str, path: Path, environ: Mapping[str, str], t
         seen[cell.name] = cell
     baseline = settings.baseline
     if baseline is None:
-        with_tf = [c for c in cells if c.has_tf] or cells                # jax/torch cells have no TF release
+        with_tf = [c for c in cells if c.has_tf and not c.existing] or cells    # jax/torch/existing: no TF release
         baseline = min(with_tf, key=lambda c: version_key(c.tf)).name  # oldest; first in file order on ties
     elif baseline not in seen:
         close = difflib.get_close_matches(baseline, list(seen), n=1, cutoff=0.6)

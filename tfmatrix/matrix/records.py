@@ -149,6 +149,12 @@ class Cell:
     pool: str | None = None         # the Ray cluster's hardware pool (a custom resource) the cell must run in
     user_requirements: tuple[str, ...] = ()     # [suite] requirements, also at the end of ``requirements``
     backend: str = "tensorflow"                 # Keras 3's backend; jax/torch cells have no TF (``tf`` is "")
+    interpreter: str | None = None              # an existing environment's Python: run as it is, nothing built
+
+    @property
+    def existing(self) -> bool:
+        """An environment that exists already (``python = "/path/bin/python"``): the suite runs in it as it is."""
+        return self.interpreter is not None
 
     @property
     def has_tf(self) -> bool:
@@ -191,6 +197,7 @@ class Cell:
             **({"backend": self.backend} if self.backend != "tensorflow" or ("KERAS_BACKEND", self.backend)
                in self.env else {}),
             **({"pool": self.pool} if self.pool else {}),
+            **({"interpreter": self.interpreter} if self.interpreter else {}),
         }  # fmt: skip
 
 

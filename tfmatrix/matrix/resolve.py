@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..versions import minor_series, version_key
-from . import backends
+from . import backends, existing
 from .checks import (
     Limits,
     _check_keys,
@@ -345,8 +345,11 @@ def resolve_cell(file: str, origin: str, values: Mapping[str, Any], settings: Se
     target = _get_str(where, values, "target", "cpu") or "cpu"
     if target not in TARGETS:
         raise where.error("target", f"{target!r} is not a target", 'use "cpu" or "gpu"')
-    backend, backend_given = backends.backend_of(where, values, table)
     limits = cell_limits(where, values, settings)
+    if existing.is_existing(values):
+        env = _resolve_env(where, values, existing.AS_INSTALLED, table)
+        return existing.resolve_existing(where, values, target, limits, env, f"{file}: {origin}", pool_axis)
+    backend, backend_given = backends.backend_of(where, values, table)
     if backend != backends.DEFAULT_BACKEND:
         return _resolve_backend_cell(where, file, origin, values, settings, table, backend, target, limits, pool_axis)
     rel, exact, tf_written = _resolve_tf(where, values, table)

@@ -89,8 +89,9 @@ def check_compare(file: str, pair: tuple[str, str] | None, names: Sequence[str])
 
 
 def with_requirements(cell: Cell, requirements: tuple[str, ...]) -> Cell:
-    """``cell`` installing ``requirements`` too, after its own (so the image tag changes with them)."""
-    if not requirements:
+    """``cell`` installing ``requirements`` too, after its own (so the image tag changes with them); an existing
+    environment installs nothing (its benchmarks find what it has)."""
+    if not requirements or cell.existing:
         return cell
     return dataclasses.replace(cell, requirements=cell.requirements + requirements, user_requirements=requirements)
 

@@ -54,6 +54,7 @@ class WheelSet:
     downloaded: int        # files fetched from an index by this call (0 when warm)
     how: str               # "manifest" | "interpreter <path>" | "platform tags"
     seconds: float
+    refetched: tuple[str, ...] = ()     # cached files found damaged and fetched again by this call
 
 
 def wheelhouse_dir() -> Path:
@@ -85,20 +86,42 @@ def _manifest_path(root: Path, key: str) -> Path:
     return root / "manifests" / ("%s.json" % key)
 
 
-def _read_manifest(root: Path, key: str) -> list[Path] | None:
+def _read_manifest(root: Path, key: str, verify: bool = False) -> tuple[list[Path] | None, list[str]]:
+    """(the manifest's files, or None when it is missing or a file is; the files found damaged).
+
+    A file whose size differs from the manifest's is damaged (a copy cut short);
+    with ``verify``, so is one whose SHA-256 differs (read whole: only before a
+    build). Manifests written before sizes and hashes were kept are trusted.
+    """
     path = _manifest_path(root, key)
     try:
-        names = json.loads(path.read_text())["files"]
+        doc = json.loads(path.read_text())
+        names = doc["files"]
     except (OSError, ValueError, KeyError):
-        return None
+        return None, []
     files = [root / n for n in names]
-    return files if all(f.is_file() for f in files) else None
+    if not all(f.is_file() for f in files):
+        return None, []
+    sizes, hashes = doc.get("sizes") or {}, doc.get("sha256") or {}
+    bad = [f.name for f in files if f.name in sizes and f.stat().st_size != sizes[f.name]]
+    if verify:
+        bad += [f.name for f in files if f.name in hashes and f.name not in bad and _sha256(f) != hashes[f.name]]
+    return (None, bad) if bad else (files, [])
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def _write_manifest(root: Path, key: str, python: str, requirements: Sequence[str], files: Sequence[Path]) -> None:
     path = _manifest_path(root, key)
     path.parent.mkdir(parents=True, exist_ok=True)
-    doc = {"python": python, "requirements": list(requirements), "files": sorted(f.name for f in files)}
+    doc = {"python": python, "requirements": list(requirements), "files": sorted(f.name for f in files),
+           "sizes": {f.name: f.stat().st_size for f in files}, "sha256": {f.name: _sha256(f) for f in files}}
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(doc, indent=1) + "\n")
     os.replace(tmp, path)
@@ -152,16 +175,28 @@ def _abi(python: str) -> str:
 
 
 def ensure(requirements: Sequence[str], python: str, *, offline: bool | None = None, log: Log = print,
-           root: Path | None = None) -> WheelSet:
-    """Make sure the wheels for ``requirements`` on CPython ``python`` are in the cache."""
+           root: Path | None = None, verify: bool = False) -> WheelSet:
+    """Make sure the wheels for ``requirements`` on CPython ``python`` are in the cache.
+
+    A cached file that is damaged (its size, or with ``verify`` its SHA-256,
+    differs from when it was fetched) is removed and fetched again; offline,
+    that is one line naming it.
+    """
     t0 = time.monotonic()
     root = (root or wheelhouse_dir()).resolve()
     offline = offline_default() if offline is None else offline
     key = requirements_key(requirements, python)
     with _locked(root):
-        have = _manifest_set(root, key, python, t0)
-        if have is not None:
-            return have
+        files_now, damaged = _read_manifest(root, key, verify)
+        if files_now is not None:
+            return WheelSet(key, python, tuple(files_now), 0, "manifest", time.monotonic() - t0)
+        for name in damaged:
+            log("wheel %s in the wheelhouse is damaged (not the file that was fetched): fetching it again" % name)
+            (root / name).unlink(missing_ok=True)
+        if damaged and offline:
+            raise WheelhouseError("wheel %s in the offline wheelhouse %s is damaged (not the file that was fetched): "
+                                  "copy it again from a connected machine's wheelhouse (`python -m tfmatrix wheels` "
+                                  "there)" % (", ".join(damaged), root))
         before = {p.name for p in root.iterdir()}
         with tempfile.NamedTemporaryFile("w", suffix=".txt", prefix="tfmatrix-req-", delete=False) as req:
             req.write("\n".join(requirements) + "\n")
@@ -171,12 +206,12 @@ def ensure(requirements: Sequence[str], python: str, *, offline: bool | None = N
             os.unlink(req.name)
         downloaded = len({f.name for f in files} - before)
         _write_manifest(root, key, python, requirements, files)
-        return WheelSet(key, python, tuple(files), downloaded, how, time.monotonic() - t0)
+        return WheelSet(key, python, tuple(files), downloaded, how, time.monotonic() - t0, tuple(damaged))
 
 
 def _manifest_set(root: Path, key: str, python: str, t0: float) -> WheelSet | None:
-    """The set an earlier resolution stored under ``key`` (manifest and every file present), or None."""
-    files = _read_manifest(root, key)
+    """The set an earlier resolution stored under ``key`` (manifest and every file present and whole), or None."""
+    files, _ = _read_manifest(root, key)
     return None if files is None else WheelSet(key, python, tuple(files), 0, "manifest", time.monotonic() - t0)
 
 

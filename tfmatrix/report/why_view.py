@@ -26,6 +26,7 @@ from markupsafe import Markup
 
 from ..analysis.calltree import Frame, diff_tree, speedscope
 from ..analysis.claims import ClaimResult
+from ..analysis.ops import explanation_sentences
 from ..analysis.profiles import (
     Explanation,
     Profile,
@@ -34,7 +35,6 @@ from ..analysis.profiles import (
     ms,
     pair,
     profile_of,
-    sentences,
     short,
 )
 from ..errors import UserError
@@ -159,7 +159,7 @@ def panel(result: ClaimResult, sides: tuple[tuple[str, str, Records], tuple[str,
     if isinstance(both, str):
         return dict(head, reason=both)
     e = explain(*both)
-    return dict(head, reason="", sentences=sentences(e, "A", "B"), rows=table_rows(e),
+    return dict(head, reason="", sentences=explanation_sentences(e, "A", "B"), rows=table_rows(e),
                 calls=f"{records_a[a_id]['step_calls']} and {records_b[b_id]['step_calls']}",
                 svg=Markup(icicle_svg(diff_tree(*both), *both, f"A = {claim.a}", f"B = {claim.b}")))
 

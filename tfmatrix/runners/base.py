@@ -38,6 +38,17 @@ class SuiteExit:
     late: bool = False          # killed at its time limit
     oom: bool = False           # the cell's memory limit killed it
     seconds: float = 0.0
+    lost: str | None = None     # the environment itself failed under it (the engine stopped answering): why
+
+
+@dataclass(frozen=True)
+class DiskRoom:
+    """What building some cells' environments takes on this host's disk, and what is free there."""
+
+    need: int               # bytes, estimated
+    free: int               # bytes free where they go
+    where: str              # the directory (Docker's data root, the virtualenvs' root)
+    what: str               # "the images of 3 cells not built yet"
 
 
 class CellEnv(Protocol):
@@ -99,6 +110,11 @@ class Runner(Protocol):
         """Build ``cell``'s environment and make it live (``request``: the user's files to mount); a failure comes
         back as an outcome."""
         raise NotImplementedError("the %s runner runs whole cells only" % self.name)
+
+    def disk_room(self, cells: Sequence[Cell]) -> DiskRoom | None:
+        """What building ``cells``' environments that do not exist yet needs on this host's disk and what is free
+        there; None when there is nothing to build or it cannot say (an engine or machines elsewhere)."""
+        return None
 
     def width(self, cells: Sequence[Cell]) -> int:
         """How many of ``cells`` run at once (a cluster: what its live nodes fit); estimates become a makespan."""

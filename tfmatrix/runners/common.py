@@ -23,8 +23,9 @@ WheelsSource = Callable[[Sequence[str], str, Callable[[str], None]], wheelhouse.
 
 
 def own_wheelhouse(requirements: Sequence[str], python: str, log: Callable[[str], None]) -> wheelhouse.WheelSet:
-    """This host's wheelhouse, downloading what it lacks (a single host's runners' source of wheels)."""
-    return wheelhouse.ensure(requirements, python, log=log)
+    """This host's wheelhouse, downloading what it lacks (a single host's runners' source of wheels); runners ask
+    only to build, so every file is checked against the hash it was fetched with first."""
+    return wheelhouse.ensure(requirements, python, log=log, verify=True)
 
 
 @dataclass(frozen=True)

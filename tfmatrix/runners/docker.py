@@ -13,6 +13,7 @@ import dataclasses
 import os
 import shutil
 import socket
+import sys
 import tempfile
 import threading
 import time
@@ -24,9 +25,9 @@ from ..matrix.records import Cell
 from ..matrix.user_benchmarks import PLUGINS_ENV, container_paths, plugins_value
 from ..paths import SUITE_DIR
 from ..progress import Progress
-from ..provision import base_images, render, wheelhouse
+from ..provision import base_images, hygiene, render, wheelhouse
 from ..results.store import CellOutcome
-from .base import Runner, SuiteExit
+from .base import DiskRoom, Runner, SuiteExit
 from .common import CellLog, LineReader, RunRequest, WheelsSource, own_wheelhouse, requirements_failure
 from .whole import run_whole
 
@@ -40,6 +41,7 @@ OUT_MOUNT = "/out"
 BENCH_USER = "10001:10001"
 RUN_LABEL = "org.tfmatrix.run"
 OWNER_LABEL = "org.tfmatrix.owner"     # "<host>:<pid>" of the tfmatrix process that started the container
+ENGINE_WAIT_S = 120.0                  # how long a cell waits for an engine that stopped answering (a restart)
 NO_GPU_RUNTIME = ("the Docker engine has no NVIDIA runtime (install the NVIDIA Container Toolkit); "
                   "a GPU cell is never run on the CPU instead")
 
@@ -138,6 +140,46 @@ def is_leftover(labels: dict[str, str]) -> bool:
     return int(pid) != os.getpid() and not _alive(int(pid))
 
 
+def _estimate(cell: Cell) -> int:
+    """An image's bytes from its cached wheel set (or a default when not downloaded yet)."""
+    reqs = (*cell.bootstrap, *cell.requirements)
+    have = wheelhouse.cached(reqs, cell.python)
+    size = sum(f.stat().st_size for f in have.files) if have is not None else None
+    return hygiene.build_estimate(reqs, size)
+
+
+def _fresh(client: Any) -> None:
+    """Drop the client's pooled connections: a daemon shutting down still answers on a kept-alive connection after
+    its socket is gone, so only a new connection says whether it is there."""
+    try:
+        client.api.close()
+    except Exception:
+        pass
+
+
+def wait_for_engine(client: Any, limit_s: float, log: Any, poll_s: float = 2.0) -> str | None:
+    """None once the engine answers (at once, or within ``limit_s`` while it restarts); else why it is gone."""
+    t0, said = time.monotonic(), False
+    while True:
+        try:
+            _fresh(client)
+            client.ping()
+            if said:
+                log("the Docker engine answers again after %.0f s" % (time.monotonic() - t0))
+            return None
+        except Exception as e:
+            last = str(e).splitlines()[0][:160] if str(e) else type(e).__name__
+        if not said:
+            text = "the Docker engine does not answer (%s): waiting up to %.0f s for it" % (last, limit_s)
+            log(text)
+            if limit_s > 0:          # on screen too: the run looks stalled while it waits
+                sys.stderr.write("[tfmatrix] %s\n" % text)
+            said = True
+        if time.monotonic() - t0 >= limit_s:
+            return "the Docker engine did not answer for %.0f s (%s)" % (limit_s, last)
+        time.sleep(poll_s)
+
+
 def leftover_containers(client: Any) -> list[Any]:
     return [c for c in client.containers.list(all=True, filters={"label": RUN_LABEL}, ignore_removed=True)
             if is_leftover(dict(c.labels or {}))]
@@ -174,6 +216,19 @@ class DockerRunner(Runner):
             return self._image_exists(self.inputs(cell))
         except Exception:   # the estimate must never cost a run: unknown is "not built"
             return False
+
+    def disk_room(self, cells: Sequence[Cell]) -> DiskRoom | None:
+        """The images of ``cells`` not built yet against the free space of the engine's data root (when it is on
+        this host)."""
+        todo = [c for c in cells if not self.built(c)]
+        try:
+            root = str((self.client.info() or {}).get("DockerRootDir") or "")
+        except Exception:
+            return None
+        if not todo or not root or not os.path.isdir(root):
+            return None
+        return DiskRoom(sum(_estimate(c) for c in todo), shutil.disk_usage(root).free, root,
+                        "the images of %d cell(s) not built yet" % len(todo))
 
     def effective_cell(self, cell: Cell) -> Any:
         """The cell with the base a run would use, decided without pulling anything."""
@@ -248,12 +303,34 @@ class DockerRunner(Runner):
 
     def prepare(self, cell: Cell, request: RunRequest, log: CellLog, progress: Progress | None
                 ) -> DockerCellEnv | CellOutcome:
-        """Base image, wheels and image build as needed, then the cell's container, idle, for suite commands."""
+        """Base image, wheels and image build as needed, then the cell's container, idle, for suite commands.
+
+        An engine that goes away while this runs (a restart that began just after it answered) is waited for
+        and the environment made once more, rather than failing the cell on a race."""
+        made = self._prepare(cell, request, log, progress)
+        if isinstance(made, CellOutcome) and made.status == "failed" and not self._answers() \
+                and wait_for_engine(self.client, ENGINE_WAIT_S, log) is None:
+            made = self._prepare(cell, request, log, progress)
+        return made
+
+    def _answers(self) -> bool:
+        try:
+            _fresh(self.client)
+            self.client.ping()
+            return True
+        except Exception:
+            return False
+
+    def _prepare(self, cell: Cell, request: RunRequest, log: CellLog, progress: Progress | None
+                 ) -> DockerCellEnv | CellOutcome:
         timings: dict[str, float] = {}
         runner: dict[str, Any] = {"name": self.name}
         why = self.skip_reason(cell)
         if why:
             return CellOutcome(cell.name, "skipped", why, runner, timings)
+        gone = wait_for_engine(self.client, ENGINE_WAIT_S, log)
+        if gone is not None:
+            return CellOutcome(cell.name, "failed", gone, runner, timings, None, log.tail())
         try:
             if progress:
                 progress.phase("base image")
@@ -320,20 +397,25 @@ class DockerCellEnv:
             command = ["taskset", "-c", cpus, *command]
         t0 = time.monotonic()
         api = self.client.api
-        exec_id = api.exec_create(self.container.id, command, user=BENCH_USER, workdir="/tmp")["Id"]
-        stream = api.exec_start(exec_id, stream=True)
-        reader = threading.Thread(target=_pump_stream, args=(stream, log), daemon=True)
-        reader.start()
-        reader.join(timeout=max(1.0, timeout_s))
-        if reader.is_alive():          # past the limit: the container goes, and with it the cell
-            self.close()
-            reader.join(timeout=10)
-            return SuiteExit(None, late=True, seconds=time.monotonic() - t0)
-        code = api.exec_inspect(exec_id).get("ExitCode")
-        oom = False
-        if code not in (0, None):
-            self.container.reload()
-            oom = bool(self.container.attrs.get("State", {}).get("OOMKilled"))
+        try:
+            exec_id = api.exec_create(self.container.id, command, user=BENCH_USER, workdir="/tmp")["Id"]
+            stream = api.exec_start(exec_id, stream=True)
+            reader = threading.Thread(target=_pump_stream, args=(stream, log), daemon=True)
+            reader.start()
+            reader.join(timeout=max(1.0, timeout_s))
+            if reader.is_alive():          # past the limit: the container goes, and with it the cell
+                self.close()
+                reader.join(timeout=10)
+                return SuiteExit(None, late=True, seconds=time.monotonic() - t0)
+            code = api.exec_inspect(exec_id).get("ExitCode")
+            oom = False
+            if code not in (0, None):
+                self.container.reload()
+                oom = bool(self.container.attrs.get("State", {}).get("OOMKilled"))
+        except Exception as e:         # the engine went away (restarted, stopped) or the container with it
+            why = "the Docker engine: %s" % (str(e).splitlines()[0][:200] or type(e).__name__)
+            log("the suite command could not run to its end: %s" % why)
+            return SuiteExit(None, seconds=time.monotonic() - t0, lost=why)
         return SuiteExit(code, oom=oom, seconds=time.monotonic() - t0)
 
     def close(self) -> None:

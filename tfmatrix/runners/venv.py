@@ -25,9 +25,9 @@ from ..matrix.records import Cell
 from ..matrix.user_benchmarks import PLUGINS_ENV, plugins_value
 from ..paths import REPO_ROOT
 from ..progress import Progress
-from ..provision import interpreters, wheelhouse
+from ..provision import hygiene, interpreters, wheelhouse
 from ..results.store import CellOutcome
-from .base import Runner, SuiteExit
+from .base import DiskRoom, Runner, SuiteExit
 from .common import CellLog, LineReader, RunRequest, WheelsSource, own_wheelhouse, requirements_failure
 from .whole import run_whole
 
@@ -79,6 +79,21 @@ class VenvRunner(Runner):
             return "no CPython %s on this host (looked on PATH and in pyenv)" % cell.python
         return None
 
+    def disk_room(self, cells: Sequence[Cell]) -> DiskRoom | None:
+        """The virtualenvs of ``cells`` not built yet against the free space where they go."""
+        todo = [c for c in cells if not self.built(c)]
+        if not todo:
+            return None
+        root = self.root or venv_root()
+        where = root if root.exists() else root.parent
+        need = 0
+        for cell in todo:
+            have = wheelhouse.cached(cell.requirements, cell.python)
+            need += hygiene.build_estimate(cell.requirements, sum(f.stat().st_size for f in have.files)
+                                           if have is not None else None)
+        return DiskRoom(need, shutil.disk_usage(where).free, str(where),
+                        "the virtualenvs of %d cell(s) not built yet" % len(todo))
+
     def run_cell(self, cell: Cell, request: RunRequest, log: CellLog, progress: Progress | None) -> CellOutcome:
         return run_whole(self, cell, request, log, progress)
 
@@ -95,17 +110,22 @@ class VenvRunner(Runner):
         runner["interpreter"] = str(interp.executable)
         runner["inputs"] = self.inputs(cell)
         try:
-            if progress:
-                progress.phase("wheels")
-            t0 = time.monotonic()
-            wheels = self.wheels_source(cell.requirements, cell.python, log)
-            timings["wheels_s"] = time.monotonic() - t0
-            runner["wheels"] = {"count": len(wheels.files), "downloaded": wheels.downloaded, "how": wheels.how}
-            if progress:
-                progress.phase("venv")
-            t0 = time.monotonic()
-            python = self.ensure_venv(cell, interp, wheels, runner["inputs"], log)
-            timings["build_s"] = time.monotonic() - t0
+            if _up_to_date(self._location(cell), runner["inputs"]):     # the wheels matter only to a build
+                log("virtualenv %s is up to date" % self._location(cell))
+                runner["wheels"], timings["build_s"] = {"count": 0, "downloaded": 0, "how": "virtualenv exists"}, 0.0
+                python = self._location(cell) / "bin" / "python"
+            else:
+                if progress:
+                    progress.phase("wheels")
+                t0 = time.monotonic()
+                wheels = self.wheels_source(cell.requirements, cell.python, log)
+                timings["wheels_s"] = time.monotonic() - t0
+                runner["wheels"] = {"count": len(wheels.files), "downloaded": wheels.downloaded, "how": wheels.how}
+                if progress:
+                    progress.phase("venv")
+                t0 = time.monotonic()
+                python = self.ensure_venv(cell, interp, wheels, runner["inputs"], log)
+                timings["build_s"] = time.monotonic() - t0
         except (wheelhouse.WheelhouseError, VenvError) as e:
             return CellOutcome(cell.name, "failed", requirements_failure(cell, str(e)), runner, timings, None,
                                log.tail())

@@ -17,6 +17,9 @@ def judge(cell: Cell, env: CellEnv, ran: SuiteExit, results_file: str, log: Cell
     """The outcome of a suite command that wrote ``results_file`` in ``env.out_dir``."""
     if ran.late:
         return timed_out(cell, env.runner, timings, log)
+    if ran.lost:
+        return CellOutcome(cell.name, "failed", "its environment failed under it: %s" % ran.lost, env.runner,
+                           timings, None, log.tail())
     if ran.oom:
         return CellOutcome(cell.name, "failed", "out of memory (container limit %s)" % cell.memory, env.runner,
                            timings, None, log.tail())

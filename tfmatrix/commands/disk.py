@@ -1,0 +1,98 @@
+"""The ``disk`` command: tfmatrix's images, virtualenvs and wheels, who uses each, and (``--prune``) removing the rest.
+
+``python -m tfmatrix disk`` lists; ``disk --prune`` removes what neither the
+matrix nor any kept cell file uses and says how much it freed (measured:
+the engine's layer bytes and the files' blocks, before and after), never an
+image another program made (``provision.hygiene`` finds tfmatrix's own by
+label). ``--reports DIR`` (repeatable) names the reports directories whose
+cell files count as users (default: reports); ``--only GLOB`` narrows the
+list (and the pruning) to what matches.
+"""
+from __future__ import annotations
+
+import argparse
+import fnmatch
+from pathlib import Path
+
+from .. import paths
+from .common import load_matrix
+
+
+def cmd_disk(args: argparse.Namespace) -> int:
+    from ..provision import hygiene
+    from ..provision.base_images import DEBIAN_REF
+    from ..provision.wheelhouse import requirements_key, wheelhouse_dir
+    from ..runners import docker as docker_runner
+    from ..runners.venv import venv_root
+
+    matrix = load_matrix(args)
+    client = docker_runner.engine()
+    wheel_root = wheelhouse_dir()
+    manifests = hygiene.wheel_manifests(wheel_root)
+    uses = hygiene.Uses()
+    runner = docker_runner.DockerRunner(client, matrix.settings.base_registry) if client is not None else None
+    for cell in (c for c in matrix.cells if not c.existing):       # an existing environment is not ours
+        who = f"{matrix.path.name}: {cell.name}"
+        if runner is not None:
+            uses.add(runner.inputs(cell), who)
+            uses.add(runner.effective_cell(cell).base.ref, who)
+        uses.add("cell-" + cell.name, who)
+        for name in manifests.get(requirements_key(list(cell.requirements), cell.python), []):
+            uses.add(name, who)
+    for reports in args.reports or [str(paths.REPORTS_DIR)]:
+        for path, who in hygiene.kept_cell_files(Path(reports)):
+            doc = hygiene.read_doc(path)
+            if doc is not None:
+                hygiene.add_cell_doc(uses, doc, f"{who}: {path.stem}", manifests)
+    if any(k.startswith(DEBIAN_REF.rsplit("/", 1)[0] + "/python:") for k in uses.by_key):
+        uses.add(DEBIAN_REF, "the local python bases (built from it)")
+    stored = (hygiene.docker_stored(client) if client is not None else []) \
+        + hygiene.venv_stored(venv_root()) + hygiene.wheel_stored(wheel_root)
+    entries = hygiene.plan(stored, uses)
+    if args.only:
+        entries = [e for e in entries if any(fnmatch.fnmatchcase(k, g) for g in args.only
+                                             for k in (e.item.name,) + e.item.keys)]
+    for line in hygiene.table(entries):
+        print(line)
+    held, unused = hygiene.totals(entries)
+    print(f"tfmatrix holds {hygiene.gb(held)} here; {hygiene.gb(unused)} of it nothing uses"
+          + ("" if client is not None else " (no Docker engine answers: images not listed)"))
+    if not args.prune:
+        if unused:
+            print("remove it with: python -m tfmatrix disk --prune   (or nox -s prune)")
+        return 0
+    before = _layers(client) + _files(entries)
+    gone, kept = hygiene.remove(entries, client, wheel_root)
+    after = _layers(client) + _files(entries)
+    for line in kept:
+        print(line)
+    said = sum(e.item.size for e in gone)
+    print(f"pruned {len(gone)} of {sum(1 for e in entries if e.prunable)}: freed {hygiene.gb(before - after)} "
+          f"(listed as {hygiene.gb(said)}: an image's own layers; layers only pruned images shared go too)")
+    return 1 if kept else 0
+
+
+def _files(entries: list) -> int:
+    """The virtualenvs' and wheels' bytes on disk now (a removed one: 0)."""
+    from ..provision import hygiene
+
+    return sum(hygiene.disk_usage(Path(e.item.ref)) if e.item.kind == hygiene.VENV else
+               (Path(e.item.ref).stat().st_blocks * 512 if Path(e.item.ref).exists() else 0)
+               for e in entries if e.item.kind in (hygiene.VENV, hygiene.WHEEL))
+
+
+def _layers(client: object) -> int:
+    """The engine's bytes in image layers (0 without an engine)."""
+    if client is None:
+        return 0
+    return int((client.df() or {}).get("LayersSize") or 0)     # type: ignore[attr-defined]
+
+
+def configure_disk(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--prune", action="store_true",
+                   help="remove the images, virtualenvs and wheels nothing listed uses (never another program's)")
+    p.add_argument("--only", action="append", metavar="GLOB",
+                   help="only what matches GLOB (an image's tag, a virtualenv's or a wheel's name); repeatable")
+    p.add_argument("--reports", action="append", metavar="DIR",
+                   help="a reports directory whose kept cell files (cells/, previous/, releases/cells/) use what "
+                        "they name; repeatable (default: reports)")
