@@ -30,6 +30,8 @@ def test_what_no_user_names_is_prunable_and_each_used_thing_says_who_uses_it() -
     assert hygiene.totals(entries) == (3_300_000_000, 1_300_000_000)
     lines = hygiene.table(entries)
     assert lines[1].split()[-1] == "unused" and "1.0 GB" in lines[1]
+    base = hygiene.plan([_item(hygiene.BASE, "tfmatrix.local/library/python:3.11-slim-bookworm", 0)], uses)
+    assert "  shared  " in hygiene.table(base)[0]          # every layer also a cell image's: nothing of its own
 
 
 def _cell_doc(name: str, image: str, reqs: list[str], python: str) -> dict[str, Any]:

@@ -91,7 +91,8 @@ def table(entries: Sequence[Entry]) -> list[str]:
         if e.item.kind == WHEEL:
             continue
         who = ", ".join(e.users[:3]) + (f" and {len(e.users) - 3} more" if len(e.users) > 3 else "")
-        lines.append(f"{e.item.kind:<11} {e.item.name:<58} {gb(e.item.size):>8}  {who or 'unused'}")
+        size = gb(e.item.size) if e.item.size or e.item.kind == VENV else "shared"    # every layer is another's too
+        lines.append(f"{e.item.kind:<11} {e.item.name:<58} {size:>8}  {who or 'unused'}")
     wheels = [e for e in entries if e.item.kind == WHEEL]
     if wheels:
         used = [e for e in wheels if not e.prunable]
