@@ -29,9 +29,10 @@ import re
 import shutil
 import sys
 import tempfile
-import time
 from collections import defaultdict
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
+
+from .harness import run_loop
 
 OPS_PROFILER = "tf.profiler"
 OP_SAMPLES = 5                          # samples' worth of calls under TF's profiler (its events are kept in memory)
@@ -166,13 +167,6 @@ def _eager_profiler() -> Any:
     return profiler if hasattr(profiler, "start") and hasattr(profiler, "stop") else None
 
 
-def _calls(step: Callable[[], Any], calls: int) -> float:
-    t0 = time.perf_counter()
-    for _ in range(calls):
-        step()
-    return time.perf_counter() - t0
-
-
 def op_profile(step: Callable[[], Any], calls: int) -> Dict[str, Any]:
     """``step`` called ``calls`` times under TensorFlow's profiler: ``{"ops": table}``, or ``{"ops_unavailable":
     why}``. TF 2.2+: ``tf.profiler.experimental``; 1.14-2.1: the eager profiler (it sees sessions' ops too)."""
@@ -189,14 +183,14 @@ def op_profile(step: Callable[[], Any], calls: int) -> Dict[str, Any]:
         if legacy is not None:
             legacy.start()
             try:
-                wall = _calls(step, calls)
+                wall = run_loop(step, calls)
             finally:
                 blob = legacy.stop()
             events, name = trace_events(blob), "eager profiler"
         else:
             experimental.start(logdir)
             try:
-                wall = _calls(step, calls)
+                wall = run_loop(step, calls)
             finally:
                 experimental.stop()
             events, name = read_events(logdir), OPS_PROFILER

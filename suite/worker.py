@@ -19,7 +19,7 @@ import traceback
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import fingerprint
-from .harness import Sampler, interleave, peak_rss_mb, reset_peak_rss, timer
+from .harness import Sampler, interleave, peak_rss_mb, reset_peak_rss, run_loop, timer
 from .registry import NotApplicable, Preset, Variant, all_variants, benchmark_by_name, load_benchmarks, preset_from_json
 
 TRACEBACK_LINES = 25
@@ -157,10 +157,7 @@ def profile_window(window: Sequence[Variant], by_name: Dict[str, Any], env: Env,
             sampler = Sampler(prepared.step, env.preset.budget, inner=prepared.inner)
             out.update(first_call_s=sampler.first_call_s, info=dict(prepared.info))
             few = max(1, min(calls, OP_SAMPLES)) * max(1, sampler.number)
-            t0 = timer()
-            for _ in range(few):                # the same calls with no profiler: what each one costs
-                prepared.step()
-            out["plain_step_s"] = (timer() - t0) / few
+            out["plain_step_s"] = run_loop(prepared.step, few) / few   # no profiler: what each one costs
             out.update(profile_calls(prepared.step, max(1, calls) * max(1, sampler.number)))
             out.update(op_profile(prepared.step, few))
             if prepared.after is not None:

@@ -216,11 +216,14 @@ def failure_warnings(lc: LiveCell, unrecovered: bool = False) -> list[str]:
                            % (round_no, key, why[0]))
             continue
         never = [v for v in lc.slices.get(key, []) if v not in lc.records]
-        then = ("its %d variants were never measured: %s" % (len(never), ", ".join(never[:3])
-                                                             + (" ..." if len(never) > 3 else ""))
-                if never else "its variants pool the other rounds only")
+        then = "its %s" % _never_measured(never) if never else "its variants pool the other rounds only"
         out.append("round %d, slice %s failed (%s): %s" % (round_no, key, "; then ".join(why), then))
     return out
+
+
+def _never_measured(ids: list[str]) -> str:
+    """"3 variants were never measured: a, b, c ..." (the first three named)."""
+    return "%d variants were never measured: %s" % (len(ids), ", ".join(ids[:3]) + (" ..." if len(ids) > 3 else ""))
 
 
 def cell_results(lc: LiveCell, head: dict[str, Any]) -> SuiteResults | None:
@@ -240,10 +243,7 @@ def cell_results(lc: LiveCell, head: dict[str, Any]) -> SuiteResults | None:
         missing = [vid for vid in order if vid not in lc.records]
         failure.append("this cell failed in %s; its results pool the %d slices it completed before that "
                        "(%d of %d rounds whole)%s" % (lc.failure, len(lc.done), len(complete), rounds,
-                                                      "; %d variants were never measured: %s" % (
-                                                          len(missing), ", ".join(missing[:3])
-                                                          + (" ..." if len(missing) > 3 else ""))
-                                                      if missing else ""))
+                                                      "; " + _never_measured(missing) if missing else ""))
     warnings = pooled_warnings(plan.warnings, records, float(plan.config.get("unstable_cv") or 0.1), *failure,
                                *failure_warnings(lc))
     turns = [t for t in head.get("turns", []) if lc.cell.name in t[3]]

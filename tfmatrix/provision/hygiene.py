@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .wheelhouse import cached, requirements_key
+
 CELL_LABEL = "org.tfmatrix.cell"
 BASE_LABEL = "org.tfmatrix.base"
 IMAGE, BASE, VENV, WHEEL = "image", "base image", "virtualenv", "wheels"
@@ -128,6 +130,13 @@ def build_estimate(requirements: Sequence[str], wheel_bytes: int | None) -> int:
     return TORCH_BYTES if torch else UNKNOWN_BYTES
 
 
+def environment_estimate(requirements: Sequence[str], python: str) -> int:
+    """``build_estimate`` of an environment of ``requirements``, from its wheel set's size when the wheelhouse has
+    it (what a Docker image and a virtualenv are both estimated from)."""
+    have = cached(requirements, python)
+    return build_estimate(requirements, sum(f.stat().st_size for f in have.files) if have is not None else None)
+
+
 def room_line(need: int, free: int, where: str, what: str) -> str:
     """The one line a run stops with when the disk cannot hold what it must build."""
     return (f"{what} need ~{gb(need)}, {gb(free)} free in {where}: remove what nothing uses with "
@@ -150,8 +159,6 @@ def add_cell_doc(uses: Uses, doc: dict[str, Any], who: str, wheel_files: dict[st
 
 
 def _wheel_key(cell: dict[str, Any]) -> str:
-    from .wheelhouse import requirements_key
-
     reqs, python = cell.get("requirements"), cell.get("python")
     return requirements_key(list(reqs), str(python)) if isinstance(reqs, list) and python else ""
 

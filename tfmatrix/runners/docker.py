@@ -140,35 +140,29 @@ def is_leftover(labels: dict[str, str]) -> bool:
     return int(pid) != os.getpid() and not _alive(int(pid))
 
 
-def _estimate(cell: Cell) -> int:
-    """An image's bytes from its cached wheel set (or a default when not downloaded yet)."""
-    reqs = (*cell.bootstrap, *cell.requirements)
-    have = wheelhouse.cached(reqs, cell.python)
-    size = sum(f.stat().st_size for f in have.files) if have is not None else None
-    return hygiene.build_estimate(reqs, size)
-
-
-def _fresh(client: Any) -> None:
-    """Drop the client's pooled connections: a daemon shutting down still answers on a kept-alive connection after
-    its socket is gone, so only a new connection says whether it is there."""
+def _ping(client: Any) -> str | None:
+    """None when the engine answers on a new connection, else why not. The client's pooled connections are dropped
+    first: a daemon shutting down still answers on a kept-alive connection after its socket is gone."""
     try:
         client.api.close()
     except Exception:
         pass
+    try:
+        client.ping()
+        return None
+    except Exception as e:
+        return str(e).splitlines()[0][:160] if str(e) else type(e).__name__
 
 
 def wait_for_engine(client: Any, limit_s: float, log: Any, poll_s: float = 2.0) -> str | None:
     """None once the engine answers (at once, or within ``limit_s`` while it restarts); else why it is gone."""
     t0, said = time.monotonic(), False
     while True:
-        try:
-            _fresh(client)
-            client.ping()
+        last = _ping(client)
+        if last is None:
             if said:
                 log("the Docker engine answers again after %.0f s" % (time.monotonic() - t0))
             return None
-        except Exception as e:
-            last = str(e).splitlines()[0][:160] if str(e) else type(e).__name__
         if not said:
             text = "the Docker engine does not answer (%s): waiting up to %.0f s for it" % (last, limit_s)
             log(text)
@@ -227,7 +221,8 @@ class DockerRunner(Runner):
             return None
         if not todo or not root or not os.path.isdir(root):
             return None
-        return DiskRoom(sum(_estimate(c) for c in todo), shutil.disk_usage(root).free, root,
+        need = sum(hygiene.environment_estimate((*c.bootstrap, *c.requirements), c.python) for c in todo)
+        return DiskRoom(need, shutil.disk_usage(root).free, root,
                         "the images of %d cell(s) not built yet" % len(todo))
 
     def effective_cell(self, cell: Cell) -> Any:
@@ -308,18 +303,10 @@ class DockerRunner(Runner):
         An engine that goes away while this runs (a restart that began just after it answered) is waited for
         and the environment made once more, rather than failing the cell on a race."""
         made = self._prepare(cell, request, log, progress)
-        if isinstance(made, CellOutcome) and made.status == "failed" and not self._answers() \
+        if isinstance(made, CellOutcome) and made.status == "failed" and _ping(self.client) is not None \
                 and wait_for_engine(self.client, ENGINE_WAIT_S, log) is None:
             made = self._prepare(cell, request, log, progress)
         return made
-
-    def _answers(self) -> bool:
-        try:
-            _fresh(self.client)
-            self.client.ping()
-            return True
-        except Exception:
-            return False
 
     def _prepare(self, cell: Cell, request: RunRequest, log: CellLog, progress: Progress | None
                  ) -> DockerCellEnv | CellOutcome:

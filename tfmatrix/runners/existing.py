@@ -19,13 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from ..matrix.records import Cell
-from ..matrix.user_benchmarks import PLUGINS_ENV, plugins_value
-from ..paths import REPO_ROOT
 from ..progress import Progress
 from ..results.store import CellOutcome
 from .base import CellEnv, DiskRoom, Runner
 from .common import CellLog, RunRequest
-from .venv import VenvCellEnv
+from .venv import VenvCellEnv, suite_process_env
 from .whole import run_whole
 
 # what is installed, read by the interpreter itself (3.8+: importlib.metadata; older: pkg_resources)
@@ -81,11 +79,7 @@ class ExistingRunner(Runner):
         why = self.skip_reason(cell)
         if why:
             return CellOutcome(cell.name, "skipped", why, runner, {})
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "TFMATRIX_"))}
-        env.update(dict(cell.env))
-        env.update({"PYTHONPATH": str(REPO_ROOT), "PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1"})
-        if request.bench_paths:
-            env[PLUGINS_ENV] = plugins_value([str(p) for p in request.bench_paths], request.sides)
+        env = suite_process_env(cell, request, drop=("PYTHON", "TFMATRIX_"))
         log("existing environment %s: run as it is (nothing installed)" % cell.interpreter)
         return VenvCellEnv(Path(cell.interpreter or ""), env, runner, {"build_s": 0.0})
 

@@ -48,6 +48,19 @@ def _up_to_date(location: Path, inputs: str) -> bool:
         return False
 
 
+def suite_process_env(cell: Cell, request: RunRequest, drop: tuple[str, ...] = ("PYTHON", "VIRTUAL_ENV", "TFMATRIX_")
+                      ) -> dict[str, str]:
+    """The environment of a suite process this host starts in a cell's interpreter: the host's without the
+    variables starting with ``drop`` (another interpreter's settings, tfmatrix's own), the cell's ``env``, the
+    checkout's suite on the path, and the user's benchmark files (loaded by ``suite.plugins``)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
+    env.update(dict(cell.env))
+    env.update({"PYTHONPATH": str(REPO_ROOT), "PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1"})
+    if request.bench_paths:
+        env[PLUGINS_ENV] = plugins_value([str(p) for p in request.bench_paths], request.sides)
+    return env
+
+
 class VenvRunner(Runner):
     """Each cell in a local virtualenv, CPU only, not isolated."""
 
@@ -86,11 +99,7 @@ class VenvRunner(Runner):
             return None
         root = self.root or venv_root()
         where = root if root.exists() else root.parent
-        need = 0
-        for cell in todo:
-            have = wheelhouse.cached(cell.requirements, cell.python)
-            need += hygiene.build_estimate(cell.requirements, sum(f.stat().st_size for f in have.files)
-                                           if have is not None else None)
+        need = sum(hygiene.environment_estimate(c.requirements, c.python) for c in todo)
         return DiskRoom(need, shutil.disk_usage(where).free, str(where),
                         "the virtualenvs of %d cell(s) not built yet" % len(todo))
 
@@ -130,12 +139,7 @@ class VenvRunner(Runner):
             return CellOutcome(cell.name, "failed", requirements_failure(cell, str(e)), runner, timings, None,
                                log.tail())
         runner["venv"] = str(python.parent.parent)
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV", "TFMATRIX_"))}
-        env.update(dict(cell.env))
-        env.update({"PYTHONPATH": str(REPO_ROOT), "PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1"})
-        if request.bench_paths:       # the user's benchmark files, loaded by suite.plugins
-            env[PLUGINS_ENV] = plugins_value([str(p) for p in request.bench_paths], request.sides)
-        return VenvCellEnv(python, env, runner, timings)
+        return VenvCellEnv(python, suite_process_env(cell, request), runner, timings)
 
     # -- the environment -----------------------------------------------------
 
