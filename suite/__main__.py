@@ -91,7 +91,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         if not (args.plan and args.slice and args.pass_no):
             print("python -m suite run: --plan, --slice and --pass go together", file=sys.stderr)
             return 2
-        return run_slice(_preset(args), args.plan, args.slice, args.pass_no, args.out, rounds=args.of or 1)
+        return run_slice(_preset(args), args.plan, args.slice, args.pass_no, args.out, rounds=args.of or 1,
+                         ids=args.variant)
     return run(_preset(args), args.only, args.out, _cell_from(args))
 
 
@@ -135,6 +136,9 @@ def main(argv: Optional[List[str]] = None) -> int:
             sp.add_argument("--pass", dest="pass_no", type=_positive, help="the matrix round this slice runs in")
             sp.add_argument("--of", type=_positive, help="how many rounds there are: each process takes 1/N of the "
                                                          "preset's samples")
+            sp.add_argument("--variant", action="append", default=[], metavar="ID",
+                            help="with --slice: measure only these of its variants (a later round of a sequential "
+                                 "run: the variants whose claim lines are still open)")
         if name == "profile":
             sp.add_argument("--calls", type=_positive, default=20,
                             help="samples' worth of calls profiled per variant (default 20), after its first call "

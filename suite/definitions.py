@@ -139,8 +139,18 @@ class Variant:
 
     @property
     def group(self) -> str:
-        # numpy-only variants need no Keras: they share the plain-TF process.
-        return "%s:%s" % (self.mode, "tf" if self.api == "numpy" else self.api)
+        """The process group: mode and Keras package.
+
+        numpy-only variants need no Keras: they share the plain-TF process. In
+        eager mode the plain-TF variants share tf.keras's process (one process
+        start and one TensorFlow import a round fewer; their windows stay
+        their own benchmark's): graph mode keeps them apart, since a
+        ``Session`` variant must not share a graph with Keras's.
+        """
+        api = "tf" if self.api == "numpy" else self.api
+        if self.mode == "eager" and api == "tf":
+            api = "tf.keras"
+        return "%s:%s" % (self.mode, api)
 
     def param(self, name: str, default: Any = None) -> Any:
         for k, v in self.params:

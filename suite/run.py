@@ -355,12 +355,14 @@ def plan(preset: Preset, only: Sequence[str], out_path: str, cell: Dict[str, Any
 
 
 def run_slice(preset: Preset, plan_path: str, key: str, pass_no: int, out_path: str, log: IO[str] = sys.stderr,
-              rounds: int = 1) -> int:
+              rounds: int = 1, ids: Sequence[str] = ()) -> int:
     """``python -m suite run --plan P --slice KEY --pass N --of R``: one slice of a planned cell, in fresh processes.
 
     Writes a results document holding only the slice's records, each process
     tagged with the matrix round (``schedule.passes``) it ran in. With ``R``
     rounds each process takes 1/R of the preset's samples (``spread_over``).
+    ``ids``: only these of the slice's variants (a sequential run's later
+    rounds measure only what an open line needs; the plan's order is kept).
     """
     t0 = time.monotonic()
     preset = dataclasses.replace(preset, budget=spread_over(preset.budget, rounds))
@@ -370,6 +372,8 @@ def run_slice(preset: Preset, plan_path: str, key: str, pass_no: int, out_path: 
     if wanted is None:
         log.write("[suite] ERROR: slice %r is not in the plan %s\n" % (key, plan_path))
         return 2
+    if ids:
+        wanted = [vid for vid in wanted if vid in set(ids)]
     benchmarks = load_benchmarks()
     by_id = {v.id: v for v in all_variants(preset, benchmarks)}
     missing = [vid for vid in wanted if vid not in by_id]

@@ -292,7 +292,7 @@ class _SkippingRunner(Runner):
 
 def test_a_requested_gpu_cell_that_is_skipped_exits_non_zero_saying_so_last(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    from tfmatrix.execution import dispatch as execution
+    from tfmatrix.runners import choose as execution
 
     monkeypatch.setattr(paths, "BUILD_DIR", tmp_path / "build")
     monkeypatch.setattr(execution, "make_runner", lambda kind, registry, console: _SkippingRunner())
@@ -336,7 +336,7 @@ def test_the_lock_is_held_across_processes_and_freed_when_the_holder_dies(tmp_pa
 
 def test_matrix_and_cell_take_the_lock_before_touching_docker_or_reports(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    from tfmatrix.execution import dispatch as execution
+    from tfmatrix.runners import choose as execution
 
     monkeypatch.setattr(paths, "BUILD_DIR", tmp_path / "build")
     made = []

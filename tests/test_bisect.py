@@ -193,7 +193,7 @@ def test_bad_bisect_input_is_one_line_and_exit_2(capsys, argv, message):
 
 
 def test_the_opening_estimate_counts_only_the_variants_a_probe_runs(tmp_path):
-    from tfmatrix.execution import dispatch as execution
+    from tfmatrix.execution import estimates as execution
     from tfmatrix.matrix import load
     from tfmatrix.runners.common import RunRequest
 

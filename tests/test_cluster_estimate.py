@@ -66,7 +66,7 @@ def test_rounds_count_every_cell_once_per_round_and_never_below_zero():
 
 def test_the_opening_estimate_counts_the_preparation_only_where_the_runner_has_not_built_the_cell(tmp_path):
     """A first run into a new reports directory on a host whose images exist once said 54 minutes for 40."""
-    from tfmatrix.execution import dispatch
+    from tfmatrix.execution import estimates as dispatch
     from tfmatrix.matrix import load
     from tfmatrix.runners.common import RunRequest
 

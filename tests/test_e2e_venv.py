@@ -10,6 +10,7 @@ from e2e import cell_docs, tfmatrix
 from rich.console import Console
 
 from tfmatrix.execution import dispatch as execution
+from tfmatrix.execution import estimates
 from tfmatrix.matrix import load
 from tfmatrix.paths import DEFAULT_MATRIX, REPO_ROOT
 from tfmatrix.provision import interpreters
@@ -84,9 +85,9 @@ def test_processes_is_part_of_the_request_and_the_suites_arguments_only_when_ask
 
 def test_the_estimate_scales_with_the_processes_asked_for(tmp_path):
     cell = load(DEFAULT_MATRIX).cell("tf1.15-cpu")
-    one = execution.cell_estimates([cell], RunRequest(), tmp_path)["tf1.15-cpu"]
-    three = execution.cell_estimates([cell], RunRequest(processes=3), tmp_path)["tf1.15-cpu"]
-    assert three - execution.ESTIMATE_SETUP_S == pytest.approx(3 * (one - execution.ESTIMATE_SETUP_S))
+    one = estimates.cell_estimates([cell], RunRequest(), tmp_path)["tf1.15-cpu"]
+    three = estimates.cell_estimates([cell], RunRequest(processes=3), tmp_path)["tf1.15-cpu"]
+    assert three - estimates.ESTIMATE_SETUP_S == pytest.approx(3 * (one - estimates.ESTIMATE_SETUP_S))
 
 
 def test_processes_out_of_range_is_one_line_and_exit_2(tmp_path):

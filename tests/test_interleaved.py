@@ -337,9 +337,9 @@ def test_the_time_left_counts_slices_not_yet_run_at_the_rate_measured_so_far():
     from tfmatrix.execution.turns import plan_turns
 
     a = SimpleNamespace(slices={"s1": ["v"] * 10, "s2": ["v"] * 20}, slice_s={"s1": 5.0}, failure=None, done=set(),
-                        given_up=lambda key: False)
+                        focus=None, given_up=lambda key: False)
     b = SimpleNamespace(slices={"s1": ["v"] * 10, "s2": ["v"] * 40}, slice_s={}, failure=None, done=set(),
-                        given_up=lambda key: False)
+                        focus=None, given_up=lambda key: False)
     assert slice_estimate(a, "s1", 9.0) == 5.0                   # run before: its last time
     assert slice_estimate(a, "s2", 9.0) == pytest.approx(10.0)   # 0.5 s a variant in this cell
     assert slice_estimate(b, "s2", 0.5) == pytest.approx(20.0)   # nothing run in b yet: every cell's rate

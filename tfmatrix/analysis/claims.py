@@ -29,6 +29,7 @@ are computed changes the claims with it. A claim's verdict per line:
 """
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,7 +40,7 @@ from ..versions import minor_series
 from .cells import CellResult
 from .frame import param_text
 from .hardware import same_hardware
-from .inference import RatioCI
+from .inference import ALPHA, RatioCI
 from .noise_model import annotate
 from .pairing import (
     Compare,
@@ -292,6 +293,7 @@ class ClaimLine:
     verdict: str
     size: str                       # the measured size, from side a's parameters
     standin: str = ""               # why a stand-in configuration answers here
+    stopped: str = ""               # a sequential run: why its rounds stopped (``sequential.attach_stops``)
 
     @property
     def label(self) -> str:
@@ -373,7 +375,7 @@ def _side_rows(rows: pd.DataFrame, cell: CellResult, spec: Mapping[str, Any]) ->
 
 
 def answer_cell(claim: Claim, rows: pd.DataFrame, cell: CellResult, ref: CellResult | None,
-                seed_cell: bool) -> ClaimCell:
+                seed_cell: bool, alpha: float = ALPHA) -> ClaimCell:
     """The claim in one cell (against ``ref`` for cross-cell claims): its seed setup, else a stand-in."""
     out = ClaimCell(cell, ref, seed_cell)
     reasons: list[str] = []
@@ -392,6 +394,8 @@ def answer_cell(claim: Claim, rows: pd.DataFrame, cell: CellResult, ref: CellRes
             why = [f"{r} ({n})" for r, n in missing.most_common(2)] if not result.comparisons else []
             by_id = {str(r["id"]): r["params"] for _, r in a_rows.iterrows()}
             for c in result.comparisons:
+                if alpha != ALPHA:      # a sequential run's looks: the interval its verdict was made on
+                    c = dataclasses.replace(c, ci=c.ci.at(1 - alpha))
                 out.lines.append(ClaimLine(c, verdict(c.ci, claim.expected(cell.target)),
                                            size_text(by_id.get(c.a_id, {}), claim.size), setup.standin))
         if out.lines:
@@ -405,7 +409,8 @@ def answer_cell(claim: Claim, rows: pd.DataFrame, cell: CellResult, ref: CellRes
     return out
 
 
-def compute_claim(claim: Claim, df: pd.DataFrame, cells: list[CellResult]) -> ClaimResult:
+def compute_claim(claim: Claim, df: pd.DataFrame, cells: list[CellResult], alpha: float = ALPHA) -> ClaimResult:
+    """The claim in every cell that can answer it; ``alpha``: each line's test (a sequential run's per look)."""
     result = ClaimResult(claim, [], [])
     df = annotate(df)
     globs = tuple(g for s in claim.setups for g in s.compare.benchmarks)
@@ -426,7 +431,7 @@ def compute_claim(claim: Claim, df: pd.DataFrame, cells: list[CellResult]) -> Cl
             if cell is ref:
                 continue
             seed = claim.seed_cell is not None and claim.seed_cell.matches(cell)
-            result.cells.append(answer_cell(claim, rows, cell, ref, seed))
+            result.cells.append(answer_cell(claim, rows, cell, ref, seed, alpha))
         if claim.seed_cell is not None and not any(c.seed_cell for c in result.cells if c.target == target):
             result.notes.append(f"{target.upper()}: no {claim.seed_cell.text()} cell ran (the seed's own); "
                                 "the other cells answer below.")
@@ -436,6 +441,7 @@ def compute_claim(claim: Claim, df: pd.DataFrame, cells: list[CellResult]) -> Cl
     return result
 
 
-def compute_claims(df: pd.DataFrame, cells: list[CellResult], claims: tuple[Claim, ...] = CLAIMS) -> list[ClaimResult]:
+def compute_claims(df: pd.DataFrame, cells: list[CellResult], claims: tuple[Claim, ...] = CLAIMS,
+                   alpha: float = ALPHA) -> list[ClaimResult]:
     df = annotate(df)        # every variant's unit variance, once for all claims
-    return [compute_claim(c, df, cells) for c in claims]
+    return [compute_claim(c, df, cells, alpha) for c in claims]

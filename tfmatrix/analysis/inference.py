@@ -31,6 +31,7 @@ Pure functions over numbers; the frames' rows come in through ``side_of``.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -217,6 +218,17 @@ class RatioCI:
         if not self.clear:
             return "unclear"
         return "a" if self.high < 1.0 else "b"
+
+    def at(self, confidence: float) -> RatioCI:
+        """The same estimate with its interval at another level (a sequential run's looks test at alpha / looks):
+        the half-width in logs scaled by the ratio of Student's t quantiles on the same degrees of freedom."""
+        if not self.replicated or confidence == self.confidence:
+            return dataclasses.replace(self, confidence=confidence)
+        scale = float(special.stdtrit(self.df, 0.5 + confidence / 2)
+                      / special.stdtrit(self.df, 0.5 + self.confidence / 2))
+        centre, half = math.log(self.ratio), (math.log(self.high) - math.log(self.low)) / 2 * scale
+        return dataclasses.replace(self, low=math.exp(centre - half), high=math.exp(centre + half),
+                                   confidence=confidence)
 
     @property
     def why_unclear(self) -> str:

@@ -1,11 +1,19 @@
-"""Noise models: what a replicated run measured about each variant's noise, kept for runs of one process.
+"""Noise models: what replicated runs measured about each variant's noise, kept and pooled over runs.
 
 A comparison of one process a side measures no noise of its own ("not
 enough replication"). A replicated run of the same cells did: per variant,
 the variance of one round's log time (process effects out, moderated per
 benchmark). ``report`` keeps it beside the report (``reports/noise-model.json``)
-whenever a run has rounds; ``compare`` uses it for variants with one process
-a side on both (``--noise-model``, or the file beside either side's cells).
+whenever a run has rounds, **pooled with the runs kept before it** (the last
+``KEEP_RUNS``, each run once, however often its report is rebuilt): a
+``NoiseHistory``. What it knows serves three readers: ``compare`` for variants
+with one process a side on both (``--noise-model``, or the file beside
+either side's cells); the report's findings and Claims, whose lines borrow it
+where this run has few rounds (``annotate``); and a sequential run's first
+look, which can decide a large effect after one round on a warm machine
+(``analysis.sequential``). A run never borrows its own variances from the
+history (``NoiseHistory.pooled(without=...)``): a prior must be independent
+of the data it judges.
 """
 from __future__ import annotations
 
@@ -20,13 +28,17 @@ import numpy as np
 import pandas as pd
 
 from ..errors import UserError
+from .cells import CellResult
 from .frame import row_side
 from .inference import Contrast, Side
 from .moderation import Prior, moderate, remove_process_effects
 
 FILE = "noise-model.json"
 FORMAT = "tfmatrix.noise-model"
-VERSION = 1
+VERSION = 2             # 2: the runs kept one by one (1: one run's variances)
+KEEP_RUNS = 5           # the runs a history keeps: the host's noise drifts by days, so old runs leave
+MAX_D = 12.0            # the most degrees of freedom pooled runs lend a variance: a history is a prior, not a
+#                         known value (a noisier day than the kept runs must still widen the interval)
 
 
 @dataclass(frozen=True)
@@ -41,25 +53,74 @@ class NoiseModel:
     variances: Mapping[tuple[str, str], tuple[float, float]]
     source: str = ""
 
-    def to_json(self) -> dict[str, Any]:
-        return {"schema": FORMAT, "schema_version": VERSION, "source": self.source,
-                "variances": [[cell, vid, s2, d] for (cell, vid), (s2, d) in sorted(self.variances.items())]}
+    def rows(self) -> list[list[Any]]:
+        return [[cell, vid, s2, d] for (cell, vid), (s2, d) in sorted(self.variances.items())]
 
     @classmethod
-    def from_json(cls, doc: Any, where: str) -> NoiseModel:
-        if not isinstance(doc, dict) or doc.get("schema") != FORMAT or doc.get("schema_version") != VERSION:
-            raise UserError(f"{where}: not a tfmatrix noise model (schema {FORMAT} v{VERSION}); write one with "
-                            "`python -m tfmatrix report` on a run with --rounds 2 or more")
+    def from_rows(cls, rows: Any, source: str, where: str) -> NoiseModel:
         try:
-            rows = {(str(c), str(v)): (float(s2), float(d)) for c, v, s2, d in doc["variances"]}
+            found = {(str(c), str(v)): (float(s2), float(d)) for c, v, s2, d in rows}
         except (KeyError, TypeError, ValueError):
             raise UserError(f"{where}: variances: expected [cell, variant id, variance, degrees of freedom] rows; "
                             "write the file again with `python -m tfmatrix report`")
-        return cls(rows, str(doc.get("source") or where))
+        return cls(found, source)
 
     def prior(self, key: tuple[str, str]) -> Prior | None:
         found = self.variances.get(key)
         return Prior(found[0], found[1], f"noise model {self.source}".strip()) if found else None
+
+
+def pool(models: Iterable[NoiseModel], source: str = "", max_d: float = MAX_D) -> NoiseModel:
+    """One model from several runs': per variant, the variances weighted by their degrees of freedom, those summed
+    (at most ``max_d``)."""
+    ss: dict[tuple[str, str], float] = {}
+    dd: dict[tuple[str, str], float] = {}
+    for m in models:
+        for key, (s2, d) in m.variances.items():
+            if d > 0 and math.isfinite(s2):
+                ss[key] = ss.get(key, 0.0) + d * s2
+                dd[key] = dd.get(key, 0.0) + d
+    return NoiseModel({k: (ss[k] / dd[k], min(dd[k], max_d)) for k in ss}, source)
+
+
+@dataclass(frozen=True)
+class NoiseHistory:
+    """The noise models of the last ``KEEP_RUNS`` replicated runs on this machine, newest last (the file)."""
+
+    runs: tuple[tuple[str, NoiseModel], ...] = ()
+
+    def with_run(self, run: str, model: NoiseModel) -> NoiseHistory:
+        """This history with ``run``'s model (replacing an earlier one of the same run), the oldest dropped."""
+        kept = tuple((r, m) for r, m in self.runs if r != run) + ((run, model),)
+        return NoiseHistory(kept[-KEEP_RUNS:])
+
+    def pooled(self, without: Iterable[str] = ()) -> NoiseModel | None:
+        """Every kept run's variances pooled, but those of the runs ``without`` (None: nothing left)."""
+        skip = set(without)
+        models = [m for r, m in self.runs if r not in skip]
+        if not models:
+            return None
+        return pool(models, f"({len(models)} earlier run{'s' * (len(models) != 1)})")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"schema": FORMAT, "schema_version": VERSION,
+                "runs": [{"run": r, "source": m.source, "variances": m.rows()} for r, m in self.runs]}
+
+    @classmethod
+    def from_json(cls, doc: Any, where: str) -> NoiseHistory:
+        """A history file; a version 1 file (one run's model) reads as a history of that one run."""
+        if not isinstance(doc, dict) or doc.get("schema") != FORMAT or doc.get("schema_version") not in (1, VERSION):
+            raise UserError(f"{where}: not a tfmatrix noise model (schema {FORMAT} v{VERSION}); write one with "
+                            "`python -m tfmatrix report` on a run with --rounds 2 or more")
+        if doc["schema_version"] == 1:
+            source = str(doc.get("source") or where)
+            return cls(((source, NoiseModel.from_rows(doc.get("variances"), source, where)),))
+        runs = doc.get("runs")
+        if not isinstance(runs, list) or not all(isinstance(r, dict) and "run" in r for r in runs):
+            raise UserError(f"{where}: runs: expected a list of {{run, source, variances}}; write the file again "
+                            "with `python -m tfmatrix report`")
+        return cls(tuple((str(r["run"]), NoiseModel.from_rows(r.get("variances"), str(r.get("source") or ""),
+                                                              where)) for r in runs))
 
 
 def unit_variance(sides: Iterable[Side]) -> tuple[float, float]:
@@ -102,13 +163,40 @@ def from_frame(df: pd.DataFrame, source: str = "") -> NoiseModel | None:
     return noise_model_of(sides, groups, source) if sides else None
 
 
-def load(path: Path) -> NoiseModel:
-    """A noise model file (``UserError`` with the fix when it cannot be read)."""
+def run_of(cells: Iterable[CellResult]) -> str:
+    """The run a report's cells came from, as the history names it: the interleaved runs' ids (a sequential
+    schedule's cells: their finish times), so a rebuilt report adds its run once."""
+    ids = set()
+    for c in cells:
+        schedule = c.results.config.get("schedule") if c.results is not None else None
+        run = schedule.get("run") if isinstance(schedule, dict) else None
+        ids.add(str(run or c.finished or c.name))
+    return "+".join(sorted(i for i in ids if i)) or "unnamed run"
+
+
+def load_history(path: Path) -> NoiseHistory:
+    """A noise model file as its history (``UserError`` with the fix when it cannot be read)."""
     try:
         doc = json.loads(path.read_text())
     except (OSError, ValueError) as e:
         raise UserError(f"{path}: cannot read the noise model ({e}); give a file `python -m tfmatrix report` wrote")
-    return NoiseModel.from_json(doc, str(path))
+    return NoiseHistory.from_json(doc, str(path))
+
+
+def history_at(path: Path) -> NoiseHistory:
+    """The history kept at ``path`` (an empty one where none is, or where it cannot be read: it is started anew)."""
+    if not path.is_file():
+        return NoiseHistory()
+    try:
+        return load_history(path)
+    except UserError:
+        return NoiseHistory()
+
+
+def load(path: Path) -> NoiseModel:
+    """A noise model file, every kept run pooled (``UserError`` with the fix when it cannot be read)."""
+    model = load_history(path).pooled()
+    return model if model is not None else NoiseModel({}, str(path))
 
 
 def beside(*paths: Path) -> NoiseModel | None:
@@ -120,19 +208,41 @@ def beside(*paths: Path) -> NoiseModel | None:
     return None
 
 
-def annotate(df: pd.DataFrame) -> pd.DataFrame:
-    """``df`` with each ok row's moderated unit variance beside it (``unit_s2``, ``unit_d``; None: one round).
+def annotate(df: pd.DataFrame, history: NoiseModel | None = None) -> pd.DataFrame:
+    """``df`` with each ok row's unit variance beside it (``unit_s2``, ``unit_d``, ``unit_src``; None: unknown).
 
     What the findings and the Claims borrow for window-mates (``pairing``):
     a line of three rounds then rests on what its benchmark's variants
-    measured in this run, not on two degrees of freedom of its own.
+    measured in this run (moderated), pooled with what earlier runs on this
+    machine measured of the same variant (``history``: a ``NoiseHistory``
+    pooled without this run), not on two degrees of freedom of its own; a
+    line of one round, on the history alone.
     """
     if not len(df) or "unit_s2" in df.columns:
         return df
     model = from_frame(df)
     found = model.variances if model is not None else {}
+    earlier = history.variances if history is not None else {}
     out = df.copy()
-    pairs = [found.get((str(c), str(i))) for c, i in zip(df["cell"], df["id"], strict=True)]
-    out["unit_s2"] = [p[0] if p else None for p in pairs]
-    out["unit_d"] = [p[1] if p else None for p in pairs]
+    s2s: list[float | None] = []
+    ds: list[float | None] = []
+    srcs: list[str | None] = []
+    for c, i in zip(df["cell"], df["id"], strict=True):
+        key = (str(c), str(i))
+        now, then = found.get(key), earlier.get(key)
+        parts = [p for p in (now, then) if p is not None]
+        if not parts:
+            s2s.append(None)
+            ds.append(None)
+            srcs.append(None)
+            continue
+        d = sum(p[1] for p in parts)
+        s2s.append(sum(p[0] * p[1] for p in parts) / d)
+        ds.append(d)
+        where = history.source if history is not None else ""
+        srcs.append("its benchmark in this run" if then is None else f"noise model {where}".strip() if now is None
+                    else f"this run and the noise model {where}".strip())
+    out["unit_s2"] = s2s
+    out["unit_d"] = ds
+    out["unit_src"] = srcs
     return out

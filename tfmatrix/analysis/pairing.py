@@ -261,7 +261,8 @@ def _unit_prior(row: Row) -> Prior | None:
     d = row.get("unit_d") if hasattr(row, "get") else None
     if s2 is None or d is None or not math.isfinite(float(s2)) or not math.isfinite(float(d)):
         return None
-    return Prior(float(s2), float(d), "its benchmark in this run")
+    source = row.get("unit_src") if hasattr(row, "get") else None
+    return Prior(float(s2), float(d), str(source or "its benchmark in this run"))
 
 
 def _sides(ra: Row, rb: Row, prefix: str = "") -> tuple[Side, Side]:

@@ -33,10 +33,11 @@ def cmd_ab(args: argparse.Namespace) -> int:
     """``python -m tfmatrix ab BASE HEAD --cell NAME``: both versions in one run, head against base."""
     from ..analysis.ab import SIDES, compare_sides, summary_lines
     from ..analysis.cells import load_dir
-    from ..execution.dispatch import execute, make_runner
+    from ..execution.dispatch import execute
     from ..execution.lock import checkout_lock
     from ..matrix.user_benchmarks import check_path
     from ..progress import stderr_console
+    from ..runners.choose import make_runner
     from ..runners.common import RunRequest
 
     console = stderr_console()

@@ -35,11 +35,11 @@ def _axis(args: argparse.Namespace) -> Axis:
 
 def _bisect(args: argparse.Namespace) -> int:
     """``python -m tfmatrix bisect (--claim NAME | --bench ID) --good A --bad B [--axis tf|keras] [--patches]``."""
-    from ..execution.dispatch import make_runner
     from ..execution.lock import checkout_lock
     from ..history.bisect import Prober, bisect, relative, with_evidence, write_answer
     from ..history.targets import bench_target, claim_target
     from ..progress import stderr_console
+    from ..runners.choose import make_runner
     from ..runners.common import RunRequest
 
     console = stderr_console()
@@ -89,8 +89,8 @@ def cmd_bisect(args: argparse.Namespace) -> int:
 
 
 def configure_bisect(p: argparse.ArgumentParser) -> None:
-    from ..execution.dispatch import RUNNERS
     from ..matrix import KNOWN_PRESETS
+    from ..runners.choose import RUNNERS
 
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--claim", metavar="NAME", help="a claim of the report's Claims section (its key, e.g. "

@@ -20,12 +20,12 @@ def cmd_duet(args: argparse.Namespace) -> int:
     from ..analysis.cells import load_dir
     from ..analysis.compare import compare_cells
     from ..execution import duet
-    from ..execution.dispatch import make_runner
     from ..execution.lock import checkout_lock
     from ..matrix.user_benchmarks import files_hash
     from ..progress import stderr_console
     from ..report.compare_view import table_rows
     from ..results.store import suite_fingerprint
+    from ..runners.choose import make_runner
     from ..runners.common import RunRequest
 
     console = stderr_console()

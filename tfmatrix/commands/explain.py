@@ -30,10 +30,10 @@ CALLS = 20
 def cmd_explain(args: argparse.Namespace) -> int:
     from ..analysis.ops import explanation_sentences, op_lines, overhead_line
     from ..analysis.profiles import explain, load_profiles, pair, report_lines
-    from ..execution.dispatch import make_runner
     from ..execution.lock import checkout_lock
     from ..execution.profiling import profile_in_cell
     from ..progress import stderr_console
+    from ..runners.choose import make_runner
 
     console = stderr_console()
     matrix = load_matrix(args)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from .. import paths
 from ..matrix import KNOWN_PRESETS, Cell, Matrix
-from ..matrix.records import SCHEDULES
+from ..matrix.records import AUTO_ROUNDS, AUTO_ROUNDS_CAP, SCHEDULES, VARIANTS
 from ..results.documents import CELL_FAILURES, CELL_STATUSES
 from .common import (
     OtherCommands,
@@ -36,9 +36,10 @@ def _run_cells(args: argparse.Namespace, cells: Sequence[Cell], bench: Sequence[
     it is skipped, the last line says so and the exit code is non-zero, since
     they got nothing.
     """
-    from ..execution.dispatch import execute, make_runner
+    from ..execution.dispatch import execute
     from ..execution.lock import checkout_lock
     from ..progress import stderr_console
+    from ..runners.choose import make_runner
     from ..runners.common import RunRequest
 
     console = stderr_console()
@@ -51,10 +52,14 @@ def _run_cells(args: argparse.Namespace, cells: Sequence[Cell], bench: Sequence[
                                  args.address or matrix.settings.cluster_address, matrix.settings.cluster_cpus)
         else:
             runner = make_runner(args.runner, matrix.settings.base_registry, console)
-        rounds = args.rounds if args.rounds is not None else matrix.settings.rounds
+        rounds, sequential = args.rounds if args.rounds is not None else (matrix.settings.rounds,
+                                                                          matrix.settings.sequential)
         schedule = args.schedule or matrix.settings.schedule
-        request = RunRequest(preset=args.preset, only=tuple(bench), repeats=args.repeats, rounds=rounds,
-                             bench_paths=user_paths, processes=args.processes, schedule=schedule, seed=args.seed)
+        focus = claims_focus(args.variants or matrix.settings.variants, bench, user_paths,
+                             args.preset or matrix.settings.preset)
+        request = RunRequest(preset=args.preset, only=tuple(bench) or focus, repeats=args.repeats, rounds=rounds,
+                             bench_paths=user_paths, processes=args.processes, schedule=schedule, seed=args.seed,
+                             sequential=sequential)
         outcomes = execute(cells, runner, request, reports, redo=redo, console=console)
         refused = refresh_report(reports, matrix, console)
     bad = [o for o in outcomes if o.status in CELL_FAILURES]
@@ -69,6 +74,34 @@ def _run_cells(args: argparse.Namespace, cells: Sequence[Cell], bench: Sequence[
         print(f"tfmatrix: error: cell {requested} was skipped, nothing ran: {skipped[0].reason}", file=sys.stderr)
         code = 1
     return code
+
+
+def _rounds(text: str) -> tuple[int, bool]:
+    """``--rounds N`` (a fixed count, 1-20) or ``--rounds auto`` (sequential, up to the cap): (rounds, sequential)."""
+    if text == AUTO_ROUNDS:
+        return AUTO_ROUNDS_CAP, True
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= 20:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a number of rounds from 1 to 20, or {AUTO_ROUNDS}")
+    return value, False
+
+
+def claims_focus(variants: str, bench: Sequence[str], user_paths: Sequence[Path], preset: str) -> tuple[str, ...]:
+    """The ids a ``variants = "claims"`` run measures: the catalogue's variants a claim compares, at ``preset``'s
+    sizes; nothing (the whole preset) when all are asked for, or when the user names benchmarks or files."""
+    if variants != "claims" or bench or user_paths:
+        return ()
+    from suite.registry import PRESETS, all_variants
+
+    from ..analysis.sequential import claim_variant_ids
+
+    known = PRESETS.get(preset)
+    if known is None:
+        return ()
+    return tuple(claim_variant_ids((v.benchmark, v.id, v.as_dict()) for v in all_variants(known)))
 
 
 def bench_paths(given: Sequence[str], matrix: Matrix) -> tuple[Path, ...]:
@@ -109,16 +142,20 @@ def existing_cell(matrix: Matrix, name: str, python: str, target: str) -> Cell:
 
 def add_run_options(p: argparse.ArgumentParser) -> None:
     """The options ``matrix`` and ``cell`` share: preset, repeats, rounds, schedule, runner, where results go."""
-    from ..execution.dispatch import RUNNERS
+    from ..runners.choose import RUNNERS
 
     p.add_argument("--preset", choices=KNOWN_PRESETS, help="override every cell's suite preset")
     p.add_argument("--repeats", type=int, help="override the samples per process")
     p.add_argument("--processes", type=int, choices=range(1, 11), metavar="N",
                    help="fresh processes per variant in each round (default: the preset's, 1 for seed and quick); more "
                         "agree better from run to run at N times the suite's time (docs/measurement.md)")
-    p.add_argument("--rounds", type=int, choices=range(1, 21), metavar="N",
-                   help="measure every variant in N rounds, a fresh process each, pooled (default: matrix.toml's "
-                        "rounds, 3)")
+    p.add_argument("--rounds", type=_rounds, metavar="N|auto",
+                   help="measure every variant in N rounds (1-20), a fresh process each, pooled; auto: after each "
+                        "round only the variants of claim lines still open run again, up to %d (default: matrix.toml's "
+                        "rounds, else 3)" % AUTO_ROUNDS_CAP)
+    p.add_argument("--variants", choices=VARIANTS,
+                   help="claims: only the variants the seeds' claims compare (matrix.toml's default); all: the "
+                        "preset's whole catalogue (the findings' and charts' breadth)")
     p.add_argument("--schedule", choices=SCHEDULES,
                    help="interleaved: every cell provisioned first, then one slice of each cell per turn in a random "
                         "order (default); sequential: whole cells one after another, round after round")

@@ -22,12 +22,15 @@ from .common import add_only, load_matrix, output_dir, selected
 
 def cmd_validate(args: argparse.Namespace) -> int:
     """Load and check the matrix; one summary line."""
-    from ..execution.dispatch import cold_estimate
+    from ..execution.estimates import cold_estimate
     from ..progress import fmt_duration
+    from .run import claims_focus
 
     matrix = load_matrix(args)
+    s = matrix.settings
+    focus = claims_focus(s.variants, (), s.bench_paths, s.preset)
     print(f"{len(matrix.cells)} cells OK ({len(matrix.warnings)} warnings); a first `matrix` run of all of them: "
-          f"roughly {fmt_duration(cold_estimate(matrix.cells, matrix.settings.rounds))}")
+          f"roughly {fmt_duration(cold_estimate(matrix.cells, s.rounds, s.sequential, only=focus))}")
     return 0
 
 

@@ -17,11 +17,11 @@ from .common import load_matrix, output_dir, then_report
 
 def _timeline(args: argparse.Namespace) -> int:
     """Measure (or reuse) one cell per release, then write the timeline and print where verdicts changed."""
-    from ..execution.dispatch import make_runner
     from ..execution.lock import checkout_lock
     from ..history import timeline
     from ..history.axis import minor_steps
     from ..progress import stderr_console
+    from ..runners.choose import make_runner
     from ..runners.common import RunRequest
 
     console = stderr_console()
@@ -57,8 +57,8 @@ def cmd_timeline(args: argparse.Namespace) -> int:
 
 
 def configure_timeline(p: argparse.ArgumentParser) -> None:
-    from ..execution.dispatch import RUNNERS
     from ..matrix import KNOWN_PRESETS
+    from ..runners.choose import RUNNERS
 
     p.add_argument("--axis", choices=AXES, default="tf",
                    help="tf: every TensorFlow minor release (default); keras: every Keras 3 release on one TF (--tf)")

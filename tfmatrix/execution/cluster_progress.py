@@ -51,7 +51,7 @@ class ClusterProgress:
         self.total_cells = total_cells * max(1, rounds)   # each round runs every cell again
         self.rounds, self.round_no = max(1, rounds), 1
         self.estimate_s = estimate_s          # the serial estimate of the whole run, before any cell ends
-        self.estimates = dict(estimates or {})   # each runnable cell's expected seconds (execution.cell_estimates)
+        self.estimates = dict(estimates or {})   # each runnable cell's expected seconds (estimates.cell_estimates)
         self.width = max(1, width)            # cells the cluster runs at once
         self.started = time.monotonic()
         self.running: dict[str, _Running] = {}

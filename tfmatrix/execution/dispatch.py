@@ -1,4 +1,5 @@
-"""Run the cells of a matrix on a schedule and write their results: the runner, the estimates, the dispatch.
+"""Run the cells of a matrix on a schedule and write their results: the dispatch (estimates: ``estimates.py``;
+the runner: ``runners.choose``).
 
 Cells never run side by side on one host: concurrent cells would disturb
 each other's timings (on a 2-core machine, badly). The default schedule is
@@ -10,9 +11,8 @@ always does (``parallel.py``).
 from __future__ import annotations
 
 import dataclasses
-import functools
 import signal
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,100 +22,12 @@ from ..errors import UserError
 from ..matrix import Cell
 from ..matrix.user_benchmarks import files_hash
 from ..progress import Progress, fmt_duration, stderr_console
-from ..results.store import CellOutcome, cell_paths, load_cell, suite_fingerprint
+from ..results.store import CellOutcome, suite_fingerprint
 from ..runners.base import Runner
 from ..runners.common import RunRequest
-from ..runners.existing import WithExisting
-from ..runners.local import local_runner
+from . import hostspeed
+from .estimates import cell_estimates
 from .sequential import one_cell
-
-RUNNERS = ("auto", "docker", "venv", "ray")
-# Rough suite run time of one CPU cell per preset and round on a 2-core machine,
-# and what preparing a cell costs the first time (wheels and image build, or
-# virtualenv install). Quick, measured on the default matrix's nine CPU cells
-# with Docker (2026-11): runs 50-200 s (mean 87 s), wheels + build 35-75 s
-# (mean 55 s). Seed: the default matrix's 12 CPU cells, 3 interleaved rounds, warm
-# 68.8 min on 2026-11-26 (38-46 min the day before): 112 s a cell and round, from
-# 23 s (keras3-torch-cpu) to 283 s (tf2.16-tf_keras-cpu).
-ESTIMATE_RUN_S = {"quick": 100.0, "seed": 110.0, "standard": 3600.0, "full": 4 * 3600.0}
-ESTIMATE_SETUP_S = 60.0
-
-
-def make_runner(kind: str, registry: str | None, console: Console, address: str | None = None,
-                cluster_cpus: int = 2) -> Runner:
-    """The runner to use: Docker when an engine answers (auto), else the venv runner; ray: a Ray cluster's. On this
-    host, existing environments (``python = "/path"``) run in themselves beside it (``runners.existing``)."""
-    if kind not in RUNNERS:
-        raise UserError("--runner %r: choose one of %s" % (kind, ", ".join(RUNNERS)))
-    if kind == "ray":
-        from ..runners.cluster import connect_runner
-
-        return connect_runner(address, registry, cluster_cpus)
-    runner, note = local_runner(kind, registry)
-    if note:
-        console.print("\\[tfmatrix] " + note)
-    return WithExisting(runner)       # existing environments (python = "/path") run as they are, whatever the runner
-
-
-def cell_estimates(cells: Sequence[Cell], request: RunRequest, reports_dir: Path,
-                   built: Callable[[Cell], bool] | None = None) -> dict[str, float]:
-    """Seconds each cell may take: its last run time with the same preset, else a per-preset guess.
-
-    Preparation (image build, virtualenv) is counted only for cells that have
-    never completed here and whose environment the runner has not ``built``
-    (a first run into a new reports directory on a warm host once said 54
-    minutes for 40); a warm cell costs its run time. Both scale with the
-    share of the preset's variants ``--bench``/``only`` selects (a bisect probe
-    runs 2 of 120: its estimate once said 2:40 for a 20-second run).
-    """
-    out = {}
-    for cell in cells:
-        doc = load_cell(cell_paths(reports_dir, cell.name)[0])
-        preset = request.for_cell(cell).preset
-        asked = preset_processes(preset)
-        wanted = request.processes or asked
-        share = selected_share(preset, request.only)
-        if doc is not None and doc.cell_request.preset == preset and "run_s" in doc.timings:
-            then_asked = doc.cell_request
-            had = then_asked.processes or asked
-            then = selected_share(preset, then_asked.only)
-            out[cell.name] = doc.timings["run_s"] / doc.rounds * request.rounds * wanted / had * share / then
-        else:
-            setup = 0.0 if built is not None and built(cell) else ESTIMATE_SETUP_S
-            out[cell.name] = ESTIMATE_RUN_S.get(preset, 600.0) * request.rounds * wanted / asked * share + setup
-    return out
-
-
-@functools.lru_cache(maxsize=64)
-def selected_share(preset: str, only: tuple[str, ...]) -> float:
-    """The share of the preset's built-in variants the patterns select (1.0 for none; at least one variant's)."""
-    if not only:
-        return 1.0
-    from suite.registry import PRESETS, all_variants, select
-
-    known = PRESETS.get(preset)
-    if known is None:
-        return 1.0
-    variants = all_variants(known)
-    return max(1, len(select(variants, only))) / max(1, len(variants))
-
-
-def preset_processes(preset: str) -> int:
-    """The fresh processes per variant a suite preset runs (the estimates scale with them)."""
-    from suite.registry import PRESETS
-
-    known = PRESETS.get(preset)
-    return known.processes if known else 1
-
-
-def estimate(cells: Sequence[Cell], request: RunRequest, reports_dir: Path) -> float:
-    """Seconds the run may take one cell at a time."""
-    return sum(cell_estimates(cells, request, reports_dir).values())
-
-
-def cold_estimate(cells: Sequence[Cell], rounds: int = 1) -> float:
-    """Seconds a first run of ``cells`` in ``rounds`` rounds may take here (nothing built, no earlier results)."""
-    return sum(ESTIMATE_RUN_S.get(c.preset, 600.0) * rounds + ESTIMATE_SETUP_S for c in cells)
 
 
 def execute(cells: Sequence[Cell], runner: Runner, request: RunRequest, reports_dir: Path, *, redo: bool = True,
@@ -133,11 +45,14 @@ def execute(cells: Sequence[Cell], runner: Runner, request: RunRequest, reports_
     if len(runnable) < len(cells):
         reasons = sorted({r for r in skips.values() if r})
         text += "; %d will be skipped (%s)" % (len(cells) - len(runnable), "; ".join(reasons))
-    if request.schedule == "interleaved":
+    if request.schedule == "interleaved" and request.sequential:
+        text += ", interleaved in rounds until each claim line is decided (at most %d)" % request.rounds
+    elif request.schedule == "interleaved":
         text += ", interleaved in %d rounds" % request.rounds
     elif request.rounds > 1:
         text += ", %d rounds (every cell once, then again)" % request.rounds
-    each = cell_estimates(runnable, request, reports_dir, runner.built)
+    warm = _history_covers(reports_dir, runnable) if request.sequential else False
+    each = cell_estimates(runnable, request, reports_dir, runner.built, hostspeed.probe(), warm)
     width = runner.width(runnable) if runner.slots > 1 else 1   # cells at once
     when = fmt_duration(sum(each.values()))
     if width > 1:
@@ -160,6 +75,15 @@ def execute(cells: Sequence[Cell], runner: Runner, request: RunRequest, reports_
         return _sequential(cells, runner, request, reports_dir, redo, console, each, width)
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def _history_covers(reports_dir: Path, cells: Sequence[Cell]) -> bool:
+    """Whether the noise history kept here knows every one of ``cells`` (a sequential run then looks at round 1)."""
+    from ..analysis.noise_model import FILE, history_at
+
+    pooled = history_at(reports_dir / FILE).pooled()
+    known = {cell for cell, _ in pooled.variances} if pooled is not None else set()
+    return bool(cells) and all(c.name in known for c in cells)
 
 
 def _sequential(cells: Sequence[Cell], runner: Runner, request: RunRequest, reports_dir: Path, redo: bool,

@@ -37,6 +37,19 @@ from typing import Any
 
 from rich.console import Console
 
+from ..analysis.noise_model import NoiseModel
+from ..analysis.sequential import (
+    DECIDED,
+    LOOK_ALPHA,
+    LOOK_AT,
+    OPEN,
+    SAME,
+    LineState,
+    first_look,
+    is_look,
+    open_variants,
+    why_stopped,
+)
 from ..matrix import Cell
 from ..progress import fmt_duration
 from ..results.documents import CellRequest
@@ -126,7 +139,13 @@ def measure_and_write(live: dict[str, LiveCell], request: RunRequest, reports_di
     the journal stays for a resume; else the journal goes.
     """
     try:
-        measure(live, request, journal, head, console, how)
+        if request.sequential:
+            from ..analysis.noise_model import FILE, history_at
+
+            measure_until_decided(live, request, journal, head, console, how,
+                                  history_at(reports_dir / FILE).pooled(without=[head["run"]]))
+        else:
+            measure(live, request, journal, head, console, how)
     except BaseException:
         for lc in live.values():
             lc.env.close()
@@ -197,6 +216,10 @@ def _provision_one(cell: Cell, asked: CellRequest, runner: Runner, request: RunR
         if outcome.status != "ok" or outcome.results is None:
             return outcome
         slices = {k: list(v) for k, v in (outcome.results.config.get("slices") or {}).items() if v}
+        if request.sequential:      # the claims decide the rounds: a stand-in where the seed's own model runs, never
+            from .looks import without_needless_standins
+
+            slices = without_needless_standins(slices, asked.preset)
         ok = True
         renew = functools.partial(fresh_env, functools.partial(runner.prepare, cell, request, log, None),
                                   outcome.results)
@@ -232,9 +255,9 @@ class OneAfterAnother:
     def line(self, jobs: Sequence[Job], turn: Turn, turns: Sequence[Turn], live: dict[str, LiveCell],
              elapsed_s: float) -> str:
         """The turn's line on the console, once it ran."""
-        rounds = jobs[0][0].asked.rounds            # asked of every cell alike
-        return "turn %d/%d (round %d of %d, slice %s): %s; %s so far, ~%s left" % (
-            turn.number, len(turns), turn.round, rounds, turn.slice,
+        asked = jobs[0][0].asked                    # asked of every cell alike
+        return "turn %d/%d (round %d of %s%d, slice %s): %s; %s so far, ~%s left" % (
+            turn.number, turns[-1].number, turn.round, "up to " if asked.sequential else "", asked.rounds, turn.slice,
             ", ".join(said(lc, turn) for lc, _ in jobs), fmt_duration(elapsed_s),
             fmt_duration(_seconds_left(live, turns, turn)))
 
@@ -261,6 +284,83 @@ def measure(live: dict[str, LiveCell], request: RunRequest, journal: Path, head:
         if (turn.round, turn.slice) in lc.retries:
             lc.retries.remove((turn.round, turn.slice))
         _turn(live, turn, turns + again, journal, head, console, how, t_start)
+
+
+def measure_until_decided(live: dict[str, LiveCell], request: RunRequest, journal: Path, head: dict[str, Any],
+                          console: Console, how: OneAfterAnother, history: NoiseModel | None) -> None:
+    """Sequential rounds (``analysis.sequential``): round after round, judged at each look; after a look only the
+    open claim lines' variants run again, until none is open or the cap (``request.rounds``) is reached.
+
+    Each round's turns are planned when it starts (seeded by the run's seed and the round, recorded); a resumed
+    run replays the rounds its journal holds and, its data being the same, looks the same way.
+    """
+    from .looks import covers, look
+
+    cap = request.rounds
+    warm = covers(history, live)
+    head["sequential"] = {"cap": cap, "alpha": LOOK_ALPHA, "looks": [r for r in LOOK_AT if r <= cap],
+                          "first_look": first_look(warm), "history": history.source if warm and history else "",
+                          "lines": []}
+    head["turns"] = []
+    first: dict[tuple[str, str, str, str], tuple[int, str]] = {}    # each line's first stop: (round, why)
+    last: dict[tuple[str, str, str, str], LineState] = {}
+    t_start = time.monotonic()
+    console.print("\\[tfmatrix] sequential rounds: up to %d; lines judged after rounds %s at %.2f%% each (%s)" % (
+        cap, ", ".join(str(r) for r in LOOK_AT if first_look(warm) <= r <= cap), 100 * LOOK_ALPHA,
+        "round 1 judged with the noise of %s" % history.source if warm and history else
+        "no noise history of these cells here yet: the first look is after round 2"))
+    round_no = 0
+    for round_no in range(1, cap + 1):
+        turns = plan_round(live, round_no, int(head["seed"]), len(head["turns"]))
+        head["turns"] += [t.to_json() for t in turns]
+        write_json_atomic(journal / "run.json", head)
+        resume(live, journal, turns)
+        for turn in turns:
+            _turn(live, turn, turns, journal, head, console, how, t_start)
+        again = [t for t in retry_turns(live, len(head["turns"])) if t.round == round_no]
+        head["turns"] += [t.to_json() for t in again]
+        for turn in again:
+            live[turn.order[0]].retries.remove((turn.round, turn.slice))
+            _turn(live, turn, turns + again, journal, head, console, how, t_start)
+        if not is_look(round_no, warm, cap):
+            continue
+        states = look(live, head, history)
+        for st in states:           # a line stopped at its first look not open since (rounds for a neighbour can
+            last[st.key] = st       # reopen it: it is then open again, and its stop is its later one)
+            if st.state == OPEN:
+                first.pop(st.key, None)
+            else:
+                first.setdefault(st.key, (round_no, why_stopped(st.state, round_no, cap)))
+        still = open_variants(states)
+        console.print("\\[tfmatrix] look after round %d: %d lines decided, %d the same, %d open%s" % (
+            round_no, sum(s.state == DECIDED for s in states), sum(s.state == SAME for s in states),
+            sum(s.state == OPEN for s in states), "" if still and round_no < cap else "; done"))
+        if not still:
+            break
+        for name, lc in live.items():
+            wanted = still.get(name, set())
+            lc.focus = {k: [v for v in ids if v in wanted] for k, ids in lc.slices.items() if wanted & set(ids)}
+    head["sequential"]["lines"] = [
+        [*key, _rounds_of(live, st), *first.get(key, (round_no, why_stopped(OPEN, round_no, cap)))[1:], st.a[0]]
+        for key, st in sorted(last.items())]
+    for lc in live.values():
+        lc.focus = None
+
+
+def _rounds_of(live: Mapping[str, LiveCell], st: LineState) -> int:
+    """The rounds a line rests on: those in which both its sides were measured."""
+    def rounds(cell: str, vid: str) -> set[int]:
+        lc = live.get(cell)
+        rec = lc.records.get(vid) if lc is not None else None
+        return set(((rec or {}).get("schedule") or {}).get("passes") or [])
+    return len(rounds(*st.a) & rounds(*st.b))
+
+
+def plan_round(live: Mapping[str, LiveCell], round_no: int, seed: int, before: int) -> list[Turn]:
+    """One round's turns over the slices the live cells still want (their focus), numbered on from ``before``."""
+    keys = sorted({k for lc in live.values() for k in (lc.focus if lc.focus is not None else lc.slices)})
+    turns = plan_turns(keys, sorted(live), 1, seed * 1009 + round_no)
+    return [Turn(before + i + 1, round_no, t.slice, t.order) for i, t in enumerate(turns)]
 
 
 def _turn(live: dict[str, LiveCell], turn: Turn, turns: Sequence[Turn], journal: Path, head: dict[str, Any],

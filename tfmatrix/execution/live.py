@@ -72,6 +72,7 @@ class LiveCell:
     broken: bool = False                     # the environment must be made anew before the next slice
     slice_failures: dict[tuple[int, str], list[str]] = field(default_factory=dict)   # (round, slice) -> reasons
     retries: list[tuple[int, str]] = field(default_factory=list)   # (round, slice) to measure again after the turns
+    focus: dict[str, list[str]] | None = None   # a sequential round's slices and their open variants (None: all)
 
     def tries(self, key: str) -> int:
         """How often the slice ``key`` failed in this run, over every round."""
@@ -103,6 +104,7 @@ def slice_file(journal: Path, cell: str, round_no: int, key: str) -> Path:
 
 def wants(lc: LiveCell | None, turn: Turn) -> bool:
     return lc is not None and lc.failure is None and turn.slice in lc.slices \
+        and (lc.focus is None or turn.slice in lc.focus) \
         and (turn.round, turn.slice) not in lc.done and not lc.given_up(turn.slice)
 
 
@@ -122,7 +124,7 @@ def run_slice(lc: LiveCell, turn: Turn, journal: Path, cpus: str | None = None) 
     cell, env = lc.cell, lc.env
     out = "r%d-%s.json" % (turn.round, turn.slice.replace(":", "_"))
     args = slice_args(lc.asked, cell, env.suite_path(PLAN_FILE), turn.slice, turn.round, env.suite_path(out),
-                      env.runner.get("image"), env.runner["name"])
+                      env.runner.get("image"), env.runner["name"], (lc.focus or {}).get(turn.slice, ()))
     lc.log("== turn %d: round %d, slice %s" % (turn.number, turn.round, turn.slice))
     budget = cell.timeout_s - lc.used_s      # the cell's limit is for its whole measurement, as in a whole run
     if budget <= 0:
@@ -247,9 +249,15 @@ def cell_results(lc: LiveCell, head: dict[str, Any]) -> SuiteResults | None:
     warnings = pooled_warnings(plan.warnings, records, float(plan.config.get("unstable_cv") or 0.1), *failure,
                                *failure_warnings(lc))
     turns = [t for t in head.get("turns", []) if lc.cell.name in t[3]]
-    config = {**plan.config, "rounds": max(1, len(complete)),
-              "schedule": {"kind": "interleaved", "run": head["run"], "seed": head["seed"],
-                           "rounds_asked": rounds, "turns": turns},
+    schedule = {"kind": "interleaved", "run": head["run"], "seed": head["seed"], "rounds_asked": rounds,
+                "turns": turns}
+    ran = max((r for r, _ in lc.done), default=1)
+    if "sequential" in head:       # rounds: the most any slice ran; each claim line's own rounds and stop
+        seq = head["sequential"]
+        schedule["sequential"] = {**{k: v for k, v in seq.items() if k != "lines"},
+                                  "lines": [row[:6] for row in seq.get("lines", []) if row[6] == lc.cell.name]}
+    config = {**plan.config, "rounds": ran if "sequential" in head else max(1, len(complete)),
+              "schedule": schedule,
               "host_speed": list(head.get("host_speed", [])),
               "container_reference": sorted(lc.reference)}
     config.pop("slices", None)

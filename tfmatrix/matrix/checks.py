@@ -13,6 +13,8 @@ from typing import Any
 
 from ..errors import UserError
 from .records import (
+    AUTO_ROUNDS,
+    AUTO_ROUNDS_CAP,
     CLUSTER_KEYS,
     DEFAULT_CLUSTER_CPUS,
     DEFAULT_MEMORY,
@@ -26,6 +28,7 @@ from .records import (
     REGISTRY_ENV,
     SCHEDULES,
     SETTINGS_KEYS,
+    VARIANTS,
     Settings,
 )
 from .size import DEFAULT_MAX_CELLS
@@ -122,10 +125,21 @@ def _repeats(where: _Where, key: str, value: Any) -> int:
     return value
 
 
-def _rounds(where: _Where, key: str, value: Any) -> int:
+def _auto_rounds(where: _Where, key: str, value: Any) -> dict[str, Any]:
+    """``rounds``: a fixed count, or "auto" (sequential rounds up to the cap)."""
+    if value == AUTO_ROUNDS:
+        return {"rounds": AUTO_ROUNDS_CAP, "sequential": True}
     if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 20:
-        raise where.error(key, f"{value!r} is not a number of rounds", "use an integer from 1 to 20")
-    return value
+        raise where.error(key, f"{value!r} is not a number of rounds",
+                          f'use an integer from 1 to 20, or "{AUTO_ROUNDS}" (more rounds only where a claim is open)')
+    return {"rounds": value}
+
+
+def _variants(where: _Where, key: str, value: Any) -> str:
+    if value not in VARIANTS:
+        raise where.error(key, f"{value!r} is not a choice of variants",
+                          "use " + " or ".join(repr(v) for v in VARIANTS))
+    return str(value)
 
 
 def _schedule(where: _Where, key: str, value: Any) -> str:
@@ -177,8 +191,9 @@ def parse_settings(file: str, doc: Mapping[str, Any], environ: Mapping[str, str]
         repeats=_repeats(where, "repeats", m["repeats"]) if "repeats" in m else None,
         base_registry=registry,
         max_cells=_max_cells(where, m["max_cells"]) if "max_cells" in m else DEFAULT_MAX_CELLS,
-        rounds=_rounds(where, "rounds", m["rounds"]) if "rounds" in m else DEFAULT_ROUNDS,
+        **(_auto_rounds(where, "rounds", m["rounds"]) if "rounds" in m else {"rounds": DEFAULT_ROUNDS}),
         schedule=_schedule(where, "schedule", m["schedule"]) if "schedule" in m else DEFAULT_SCHEDULE,
+        variants=_variants(where, "variants", m["variants"]) if "variants" in m else "all",
         **_cluster(_Where(file, "[cluster]"), cl),
     )
 

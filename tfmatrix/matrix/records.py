@@ -69,8 +69,11 @@ CELL_KEYS = (
     "preset", "repeats", "timeout", "memory", "allow_untested", "name", "backend", "pool",
 )  # fmt: skip
 PRODUCT_KEYS = CELL_KEYS + ("include", "exclude")
-SETTINGS_KEYS = ("preset", "baseline", "timeout", "memory", "repeats", "max_cells", "rounds", "schedule")
+SETTINGS_KEYS = ("preset", "baseline", "timeout", "memory", "repeats", "max_cells", "rounds", "schedule", "variants")
 DEFAULT_ROUNDS = 3                  # rounds of the interleaved schedule: each a fresh process per variant
+AUTO_ROUNDS = "auto"                # rounds = "auto": sequential rounds, only open claim lines run again ...
+AUTO_ROUNDS_CAP = 6                 # ... up to this many (analysis.sequential)
+VARIANTS = ("all", "claims")        # variants = "claims": only what the seeds' claims compare (the default's)
 DEFAULT_SCHEDULE = "interleaved"
 SCHEDULES = ("interleaved", "sequential")   # matrix.toml's schedule and --schedule: the one list
 IMAGES_KEYS = ("base_registry",)
@@ -216,7 +219,9 @@ class Settings:
     repeats: int | None = None
     base_registry: str | None = None
     max_cells: int = DEFAULT_MAX_CELLS
-    rounds: int = DEFAULT_ROUNDS    # every variant measured in this many rounds of the matrix, pooled
+    rounds: int = DEFAULT_ROUNDS    # every variant measured in this many rounds of the matrix, pooled (the cap: auto)
+    sequential: bool = False        # rounds = "auto": after each round only the open claim lines' variants run again
+    variants: str = "all"           # "claims": only the variants a claim compares (--variants)
     schedule: str = DEFAULT_SCHEDULE    # interleaved (slices of every cell per turn) | sequential (whole cells)
     cluster_address: str | None = None   # [cluster] address: the Ray cluster the ray runner joins
     cluster_pool: str | None = None      # [cluster] pool: every cell's hardware pool unless the cell names one

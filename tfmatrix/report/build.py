@@ -21,6 +21,7 @@ from ..analysis.cells import CellResult, Refused, load_dir
 from ..analysis.claims import CLAIMS, compute_claims
 from ..analysis.findings import FINDINGS, compute_all
 from ..analysis.frame import attach_previous, build_frame
+from ..analysis.sequential import attach_stops, run_alpha
 from ..analysis.upgrade import check_pair, upgrade_view
 from ..errors import UserError
 from ..results.store import PREVIOUS_DIR, write_text_atomic
@@ -137,9 +138,13 @@ def build(cells_dir: Path, out_dir: Path, baseline: str | None = None, *, baseli
     tables = build_tables(df, cells, baselines)
     # the comparisons see the previous run's samples too (its ratios count as noise); results.csv does not
     compared = attach_previous(df, build_frame(earlier)) if earlier else df
+    kept = noise_model.history_at(out_dir / noise_model.FILE)
+    this_run = noise_model.run_of(cells)
+    compared = noise_model.annotate(compared, kept.pooled(without=[this_run]))     # earlier runs' noise, never its own
     results = compute_all(compared, cells, FINDINGS)
     agreement = run_to_run(cells, earlier)
-    claims = compute_claims(compared, cells, CLAIMS)
+    claims = compute_claims(compared, cells, CLAIMS, alpha=run_alpha(cells))
+    attach_stops(claims, cells)
     view = upgrade_view(df, *upgrade) if upgrade is not None else None
     hw_pairs = hardware_view.hardware_pairs(df, cells)
     bisections, unreadable = load_bisections(out_dir)
@@ -164,8 +169,9 @@ def build(cells_dir: Path, out_dir: Path, baseline: str | None = None, *, baseli
     for name, text in why_view.speedscope_files(profiles).items():
         write_text_atomic(out_dir / why_view.PROFILES / name, text)
     model = noise_model.from_frame(df, str(cells_dir))
-    if model is not None:       # a replicated run: kept for later comparisons of one process a side
-        write_text_atomic(out_dir / noise_model.FILE, json.dumps(model.to_json(), indent=1) + "\n")
+    if model is not None:       # a replicated run: kept, with the runs before it, for later runs and comparisons
+        history = kept.with_run(this_run, model)
+        write_text_atomic(out_dir / noise_model.FILE, json.dumps(history.to_json(), indent=1) + "\n")
     return Summary(
         html=html_path, csv=csv_path, cells=len(cells), statuses=dict(Counter(c.status for c in cells)),
         variants=len(df), findings_answered=sum(1 for r in results if r.comparisons), findings_total=len(results),

@@ -16,6 +16,7 @@ from typing import Any
 from markupsafe import Markup
 
 from ..analysis.claims import CANNOT, HOLDS, NOT_MEASURED, REVERSED, UNCLEAR, ClaimCell, ClaimLine, ClaimResult
+from ..analysis.sequential import LOOKS, MAX_ROUNDS
 from .charts import SparkPoint, sparkline
 from .tables import fmt_interval, fmt_seconds, row_anchor
 
@@ -24,7 +25,7 @@ VERDICT_CLASS = {HOLDS: "holds", REVERSED: "reversed", UNCLEAR: "unclear", CANNO
 ROW_COLUMNS = ("claim", "seed", "claim_text", "seed_figure", "seed_setup", "seed_size", "seed_device", "rule",
                "target", "cell", "ref_cell", "seed_cell", "configuration", "a", "b", "a_id", "b_id", "size",
                "standin", "time_a_s", "time_b_s", "ratio", "ci_low", "ci_high", "verdict", "reason", "unstable",
-               "rounds")
+               "rounds", "stopped")
 
 
 def _config_dict(text: str) -> dict[str, str]:
@@ -83,7 +84,7 @@ def line_view(result: ClaimResult, line: ClaimLine, varying: list[str], why: str
         "below_seed_size": below_seed_size(line.size, result.claim.seed_size),
         "ratio": f"{ci.ratio:.3g}",
         "ci": fmt_interval(ci),
-        "rounds": f"paired over {ci.rounds} rounds" if ci.rounds else "",
+        "rounds": "; ".join(p for p in (f"paired over {ci.rounds} rounds" if ci.rounds else "", line.stopped) if p),
         "words": ratio_words(line, result.claim.a),
         "times": f"{fmt_seconds(c.time_a)} vs {fmt_seconds(c.time_b)}",
         "verdict": line.verdict,
@@ -93,6 +94,18 @@ def line_view(result: ClaimResult, line: ClaimLine, varying: list[str], why: str
         "standin": line.standin,
         "unstable": c.unstable,
     }
+
+
+def sequential_note(results: list[ClaimResult]) -> str:
+    """What a sequential run's Claims rest on, in one sentence ("" for a run of fixed rounds)."""
+    lines = [line for r in results for c in r.cells for line in c.lines]
+    if not any(line.stopped for line in lines):
+        return ""
+    level = lines[0].comparison.ci.confidence
+    return (f"Sequential rounds (rounds = \"auto\"): after each look every line was decided, shown within 10% of 1, or "
+            f"run again, up to {MAX_ROUNDS} rounds; a line is looked at up to {LOOKS} times, so each look (and "
+            f"the verdict here) tests at {(1 - level) * 100:.2g}%, the 5% divided by the looks, and the intervals "
+            f"are {level * 100:.3g}% intervals. Each line says how many rounds it rests on and why it stopped.")
 
 
 def why_anchor(claim: str, cell: str, line: int) -> str:
@@ -124,7 +137,7 @@ def trend_svgs(result: ClaimResult, varying: list[str]) -> list[dict[str, Any]]:
                 ci = line.comparison.ci
                 label = line_label(line, varying)
                 tip = (f"{c.name}{': ' + label if label else ''}: time ratio {ci.ratio:.3g} "
-                       f"(95% CI {fmt_interval(ci)}), {line.verdict}")
+                       f"({ci.confidence * 100:.3g}% CI {fmt_interval(ci)}), {line.verdict}")
                 series.setdefault(label + line.standin, []).append(SparkPoint(i, ci.ratio, line.verdict, tip))
         title = f"{result.claim.key} {target.upper()}"
         out.append({"target": target, "svg": Markup(sparkline(title, xs, list(series.values())))})
@@ -204,7 +217,7 @@ def rows(results: list[ClaimResult]) -> list[dict[str, Any]]:
                                      standin=line.standin, time_a_s=c.time_a, time_b_s=c.time_b,
                                      ratio=ci.ratio, ci_low=ci.low if ci.replicated else None,
                                      ci_high=ci.high if ci.replicated else None, verdict=line.verdict,
-                                     unstable=c.unstable, rounds=ci.rounds or "")))
+                                     unstable=c.unstable, rounds=ci.rounds or "", stopped=line.stopped)))
     return out
 
 

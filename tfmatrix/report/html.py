@@ -28,7 +28,7 @@ from ..analysis.pairing import Comparison, FindingResult, GroupSummary
 from ..analysis.stats import noise_of, pct_faster
 from ..results.documents import CELL_FAILURES, CELL_STATUSES
 from .charts import chart_html, host_speed_svg
-from .claims_view import claim_view, line_label, ratio_words, varying_keys
+from .claims_view import claim_view, line_label, ratio_words, sequential_note, varying_keys
 from .grid import grid_view
 from .tables import Baselines, BenchTable, fmt_interval, fmt_seconds, row_anchor
 
@@ -401,6 +401,7 @@ def render(cells: list[CellResult], df: pd.DataFrame, tables: list[BenchTable], 
         summary={**summary_view(cells, df, baselines, generated), "agreement": agreement or []},
         warnings=warnings_for(cells) + refused_warnings(refused),
         claims=[claim_view(r, {w["anchor"] for w in whys}) for r in claims or []],
+        claims_level=sequential_note(claims or []),
         whys=list(whys),
         grid=grid_view(claims or [], cells),
         findings=[finding_view(f, claims) for f in findings],

@@ -199,9 +199,10 @@ class CellRequest:
     schedule: str = _shaped(None, "")
     bench: str | None = _shaped(None)      # hash of the user's benchmark files: absent without them (OPTIONAL)
     processes: int | None = _shaped(None)  # fresh processes per variant: absent unless asked for (OPTIONAL)
+    sequential: bool | None = _shaped(None)   # rounds = "auto": ``rounds`` is the cap (OPTIONAL)
 
     # Keys stored only when set, so results from before they existed stay comparable (reusable).
-    OPTIONAL: ClassVar[tuple[str, ...]] = ("bench", "processes")
+    OPTIONAL: ClassVar[tuple[str, ...]] = ("bench", "processes", "sequential")
 
     def to_json(self) -> dict[str, Any]:
         """The request as the cell file stores it: every key in field order, the optional ones only when set."""

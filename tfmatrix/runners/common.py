@@ -43,6 +43,7 @@ class RunRequest:
     bench: str = ""                     # hash of their content
     processes: int | None = None        # fresh processes per variant; None: the preset's
     sides: tuple[str, ...] = ()         # per bench path, its side: versions of one file measured together (ab)
+    sequential: bool = False            # rounds = "auto": ``rounds`` is the cap; only open claim lines run again
 
     def for_cell(self, cell: Cell) -> CellRequest:
         """What this run asks of ``cell``: made once per cell, handed down, stored in its file."""
@@ -55,6 +56,7 @@ class RunRequest:
             schedule=self.schedule,
             bench=self.bench if self.bench_paths else None,     # absent without user benchmarks
             processes=self.processes,
+            sequential=True if self.sequential else None,      # absent from fixed-round requests
         )
 
     def suite_args(self, cell: Cell, out: str, image: str | None, runner: str) -> list[str]:
@@ -87,11 +89,16 @@ def plan_args(asked: CellRequest, cell: Cell, out: str, image: str | None, runne
     return ["plan", *suite_args(asked, cell, out, image, runner)[1:]]
 
 
+SEQUENTIAL_SHARE = 2    # a sequential run's process takes half the preset's samples (3-6 at seed), whatever the cap:
+#                         how many rounds a line gets is not known when its first process runs
+
+
 def slice_args(asked: CellRequest, cell: Cell, plan: str, key: str, round_no: int, out: str, image: str | None,
-               runner: str) -> list[str]:
-    """``python -m suite run`` arguments for one slice of a planned cell in one round."""
+               runner: str, ids: Sequence[str] = ()) -> list[str]:
+    """``python -m suite run`` arguments for one slice of a planned cell in one round (``ids``: only these)."""
+    share = SEQUENTIAL_SHARE if asked.sequential else asked.rounds
     return [*suite_args(asked, cell, out, image, runner), "--plan", plan, "--slice", key, "--pass", str(round_no),
-            "--of", str(asked.rounds)]
+            "--of", str(share), *(a for vid in ids for a in ("--variant", vid))]
 
 
 class CellLog:

@@ -1,6 +1,6 @@
 """The one table of this host's runners: Docker when an engine answers, else virtualenvs.
 
-``execution.make_runner`` (the head) and ``node.node_runner`` (a Ray node)
+``runners.choose.make_runner`` (the head) and ``node.node_runner`` (a Ray node)
 both choose here, so a node falls back exactly as a single host does.
 """
 from __future__ import annotations

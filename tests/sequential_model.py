@@ -1,0 +1,63 @@
+"""A claim line measured round after round under this host's noise, judged by the sequential rule's own functions.
+
+Shared by ``test_sequential.py`` (seeded, seconds) and ``scripts/bench_sequential.py``
+(the figures in docs/measurement.md). Each variant's per-round SD is drawn as
+measured here (11% at the median, 22% at the 90th percentile: lognormal across
+variants); a window-mate line pairs its two sides round by round (their
+process's state cancels). The looks go through ``inference.contrast``,
+``moderation.with_noise_model`` (a noise history of earlier runs: each side's
+variance estimated on ``d0`` degrees of freedom), ``ratio_ci``/``RatioCI.at``,
+``claims.verdict`` and ``sequential.state_of``: the functions a real look uses.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from tfmatrix.analysis.claims import verdict
+from tfmatrix.analysis.inference import Side, contrast, ratio_ci
+from tfmatrix.analysis.moderation import Prior, with_noise_model
+from tfmatrix.analysis.sequential import LOOK_ALPHA, LOOK_AT, MAX_ROUNDS, OPEN, first_look, state_of
+
+MEDIAN_SD, P90_SD = 0.11, 0.22          # the per-round SDs measured on this host (docs/measurement.md)
+
+
+def sigmas(rng: np.random.Generator, n: int, median: float = MEDIAN_SD, p90: float = P90_SD) -> np.ndarray:
+    """Per-variant SDs of one round's log time, lognormal with this median and 90th percentile."""
+    spread = math.log(p90 / median) / 1.2815515655446004
+    return median * np.exp(spread * rng.standard_normal(n))
+
+
+@dataclass(frozen=True)
+class Stop:
+    rounds: int
+    verdict: str
+    state: str
+
+
+def run_line(rng: np.random.Generator, effect: float, sd_a: float, sd_b: float, *, warm: bool, d0: float = 12.0,
+             alpha: float = LOOK_ALPHA, cap: int = MAX_ROUNDS, looks: tuple[int, ...] = LOOK_AT,
+             expect: str = "a") -> Stop:
+    """One line (time a / time b = ``effect``) measured until it is not open at a look, or the cap."""
+    history = (Prior(sd_a ** 2 * rng.chisquare(d0) / d0, d0), Prior(sd_b ** 2 * rng.chisquare(d0) / d0, d0)) \
+        if warm else (None, None)
+    a: list[float] = []
+    b: list[float] = []
+    for r in range(1, cap + 1):
+        a.append(math.log(effect) + sd_a * rng.standard_normal())
+        b.append(sd_b * rng.standard_normal())
+        if r < first_look(warm) or (r not in looks and r < cap):
+            continue
+        keys = tuple(str(i) for i in range(r))
+        c = contrast(Side(keys, tuple(a)), Side(keys, tuple(b)))
+        assert c is not None
+        c = with_noise_model(c, *history)
+        ci = ratio_ci(c).at(1 - alpha)
+        said = verdict(ci, expect)
+        same = ci.at(1 - 2 * alpha)
+        state = state_of(said, expect, ci.low, ci.high, same.low, same.high)
+        if state != OPEN or r == cap:
+            return Stop(r, said, state)
+    raise AssertionError("unreachable")

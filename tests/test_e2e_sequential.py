@@ -1,0 +1,62 @@
+"""Sequential rounds end to end: real Docker, real TensorFlow, the default's way of running (claims, rounds auto).
+
+Two cells of the Docker matrix (TF 1.15 and TF 2.21 with Keras 3), quick preset,
+only the variants a claim compares, ``--rounds auto``, run twice into one
+reports directory. The first run has no noise history here: its first look is
+after round 2, and every line says how many rounds it took and why it stopped,
+in the cell files, claims.csv and the page; its report keeps the noise
+history. The second run starts warm: round 1 is a look, judged with the first
+run's noise, and the history then holds both runs.
+"""
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+from e2e import MATRICES, cell_docs, require, tfmatrix
+
+from tfmatrix.analysis.sequential import LOOK_ALPHA, MAX_ROUNDS
+from tfmatrix.runners import docker as docker_runner
+
+pytestmark = pytest.mark.docker
+CELLS = ("tf1.15-cpu", "tf2.21-keras3-cpu")
+
+
+def test_a_sequential_claims_run_stops_each_line_when_it_is_decided_and_starts_warm_the_second_time(tmp_path):
+    require(docker_runner.engine() is not None, "no Docker engine answers (scripts/host-setup installs one)")
+    reports = tmp_path / "reports"
+    args = ["matrix", "--matrix", str(MATRICES / "docker.toml"), "--runner", "docker", "--reports", str(reports),
+            "--preset", "quick", "--variants", "claims", "--rounds", "auto", "--redo",
+            *(a for c in CELLS for a in ("--only", c))]
+    first = tfmatrix(*args)
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert "no noise history of these cells here yet: the first look is after round 2" in first.stderr
+    docs = cell_docs(reports)
+    for name in CELLS:
+        doc = docs[name]
+        assert doc["status"] == "ok", doc["reason"]
+        assert doc["request"]["sequential"] is True and doc["request"]["rounds"] == MAX_ROUNDS
+        assert len(doc["request"]["only"]) > 0        # the claims' variants, named
+        seq = doc["results"]["config"]["schedule"]["sequential"]
+        assert seq["first_look"] == 2 and seq["alpha"] == pytest.approx(LOOK_ALPHA)
+        assert 2 <= doc["results"]["config"]["rounds"] <= MAX_ROUNDS
+        for claim, _cell, _a, _b, rounds, why in seq["lines"]:
+            assert 1 <= rounds <= MAX_ROUNDS and why, (claim, rounds, why)
+        measured = [r for r in doc["results"]["records"] if r["status"] == "ok"]
+        assert measured and all(len(r["schedule"]["passes"]) >= 2 for r in measured)     # nothing before look 1
+    with open(reports / "claims.csv", newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r["cell"] in CELLS and r["ratio"]]
+    assert rows and all(r["stopped"] for r in rows)
+    assert "Sequential rounds" in (reports / "index.html").read_text()
+    history = json.loads((reports / "noise-model.json").read_text())
+    assert history["schema_version"] == 2 and len(history["runs"]) == 1
+
+    second = tfmatrix(*args)
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert "round 1 judged with the noise of" in second.stderr
+    docs = cell_docs(reports)
+    for name in CELLS:
+        assert docs[name]["results"]["config"]["schedule"]["sequential"]["first_look"] == 1
+    history = json.loads((reports / "noise-model.json").read_text())
+    assert len(history["runs"]) == 2

@@ -1,0 +1,185 @@
+"""Sequential rounds: after each round every claim line is decided, the same, or open; only open lines run again.
+
+Why: most claim lines are 5-30x effects that one or two rounds decide, while
+the few near their edge (the only ones that changed between two back-to-back
+runs) need more than the fixed three. Chromium's Pinpoint
+(catapult ``dashboard/pinpoint/models/compare/compare.py``) answers
+DIFFERENT / SAME / UNKNOWN after each batch of attempts and adds attempts
+only for UNKNOWN; so does this rule, per line (claim x cell):
+
+* **decided**: the claim holds or is reversed (``claims.verdict``);
+* **same**: the interval lies within ``MARGIN`` of 1 (a "does not help"
+  claim that holds; for any other claim, no difference beyond 10%: Pinpoint's
+  SAME, two one-sided tests): more rounds would not change the answer;
+* **open**: neither: its variants run another round, up to ``MAX_ROUNDS``.
+
+A line is looked at after every round from its first look on, so a test at
+``ALPHA`` each time would call too many lines (six looks at 5% call about
+12-15% of unchanged lines different). Each look tests at ``ALPHA / LOOKS``
+(Bonferroni over the looks: the union bound holds whatever the correlation of
+the looks, so a line's error stays at ``ALPHA`` whenever it stops), and the
+report judges the line at the same level on all the rounds it has
+(``run_alpha``): a line that stopped, or ran on for a neighbour, is still
+one of its ``LOOKS`` looks. Looks are after rounds ``LOOK_AT``; the first
+needs a variance from somewhere: a stored noise history of earlier runs on
+this machine (``noise_model.NoiseHistory``) lets round 1 decide a large
+effect; without one the first look is after round 2.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from .cells import CellResult
+from .claims import CLAIMS, HOLDS, MARGIN, NOT_A, REVERSED, ClaimResult
+from .inference import ALPHA
+from .pairing import Compare, in_benchmarks, matches
+
+MAX_ROUNDS = 6                  # a line still open after this many rounds stops there, "no clear difference"
+LOOK_AT = (1, 2, 3, 4, 6)       # the rounds after which lines are judged (round 5 only adds data)
+LOOKS = len(LOOK_AT)
+LOOK_ALPHA = ALPHA / LOOKS      # each look's test: the looks' errors sum to at most ALPHA
+DECIDED, SAME, OPEN = "decided", "same", "open"
+
+
+def first_look(warm: bool) -> int:
+    """The round of the first look: 1 with a noise history of these cells on this machine, else 2."""
+    return 1 if warm else 2
+
+
+def is_look(round_no: int, warm: bool, cap: int = MAX_ROUNDS) -> bool:
+    """Whether lines are judged after ``round_no`` (the cap is always a look: nothing runs after it)."""
+    return round_no >= first_look(warm) and (round_no in LOOK_AT or round_no >= cap)
+
+
+@dataclass(frozen=True)
+class LineState:
+    """One claim line after a look: where it stands, and the variants (cell, id) its next round would measure."""
+
+    claim: str
+    cell: str                       # the claim cell's name ("a vs b" for cross-cell claims)
+    a: tuple[str, str]              # (cell, variant id) of side a
+    b: tuple[str, str]
+    verdict: str
+    state: str                      # DECIDED | SAME | OPEN
+    ratio: float
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        """What names a line across looks and in the cell file: claim, cell, and the two variant ids."""
+        return (self.claim, self.cell, self.a[1], self.b[1])
+
+
+def state_of(verdict: str, expect: str, low: float, high: float, same_low: float, same_high: float) -> str:
+    """DECIDED, SAME or OPEN from a line's verdict and its intervals (``same_*``: the SAME test's, at 1 - 2 alpha).
+
+    A "does not help" claim that holds is SAME (shown within the margin);
+    any other claim is SAME when its SAME interval lies inside
+    [1/(1 + MARGIN), 1 + MARGIN].
+    """
+    if verdict == HOLDS and expect == NOT_A:
+        return SAME
+    if verdict in (HOLDS, REVERSED):
+        return DECIDED
+    if math.isfinite(same_low) and same_low > 1 / (1 + MARGIN) and same_high < 1 + MARGIN:
+        return SAME
+    return OPEN
+
+
+def line_states(claims: Sequence[ClaimResult], alpha: float = LOOK_ALPHA) -> list[LineState]:
+    """Every measured line of ``claims`` (computed at ``alpha``) with its state after this look."""
+    out = []
+    for result in claims:
+        for cc in result.cells:
+            expect = result.claim.expected(cc.target)
+            for line in cc.lines:
+                c = line.comparison
+                same = c.ci.at(1 - 2 * alpha)
+                out.append(LineState(result.claim.key, cc.name, (c.cell_a.name, c.a_id), (c.cell_b.name, c.b_id),
+                                     line.verdict, state_of(line.verdict, expect, c.ci.low, c.ci.high, same.low,
+                                                            same.high), c.ci.ratio))
+    return out
+
+
+def open_variants(states: Iterable[LineState]) -> dict[str, set[str]]:
+    """Per cell, the variants an open line needs in the next round (both sides', in their own cells)."""
+    out: dict[str, set[str]] = {}
+    for s in states:
+        if s.state == OPEN:
+            for cell, vid in (s.a, s.b):
+                out.setdefault(cell, set()).add(vid)
+    return out
+
+
+def why_stopped(state: str, round_no: int, cap: int = MAX_ROUNDS) -> str:
+    """A line's stop in words, as the cell file and the report say it."""
+    if state == DECIDED:
+        return "decided after round %d" % round_no
+    if state == SAME:
+        return "within %d%% of 1 after round %d: more rounds would not change it" % (round(MARGIN * 100), round_no)
+    return "still open after round %d, the cap" % cap if round_no >= cap else "still open after round %d" % round_no
+
+
+def run_alpha(cells: Sequence[CellResult]) -> float:
+    """The level the Claims are judged at: a sequential run's per-look level (its cell files say it), else ALPHA."""
+    for c in cells:
+        schedule = c.results.config.get("schedule") if c.results is not None else None
+        seq = schedule.get("sequential") if isinstance(schedule, dict) else None
+        if isinstance(seq, dict) and isinstance(seq.get("alpha"), (int, float)):
+            return float(seq["alpha"])
+    return ALPHA
+
+
+def stops(cells: Sequence[CellResult]) -> dict[tuple[str, str, str, str], tuple[int, str]]:
+    """Each line's rounds and why it stopped, as a sequential run's cell files recorded them (by ``LineState.key``)."""
+    out: dict[tuple[str, str, str, str], tuple[int, str]] = {}
+    for c in cells:
+        schedule = c.results.config.get("schedule") if c.results is not None else None
+        seq = schedule.get("sequential") if isinstance(schedule, dict) else None
+        for row in (seq.get("lines") if isinstance(seq, Mapping) else None) or []:
+            if isinstance(row, list) and len(row) == 6:
+                out[(str(row[0]), str(row[1]), str(row[2]), str(row[3]))] = (int(row[4]), str(row[5]))
+    return out
+
+
+def claim_variant_ids(catalogue: Iterable[tuple[str, str, Mapping[str, object]]]) -> list[str]:
+    """The ids of the catalogue's variants (benchmark, id, parameters) that a claim's side names, in catalogue order:
+    what the default run measures (``variants = "claims"``)."""
+    setups = [s.compare for claim in CLAIMS for s in claim.setups]
+    return [vid for bench, vid, params in catalogue
+            if any(in_benchmarks(bench, cmp.benchmarks) and (matches(params, cmp.a) or matches(params, cmp.b))
+                   for cmp in setups)]
+
+
+def attach_stops(claims: Sequence[ClaimResult], cells: Sequence[CellResult]) -> None:
+    """Each line of a sequential run told why its rounds stopped, as its cell file recorded it (in place)."""
+    found = stops(cells)
+    for result in claims:
+        for cc in result.cells:
+            for line in cc.lines:
+                c = line.comparison
+                stop = found.get((result.claim.key, cc.name, c.a_id, c.b_id))
+                if stop is not None:
+                    line.stopped = stop[1]
+
+
+def needless_standins(catalogue: Iterable[tuple[str, str, Mapping[str, object]]], measurable: Iterable[str]) -> set[str]:
+    """The variants only a stand-in setup needs, in a cell that can measure every claim's own setup they stand in
+    for (``measurable``: the ids its plan left to measure): a claim is answered at its seed's configuration
+    where that exists, so the stand-in's rounds there would buy nothing."""
+    rows = list(catalogue)
+    here = set(measurable)
+
+    def ids(cmp: Compare) -> set[str]:
+        return {vid for bench, vid, params in rows
+                if in_benchmarks(bench, cmp.benchmarks) and (matches(params, cmp.a) or matches(params, cmp.b))}
+    needed: set[str] = set()
+    spare: set[str] = set()
+    for claim in CLAIMS:
+        own = ids(claim.setups[0].compare)
+        answered = bool(own) and own <= here
+        needed |= own
+        for setup in claim.setups[1:]:
+            (spare if answered else needed).update(ids(setup.compare))
+    return spare - needed

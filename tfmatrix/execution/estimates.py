@@ -1,0 +1,129 @@
+"""How long a run may take, said before it starts: per cell, from its last run here or a measured constant.
+
+Why its own module: the opening line is the first thing a user reads, and it
+was wrong by a third both ways on different days. The machine's speed drifts
+by days here (its reference workload took 12 ms on one day and 22 ms two
+days later), so every figure is scaled by the host reference
+(``suite.reference``) measured at the start against the reference its source
+was measured at: a cell's last run (the median of its file's host-speed
+points) or, for a cell never run here, the constants below (measured on the
+default matrix, at ``ESTIMATE_REFERENCE_S``).
+"""
+from __future__ import annotations
+
+import functools
+import statistics
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from ..matrix import Cell
+from ..results.documents import CellDoc
+from ..results.store import cell_paths, load_cell
+from ..runners.common import RunRequest
+
+# Suite seconds of one CPU cell per preset and round on this 2-core machine, at a host reference of
+# ESTIMATE_REFERENCE_S. Quick: the default matrix's nine CPU cells with Docker (2026-11): 50-200 s, mean 87 s.
+# Seed: the default matrix's 12 CPU cells, 3 interleaved rounds of the whole catalogue, warm, 2026-11-26: 112 s a
+# cell and round (23 s keras3-torch-cpu to 283 s tf2.16-tf_keras-cpu) at a reference of 22 ms.
+ESTIMATE_RUN_S = {"quick": 100.0, "seed": 110.0, "standard": 3600.0, "full": 4 * 3600.0}
+ESTIMATE_REFERENCE_S = 0.022
+ESTIMATE_SETUP_S = 60.0         # preparing a cell the first time (wheels and image build, or virtualenv install)
+# A sequential run's rounds, on average over its slices (measured: docs/measurement.md, "Sequential rounds").
+EXPECTED_ROUNDS_WARM = 2.0      # a noise history of these cells here: the first look after round 1
+EXPECTED_ROUNDS_COLD = 3.0      # none: the first look after round 2
+
+
+def reference_of(doc: CellDoc) -> float | None:
+    """The host reference a cell file's run saw: the median of its host-speed points (None: none recorded)."""
+    series = (doc.results.config.get("host_speed") if doc.results is not None else None) or []
+    seconds = [float(p[2]) for p in series if isinstance(p, list) and len(p) == 3 and isinstance(p[2], (int, float))]
+    return statistics.median(seconds) if seconds else None
+
+
+def expected_rounds(request: RunRequest, warm: bool) -> float:
+    """The rounds a cell of this request is expected to run: the fixed count, or a sequential run's average."""
+    if not request.sequential:
+        return float(request.rounds)
+    return min(float(request.rounds), EXPECTED_ROUNDS_WARM if warm else EXPECTED_ROUNDS_COLD)
+
+
+def cell_estimates(cells: Sequence[Cell], request: RunRequest, reports_dir: Path,
+                   built: Callable[[Cell], bool] | None = None, reference: float | None = None,
+                   warm: bool = False) -> dict[str, float]:
+    """Seconds each cell may take: its last run time with the same preset, else a per-preset guess.
+
+    ``reference``: the host reference measured now (None: no scaling);
+    ``warm``: a noise history of these cells is kept here (a sequential run
+    then looks after round 1). Preparation (image build, virtualenv) is
+    counted only for cells that have never completed here and whose
+    environment the runner has not ``built`` (a first run into a new reports
+    directory on a warm host once said 54 minutes for 40); a warm cell costs
+    its run time. Both scale with the share of the preset's variants
+    ``--bench``/``only`` selects (a bisect probe runs 2 of 120: its estimate
+    once said 2:40 for a 20-second run).
+    """
+    out = {}
+    rounds = expected_rounds(request, warm)
+    for cell in cells:
+        doc = load_cell(cell_paths(reports_dir, cell.name)[0])
+        preset = request.for_cell(cell).preset
+        asked = preset_processes(preset)
+        wanted = request.processes or asked
+        share = selected_share(preset, request.only)
+        if doc is not None and doc.cell_request.preset == preset and "run_s" in doc.timings:
+            then_asked = doc.cell_request
+            had = then_asked.processes or asked
+            then = selected_share(preset, then_asked.only)
+            if then_asked.sequential:       # its run time is its rounds' as they came: the same again if asked
+                then_rounds = rounds if request.sequential else EXPECTED_ROUNDS_WARM
+            else:
+                then_rounds = doc.rounds
+            speed = _scale(reference, reference_of(doc))
+            out[cell.name] = doc.timings["run_s"] / then_rounds * rounds * wanted / had * share / then * speed
+        else:
+            setup = 0.0 if built is not None and built(cell) else ESTIMATE_SETUP_S
+            speed = _scale(reference, ESTIMATE_REFERENCE_S)
+            out[cell.name] = ESTIMATE_RUN_S.get(preset, 600.0) * rounds * wanted / asked * share * speed + setup
+    return out
+
+
+def _scale(now: float | None, then: float | None) -> float:
+    """How much slower the host is now than when a figure was measured (1.0 when either is unknown)."""
+    return now / then if now and then else 1.0
+
+
+@functools.lru_cache(maxsize=64)
+def selected_share(preset: str, only: tuple[str, ...]) -> float:
+    """The share of the preset's built-in variants the patterns select (1.0 for none; at least one variant's)."""
+    if not only:
+        return 1.0
+    from suite.registry import PRESETS, all_variants, select
+
+    known = PRESETS.get(preset)
+    if known is None:
+        return 1.0
+    variants = all_variants(known)
+    return max(1, len(select(variants, only))) / max(1, len(variants))
+
+
+def preset_processes(preset: str) -> int:
+    """The fresh processes per variant a suite preset runs (the estimates scale with them)."""
+    from suite.registry import PRESETS
+
+    known = PRESETS.get(preset)
+    return known.processes if known else 1
+
+
+def estimate(cells: Sequence[Cell], request: RunRequest, reports_dir: Path) -> float:
+    """Seconds the run may take one cell at a time."""
+    return sum(cell_estimates(cells, request, reports_dir).values())
+
+
+def cold_estimate(cells: Sequence[Cell], rounds: int = 1, sequential: bool = False,
+                  reference: float | None = None, only: tuple[str, ...] = ()) -> float:
+    """Seconds a first run of ``cells`` may take here (nothing built, no earlier results; ``only``: the variants
+    selected, as ids or patterns)."""
+    per = min(float(rounds), EXPECTED_ROUNDS_COLD) if sequential else float(rounds)
+    speed = _scale(reference, ESTIMATE_REFERENCE_S)
+    return sum(ESTIMATE_RUN_S.get(c.preset, 600.0) * per * speed * selected_share(c.preset, only) + ESTIMATE_SETUP_S
+               for c in cells)

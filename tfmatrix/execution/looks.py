@@ -1,0 +1,72 @@
+"""A sequential run's look: the live cells' rounds so far, judged as the report will judge them.
+
+After a look round (``analysis.sequential.is_look``) the records each live
+cell pooled so far become cell documents in memory (the same
+``live.cell_results`` the cell files are written from), then a frame and
+the Claims at the per-look level, with the noise history of earlier runs on
+this machine lent to lines of one round. What comes back is each line's
+state; ``interleaved`` runs another round for the open lines' variants only.
+One path with the report: a line decided here is the line the report shows.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..analysis.cells import CellResult, describe
+from ..analysis.claims import compute_claims
+from ..analysis.frame import build_frame
+from ..analysis.noise_model import NoiseModel, annotate
+from ..analysis.sequential import LOOK_ALPHA, LineState, line_states, needless_standins
+from ..results.store import CellOutcome, cell_document
+from .live import LiveCell, cell_results
+
+
+def live_results(live: Mapping[str, LiveCell], head: dict[str, Any]) -> list[CellResult]:
+    """Each live cell's rounds so far as the report reads a cell (cells with nothing measured yet left out)."""
+    out = []
+    for name, lc in sorted(live.items()):
+        results = cell_results(lc, head)
+        if results is None:
+            continue
+        doc = cell_document(lc.cell.to_dict(), CellOutcome(name, "ok", None, lc.env.runner, {}, results), lc.asked)
+        out.append(describe(doc, Path(name + ".json")))
+    return out
+
+
+def look(live: Mapping[str, LiveCell], head: dict[str, Any], history: NoiseModel | None,
+         alpha: float = LOOK_ALPHA) -> list[LineState]:
+    """Every claim line of the live cells, judged at ``alpha`` on what they measured so far."""
+    cells = live_results(live, head)
+    if not cells:
+        return []
+    df = annotate(build_frame(cells), history)
+    return line_states(compute_claims(df, cells, alpha=alpha), alpha)
+
+
+def covers(history: NoiseModel | None, live: Mapping[str, LiveCell]) -> bool:
+    """Whether the history knows the noise of these cells' claim variants (then round 1 is a look): a variance for
+    at least half the variants each live cell measures."""
+    if history is None:
+        return False
+    known = history.variances
+    for name, lc in live.items():
+        ids = [vid for ids in lc.slices.values() for vid in ids]
+        if ids and sum((name, vid) in known for vid in ids) * 2 < len(ids):
+            return False
+    return True
+
+
+def without_needless_standins(slices: dict[str, list[str]], preset: str) -> dict[str, list[str]]:
+    """A cell's planned slices without the stand-in variants its own claims do not need (``needless_standins``):
+    in a TF that has EfficientNetV2S, MobileNetV2's rounds would answer nothing. Slices left empty go."""
+    from suite.registry import PRESETS, all_variants
+
+    known = PRESETS.get(preset)
+    if known is None:
+        return slices
+    catalogue = [(v.benchmark, v.id, v.as_dict()) for v in all_variants(known)]
+    spare = needless_standins(catalogue, [vid for ids in slices.values() for vid in ids])
+    kept = {k: [v for v in ids if v not in spare] for k, ids in slices.items()}
+    return {k: ids for k, ids in kept.items() if ids}
