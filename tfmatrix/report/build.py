@@ -24,7 +24,7 @@ from ..analysis.frame import attach_previous, build_frame
 from ..analysis.upgrade import check_pair, upgrade_view
 from ..errors import UserError
 from ..results.store import PREVIOUS_DIR, write_text_atomic
-from . import claims_view, hardware_view, why_view
+from . import claims_view, devices_view, hardware_view, why_view
 from .bisect_view import load_bisections
 from .html import render, warnings_for
 from .tables import build_tables, resolve_baselines, results_csv
@@ -142,13 +142,15 @@ def build(cells_dir: Path, out_dir: Path, baseline: str | None = None, *, baseli
     claims = compute_claims(compared, cells, CLAIMS)
     view = upgrade_view(df, *upgrade) if upgrade is not None else None
     hw_pairs = hardware_view.hardware_pairs(df, cells)
+    dev_pairs = devices_view.device_pairs(df, cells)
     bisections, unreadable = load_bisections(out_dir)
     timelines, unreadable_timelines = load_timelines(out_dir)
     profiles = why_view.load_profile_dir(out_dir)
     whys = why_view.why_views(claims, profiles)
     page = render(cells, df, tables, results, baselines, generated, claims, agreement, refused=loaded.refused,
                   upgrade=page_view(view) if view is not None else None,
-                  hardware=hardware_view.page_view(hw_pairs, cells), bisections=bisections,
+                  hardware=hardware_view.page_view(hw_pairs, cells, len(dev_pairs)),
+                  devices=devices_view.page_view(dev_pairs), bisections=bisections,
                   timelines=timelines, whys=whys)
     html_path, csv_path = out_dir / "index.html", out_dir / "results.csv"
     claims_csv, claims_json = out_dir / "claims.csv", out_dir / "claims.json"

@@ -382,7 +382,8 @@ def render(cells: list[CellResult], df: pd.DataFrame, tables: list[BenchTable], 
            baselines: Baselines, generated: str | None = None, claims: list[ClaimResult] | None = None,
            agreement: list[str] | None = None, refused: Sequence[Refused] = (),
            upgrade: dict[str, Any] | None = None, hardware: dict[str, Any] | None = None,
-           bisections: Sequence[Any] = (), timelines: Sequence[Any] = (), whys: Sequence[dict[str, Any]] = ()) -> str:
+           devices: dict[str, Any] | None = None, bisections: Sequence[Any] = (), timelines: Sequence[Any] = (),
+           whys: Sequence[dict[str, Any]] = ()) -> str:
     generated = generated or datetime.datetime.now(datetime.UTC).replace(microsecond=0).isoformat()
     charts = []
     for chart in CHARTS:
@@ -415,6 +416,7 @@ def render(cells: list[CellResult], df: pd.DataFrame, tables: list[BenchTable], 
         refused=list(refused),
         upgrade=upgrade,
         hardware=hardware,
+        devices=devices,
         schedule=schedule_view(cells),
         bisections=list(bisections),
         timelines=list(timelines),
