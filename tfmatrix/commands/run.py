@@ -50,7 +50,7 @@ def _run_cells(args: argparse.Namespace, cells: Sequence[Cell], bench: Sequence[
             runner = make_runner("ray", matrix.settings.base_registry, console,
                                  args.address or matrix.settings.cluster_address, matrix.settings.cluster_cpus)
         else:
-            runner = make_runner(args.runner, matrix.settings.base_registry, console)
+            runner = make_runner(args.runner, matrix.settings.base_registry, console, cells=cells)
         rounds = args.rounds if args.rounds is not None else matrix.settings.rounds
         schedule = args.schedule or matrix.settings.schedule
         request = RunRequest(preset=args.preset, only=tuple(bench), repeats=args.repeats, rounds=rounds,

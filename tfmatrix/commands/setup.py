@@ -26,7 +26,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from ..progress import fmt_duration
 
     matrix = load_matrix(args)
-    print(f"{len(matrix.cells)} cells OK ({len(matrix.warnings)} warnings); a first `matrix` run of all of them: "
+    n, w = len(matrix.cells), len(matrix.warnings)
+    print(f"{n} cell{'s' * (n != 1)} OK ({w} warning{'s' * (w != 1)}); a first `matrix` run of all of them: "
           f"roughly {fmt_duration(cold_estimate(matrix.cells, matrix.settings.rounds))}")
     return 0
 

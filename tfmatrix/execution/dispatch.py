@@ -42,9 +42,12 @@ ESTIMATE_SETUP_S = 60.0
 
 
 def make_runner(kind: str, registry: str | None, console: Console, address: str | None = None,
-                cluster_cpus: int = 2) -> Runner:
+                cluster_cpus: int = 2, cells: Sequence[Cell] | None = None) -> Runner:
     """The runner to use: Docker when an engine answers (auto), else the venv runner; ray: a Ray cluster's. On this
-    host, existing environments (``python = "/path"``) run in themselves beside it (``runners.existing``)."""
+    host, existing environments (``python = "/path"``) run in themselves beside it (``runners.existing``).
+
+    ``cells``: what will run; when every one is an existing environment, the fallback's note (venv: CPU cells
+    only) says nothing about them and is not printed."""
     if kind not in RUNNERS:
         raise UserError("--runner %r: choose one of %s" % (kind, ", ".join(RUNNERS)))
     if kind == "ray":
@@ -52,7 +55,7 @@ def make_runner(kind: str, registry: str | None, console: Console, address: str 
 
         return connect_runner(address, registry, cluster_cpus)
     runner, note = local_runner(kind, registry)
-    if note:
+    if note and not (cells and all(_is_existing(c) for c in cells)):
         console.print("\\[tfmatrix] " + note)
     return WithExisting(runner)       # existing environments (python = "/path") run as they are, whatever the runner
 
@@ -70,12 +73,12 @@ def cell_estimates(cells: Sequence[Cell], request: RunRequest, reports_dir: Path
     """
     out = {}
     for cell in cells:
-        doc = load_cell(cell_paths(reports_dir, cell.name)[0])
+        doc = _last_run(cell, request, reports_dir)
         preset = request.for_cell(cell).preset
         asked = preset_processes(preset)
         wanted = request.processes or asked
         share = selected_share(preset, request.only)
-        if doc is not None and doc.cell_request.preset == preset and "run_s" in doc.timings:
+        if doc is not None:
             then_asked = doc.cell_request
             had = then_asked.processes or asked
             then = selected_share(preset, then_asked.only)
@@ -84,6 +87,43 @@ def cell_estimates(cells: Sequence[Cell], request: RunRequest, reports_dir: Path
             setup = 0.0 if built is not None and built(cell) else ESTIMATE_SETUP_S
             out[cell.name] = ESTIMATE_RUN_S.get(preset, 600.0) * request.rounds * wanted / asked * share + setup
     return out
+
+
+def _last_run(cell: Cell, request: RunRequest, reports_dir: Path) -> Any:
+    """The cell's last results here with the preset asked for and a run time, or None."""
+    doc = load_cell(cell_paths(reports_dir, cell.name)[0])
+    ok = doc is not None and doc.cell_request.preset == request.for_cell(cell).preset and "run_s" in doc.timings
+    return doc if ok else None
+
+
+def unknown_estimates(cells: Sequence[Cell], request: RunRequest, reports_dir: Path) -> list[str]:
+    """Existing environments with no earlier run here: their time is unknown (a per-preset guess would be a
+    built cell's, and an environment on a GPU is nothing like one)."""
+    return [c.name for c in cells if _is_existing(c) and _last_run(c, request, reports_dir) is None]
+
+
+def _is_existing(cell: Any) -> bool:
+    """An existing environment (a stand-in cell without the attribute is a built one)."""
+    return bool(getattr(cell, "existing", False))
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def cells_text(cells: Sequence[Cell], runner: str) -> str:
+    """ "3 cells (2 CPU, 1 GPU) with the docker runner"; existing environments, which run as they are whatever the
+    runner, counted apart: "2 existing environments (2 GPU) beside 0 cells of the docker runner"."""
+    def counted(group: list[Cell], one: str, many: str) -> str:
+        n_gpu = sum(1 for c in group if c.target == "gpu")
+        by = ", ".join(f"{n} {t}" for n, t in ((len(group) - n_gpu, "CPU"), (n_gpu, "GPU")) if n)
+        return _count(len(group), one, many) + (f" ({by})" if by else "")
+
+    built = counted([c for c in cells if not _is_existing(c)], "cell", "cells")
+    existing = [c for c in cells if _is_existing(c)]
+    if not existing:
+        return f"{built} with the {runner} runner"
+    return f"{counted(existing, 'existing environment', 'existing environments')} beside {built} of the {runner} runner"
 
 
 @functools.lru_cache(maxsize=64)
@@ -126,26 +166,31 @@ def execute(cells: Sequence[Cell], runner: Runner, request: RunRequest, reports_
     if request.schedule == "interleaved" and not (runner.interleaves and runner.slots <= 1):
         console.print("\\[tfmatrix] the %s runner runs whole cells: sequential schedule" % runner.name)
         request = dataclasses.replace(request, schedule="sequential")
-    n_gpu = sum(1 for c in cells if c.target == "gpu")
     skips = {c.name: runner.skip_reason(c) for c in cells}
     runnable = [c for c in cells if not skips[c.name]]
-    text = "%d cells (%d CPU, %d GPU) with the %s runner" % (len(cells), len(cells) - n_gpu, n_gpu, runner.name)
+    text = cells_text(cells, runner.name)
     if len(runnable) < len(cells):
         reasons = sorted({r for r in skips.values() if r})
         text += "; %d will be skipped (%s)" % (len(cells) - len(runnable), "; ".join(reasons))
     if request.schedule == "interleaved":
-        text += ", interleaved in %d rounds" % request.rounds
+        text += ", interleaved in %s" % _count(request.rounds, "round", "rounds")
     elif request.rounds > 1:
         text += ", %d rounds (every cell once, then again)" % request.rounds
     each = cell_estimates(runnable, request, reports_dir, runner.built)
     width = runner.width(runnable) if runner.slots > 1 else 1   # cells at once
-    when = fmt_duration(sum(each.values()))
+    unknown = unknown_estimates(runnable, request, reports_dir)
+    when = fmt_duration(sum(t for name, t in each.items() if name not in unknown))
     if width > 1:
         from .cluster_progress import makespan
 
         when = "%s with %d at once (%s one at a time)" % (
             fmt_duration(makespan(list(each.values()), width) * request.rounds), width, when)
-    console.print("\\[tfmatrix] %s; %d to run, roughly %s" % (text, len(runnable), when))
+    when = "roughly " + when
+    if unknown:
+        never = "%s never run here" % _count(len(unknown), "existing environment", "existing environments")
+        when = "time unknown (%s)" % never if len(unknown) == len(runnable) else "%s, and unknown for %s" % (
+            when, never)
+    console.print("\\[tfmatrix] %s; %d to run, %s" % (text, len(runnable), when))
     room = runner.disk_room(runnable)
     if room is not None and room.need > room.free:
         from ..provision.hygiene import room_line

@@ -302,7 +302,7 @@ def env_row(c: CellResult) -> dict[str, Any]:
     image = runner.get("image") or spec.get("image") or (c.results.cell.get("image") if c.results else None) or ""
     return {
         "name": c.name, "status": c.status, "target": c.target,
-        "tf": (c.tf_installed or c.tf) + (f" ({c.tf_git})" if c.tf_git else ""),
+        "tf": (c.tf_installed or c.tf) + (f" ({c.tf_git})" if c.tf_git else "") if c.has_tf else "-",
         "tf_spec": c.tf,
         "tf_keras": tfk_flavour if tfk_version in tfk_flavour else (f"{tfk_flavour} {tfk_version}").strip(),
         "keras": sk.get("flavour") or ("n/a" if sk.get("unavailable") else "")
