@@ -48,19 +48,20 @@ def _matmul(n: int, t: float, seed: int, impl: str = "numpy.dot") -> dict[str, A
 
 
 def _existing(out: Path, name: str, target: str, env: dict[str, str], records: list[dict[str, Any]],
-              python: str = PYTHON, gpu: str | None = "NVIDIA H200") -> None:
+              python: str = PYTHON, gpu: str | None = "NVIDIA H200", preset: str = "seed") -> None:
     """An existing environment's cell of one interleaved run (three rounds, seed 7), as the runner writes it."""
     doc = results_doc(records, tf="2.15.1", cell=name, target=target,
                       gpus=["/physical_device:GPU:0"] if target == "gpu" else None)
     doc["config"].update(rounds=3, schedule={"kind": "interleaved", "run": "run-7", "seed": 7})
+    doc["preset"] = preset
     if target == "gpu" and gpu:
         doc["environment"]["host"]["nvidia_smi"] = {"gpus": [{"name": gpu}]}
     results = SuiteResults.from_json(doc, Path(f"{name}.json"))
-    spec = {"name": name, "tf": "", "tf_release": "", "python": "", "target": target, "preset": "seed",
+    spec = {"name": name, "tf": "", "tf_release": "", "python": "", "target": target, "preset": preset,
             "keras": {"flavour": "as installed", "version": None}, "env": env, "interpreter": python}
     runner = {"name": "existing", "interpreter": python}
     write_cell(out / f"{name}.json", cell_document(spec, CellOutcome(name, "ok", None, runner, {"run_s": 1.0}, results),
-                                  {"preset": "seed"}))
+                                                   {"preset": preset}))
 
 
 def _pair(out: Path, gpu_over_cpu: tuple[float, ...], cpu_s: tuple[float, ...] = (1e-3, 8e-3, 0.5)) -> None:
@@ -126,6 +127,20 @@ def test_no_crossover_within_the_measured_sizes(tmp_path: Path) -> None:
     (x,) = pair.crossovers
     assert x.at is None
     assert x.text().startswith("GPU does not pay within the measured sizes (matrix size n; GPU/CPU 3.00 at 128")
+
+
+def test_one_environment_at_several_presets_pools_its_sizes_for_one_crossover(tmp_path: Path) -> None:
+    """One preset measures one n (256 in quick, 2000 in seed): pairs of one environment at both give the curve."""
+    for preset, n, cpu_s, ratio in (("quick", 256, 2e-3, 2.0), ("seed", 2000, 0.8, 0.25)):
+        _existing(tmp_path, f"jax-gpu-{preset}", "gpu", {}, [_matmul(n, cpu_s * ratio, 1)], preset=preset)
+        _existing(tmp_path, f"jax-cpu-{preset}", "cpu", {"JAX_PLATFORMS": "cpu"}, [_matmul(n, cpu_s, 2)],
+                  preset=preset)
+    cells = load_dir(tmp_path).cells
+    pairs = device_pairs(build_frame(cells), cells)
+    assert len(pairs) == 2 and len(pairs[0].family) == 2 and pairs[1].crossovers == []
+    (x,) = pairs[0].crossovers
+    assert [p.size for p in x.points] == [256, 2000]
+    assert x.at == pytest.approx(math.exp(math.log(256) + math.log(2) / math.log(8) * math.log(2000 / 256)), rel=0.05)
 
 
 def test_crossover_rules() -> None:

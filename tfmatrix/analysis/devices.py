@@ -74,6 +74,17 @@ def device_key(c: Any) -> str:
     return json.dumps(key, sort_keys=True, default=str)
 
 
+def family_key(c: Any) -> str:
+    """``device_key`` without the preset: pairs of one environment run at several presets (each its own sizes: n =
+    256 in quick, 2000 in seed, ...) pool their sizes for one crossover."""
+    key = json.loads(device_key(c))
+    key["spec"].pop("preset", None)
+    key["seen"].pop("preset", None)
+    if isinstance(key["seen"].get("request"), dict):
+        key["seen"]["request"].pop("preset", None)
+    return json.dumps(key, sort_keys=True, default=str)
+
+
 @dataclass(frozen=True)
 class DeviceGroup:
     """One environment's cells in two or more device settings, the reference (CPU, else the first) first."""
@@ -195,7 +206,8 @@ def crossovers(changes: Sequence[Any], params: Mapping[str, Mapping[str, Any]],
                axes: Sequence[SizeAxis] = SIZE_AXES) -> list[Crossover]:
     """Per size axis and configuration (every other parameter equal), the ratios by size and their crossover.
 
-    ``changes``: ``compare.VariantChange`` of one pair; ``params``: each variant id's parameters.
+    ``changes``: ``compare.VariantChange`` of one pair, or of pairs of one family (``family_key``: the same
+    environment at several presets), the first at a size kept; ``params``: each variant id's parameters.
     """
     out = []
     for axis in axes:
@@ -206,8 +218,9 @@ def crossovers(changes: Sequence[Any], params: Mapping[str, Mapping[str, Any]],
             if p is None or size is None:
                 continue
             config = ", ".join(f"{k}={_text(v)}" for k, v in p.items() if k != axis.param)
-            series.setdefault((ch.benchmark, config), []).append(
-                SizePoint(size, ch.ci.ratio, ch.ci.low, ch.ci.high, ch.id))
+            points = series.setdefault((ch.benchmark, config), [])
+            if all(q.size != size for q in points):
+                points.append(SizePoint(size, ch.ci.ratio, ch.ci.low, ch.ci.high, ch.id))
         for (bench, config), pts in sorted(series.items()):
             pts.sort(key=lambda p: p.size)
             at, first = crossover_at(pts)

@@ -11,13 +11,13 @@ as a small chart of the ratio against size (``charts.ratio_size_svg``).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 from markupsafe import Markup
 
-from ..analysis.devices import Crossover, DeviceSetting, crossovers, device_groups, device_setting
+from ..analysis.devices import Crossover, DeviceSetting, crossovers, device_groups, device_setting, family_key
 from ..analysis.upgrade import UpgradeView, upgrade_view
 from .charts import ratio_size_svg
 from .tables import fmt_change, fmt_seconds
@@ -39,7 +39,8 @@ class DevicePair:
     setting_a: DeviceSetting
     setting_b: DeviceSetting
     view: UpgradeView                   # baseline = the cell in setting A, candidate = B
-    crossovers: list[Crossover]
+    crossovers: list[Crossover] = field(default_factory=list)
+    family: list[str] = field(default_factory=list)     # the pairs whose sizes the crossovers pool (several presets)
 
     @property
     def names(self) -> tuple[str, str]:
@@ -63,12 +64,26 @@ def _params(df: pd.DataFrame, cell: str) -> dict[str, Any]:
 
 
 def device_pairs(df: pd.DataFrame, cells: Sequence[Any]) -> list[DevicePair]:
+    """Every pair of every device group, compared; the crossovers on the first pair of each family.
+
+    A family is one environment's pairs at several presets (``devices.family_key``): their sizes pool into one
+    crossover per configuration, since one preset measures one size of each.
+    """
     out = []
+    families: dict[tuple[str, DeviceSetting, DeviceSetting], list[tuple[DevicePair, Any]]] = {}
     for group in device_groups(cells):
         for a, b in group.pairs():
-            view = upgrade_view(df, a.name, b.name)
-            out.append(DevicePair(group.label, device_setting(a), device_setting(b), view,
-                                  crossovers(view.rows, _params(df, a.name))))
+            pair = DevicePair(group.label, device_setting(a), device_setting(b), upgrade_view(df, a.name, b.name))
+            out.append(pair)
+            families.setdefault((family_key(a), pair.setting_a, pair.setting_b), []).append((pair, a))
+    for members in families.values():
+        params: dict[str, Any] = {}
+        for _, a in members:
+            params.update(_params(df, a.name))
+        first = members[0][0]
+        first.crossovers = crossovers([c for pair, _ in members for c in pair.view.rows], params)
+        first.family = [f"{p.view.candidate} against {p.view.baseline}" for p, _ in members] if len(members) > 1 \
+            else []
     return out
 
 
@@ -90,6 +105,6 @@ def page_view(pairs: Sequence[DevicePair]) -> dict[str, Any] | None:
                  for x in pair.crossovers]
         views.append({"group": pair.group, "cell_a": pair.view.baseline, "cell_b": pair.view.candidate,
                       "setting_a": pair.setting_a.label, "setting_b": pair.setting_b.label, "a": a, "b": b,
-                      "line": pair.line(), "rows": rows, "sizes": sizes,
+                      "line": pair.line(), "rows": rows, "sizes": sizes, "family": pair.family,
                       "unpaired": [f"{u.id}: {a} {u.baseline}, {b} {u.candidate}" for u in pair.view.unpaired]})
     return {"pairs": views}
