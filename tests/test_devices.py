@@ -202,3 +202,19 @@ def test_the_claims_note_says_cpu_only_only_when_no_gpu_cell_ran(tmp_path: Path)
     cpu = [c for c in cells if c.target == "cpu"]
     assert "CPU only (no GPU cell has it)" in seed_gpu_note(cpu, [])
     assert "none is a cell this claim compares" in seed_gpu_note(cells, [])
+
+
+def test_the_docs_matrix_files_load_as_one_environment_in_two_settings(load_snippet: Any) -> None:
+    """docs/gpu-without-docker.md's matrix files: existing environments whose pairs differ only in device/threads."""
+    import re
+
+    from tfmatrix.analysis.devices import DEVICE_ENV
+
+    page = (Path(__file__).resolve().parent.parent / "docs" / "gpu-without-docker.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```toml\n(.*?)```", page, re.S)
+    assert len(blocks) == 2
+    for block in blocks:
+        a, b = load_snippet(block).cells
+        assert a.existing and a.interpreter == b.interpreter
+        rest = [{k: v for k, v in c.env if k not in DEVICE_ENV} for c in (a, b)]
+        assert rest[0] == rest[1] and (a.target, a.env) != (b.target, b.env)
