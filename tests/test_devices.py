@@ -77,7 +77,7 @@ def test_one_environment_on_gpu_and_cpu_pairs_cpu_first(tmp_path: Path) -> None:
     cells = load_dir(tmp_path).cells
     groups = device_groups(cells)
     assert [[c.name for c in g.cells] for g in groups] == [["keras3-jax-cpu", "keras3-jax-h200"]]
-    assert [device_setting(c).label for c in groups[0].cells] == ["CPU (JAX_PLATFORMS=cpu)", "GPU"]
+    assert [device_setting(c).label for c in groups[0].cells] == ["CPU, JAX_PLATFORMS=cpu", "GPU"]
     assert gpu_pair(cells)
 
 

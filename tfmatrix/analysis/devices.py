@@ -42,9 +42,9 @@ class DeviceSetting:
 
     @property
     def label(self) -> str:
-        """ "GPU", "CPU (JAX_PLATFORMS=cpu)", "CPU (OMP_NUM_THREADS=1)"."""
+        """ "GPU", "CPU, JAX_PLATFORMS=cpu", "CPU, OMP_NUM_THREADS=1"."""
         extra = ", ".join(f"{k}={v}" for k, v in self.env)
-        return self.target.upper() + (f" ({extra})" if extra else "")
+        return self.target.upper() + (f", {extra}" if extra else "")
 
     @property
     def sort_key(self) -> tuple[bool, str]:

@@ -149,7 +149,7 @@ def build(cells_dir: Path, out_dir: Path, baseline: str | None = None, *, baseli
     whys = why_view.why_views(claims, profiles)
     page = render(cells, df, tables, results, baselines, generated, claims, agreement, refused=loaded.refused,
                   upgrade=page_view(view) if view is not None else None,
-                  hardware=hardware_view.page_view(hw_pairs, cells, len(dev_pairs)),
+                  hardware=hardware_view.page_view(hw_pairs, cells, sum(p.gpu_cpu for p in dev_pairs)),
                   devices=devices_view.page_view(dev_pairs), bisections=bisections,
                   timelines=timelines, whys=whys)
     html_path, csv_path = out_dir / "index.html", out_dir / "results.csv"

@@ -43,6 +43,11 @@ class DevicePair:
     family: list[str] = field(default_factory=list)     # the pairs whose sizes the crossovers pool (several presets)
 
     @property
+    def gpu_cpu(self) -> bool:
+        """The two settings are two devices (targets), not two thread settings of one."""
+        return self.setting_a.target != self.setting_b.target
+
+    @property
     def names(self) -> tuple[str, str]:
         return pair_names(self.setting_a, self.setting_b)
 

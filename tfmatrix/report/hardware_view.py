@@ -101,8 +101,8 @@ def hardware_csv(pairs: Sequence[HardwarePair]) -> str:
 def page_view(pairs: Sequence[HardwarePair], cells: Sequence[Any], device_pairs: int = 0) -> dict[str, Any] | None:
     """What the page's Hardware section shows; None when every cell with results ran on the same hardware.
 
-    ``device_pairs``: how many pairs the Devices section compares (one environment on the GPU and the CPU): with
-    none here, the section points there rather than saying nothing compares the hardware."""
+    ``device_pairs``: how many GPU/CPU pairs the Devices section compares (one environment on the GPU and the CPU):
+    with no pair here, the section points there rather than saying nothing compares the hardware."""
     kinds = sorted({hardware_of(c) for c in cells if c.has_records})
     if len(kinds) < 2:
         return None
