@@ -173,7 +173,8 @@ def test_the_chart_is_log_x_with_a_line_at_one_and_the_crossover() -> None:
 
 def test_the_page_shows_devices_and_hardware_points_there(tmp_path: Path) -> None:
     _pair(tmp_path / "cells", (3.0, 0.5, 0.2))
-    build(tmp_path / "cells", tmp_path / "out", generated=GENERATED)
+    summary = build(tmp_path / "cells", tmp_path / "out", generated=GENERATED)
+    assert summary.line().endswith("; 1 environment pair compared across devices (the Devices section)")
     dom = parse_html((tmp_path / "out" / "index.html").read_text(encoding="utf-8"))
     section = dom.by_id("devices")
     pair = section.find("div", cls="dev-pair")

@@ -56,6 +56,7 @@ class Summary:
     upgrade: str | None = None                             # the upgrade view's line, when a pair was chosen
     hardware_csv: Path | None = None
     hardware_pairs: int = 0                                # cells compared across hardware (Hardware section)
+    device_pairs: int = 0                                  # environments compared across devices (Devices section)
 
     def line(self) -> str:
         counts = ", ".join(f"{n} {s}" for s, n in sorted(self.statuses.items()))
@@ -73,6 +74,9 @@ class Summary:
         if self.hardware_pairs:
             n = self.hardware_pairs
             text += f"; {n} cell pair{'s' * (n != 1)} compared across hardware (hardware.csv)"
+        if self.device_pairs:
+            n = self.device_pairs
+            text += f"; {n} environment pair{'s' * (n != 1)} compared across devices (the Devices section)"
         return text
 
 
@@ -179,5 +183,5 @@ def build(cells_dir: Path, out_dir: Path, baseline: str | None = None, *, baseli
         claims_csv=claims_csv, claims_json=claims_json,
         claims_answered=sum(1 for r in claims if any(c.lines for c in r.cells)), claims_total=len(claims),
         upgrade=view.line() if view is not None else None,
-        hardware_csv=hardware_csv, hardware_pairs=len(hw_pairs),
+        hardware_csv=hardware_csv, hardware_pairs=len(hw_pairs), device_pairs=len(dev_pairs),
     )
