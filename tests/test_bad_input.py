@@ -295,7 +295,7 @@ def test_a_requested_gpu_cell_that_is_skipped_exits_non_zero_saying_so_last(
     from tfmatrix.runners import choose as execution
 
     monkeypatch.setattr(paths, "BUILD_DIR", tmp_path / "build")
-    monkeypatch.setattr(execution, "make_runner", lambda kind, registry, console: _SkippingRunner())
+    monkeypatch.setattr(execution, "make_runner", lambda kind, registry, console, **kw: _SkippingRunner())
     code = cli.main(["cell", "tf2.0-gpu", "--reports", str(tmp_path / "reports")])
     err = capsys.readouterr().err
     assert code == 1
@@ -340,7 +340,7 @@ def test_matrix_and_cell_take_the_lock_before_touching_docker_or_reports(
 
     monkeypatch.setattr(paths, "BUILD_DIR", tmp_path / "build")
     made = []
-    monkeypatch.setattr(execution, "make_runner", lambda *a: made.append(a))
+    monkeypatch.setattr(execution, "make_runner", lambda *a, **kw: made.append(a))
     with run_lock(tmp_path / "build" / "run.lock", "python -m tfmatrix matrix"):
         assert cli.main(["cell", "tf2.1-cpu", "--reports", str(tmp_path / "reports")]) == 2
     assert made == [] and not (tmp_path / "reports" / "cells").exists()

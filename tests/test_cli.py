@@ -75,7 +75,7 @@ def test_untested_warnings_are_printed_once(matrix_file: MatrixFile, tmp_path: P
     matrix_file('[[cell]]\ntf = "1.15"\nkeras = "2.4.3"\nallow_untested = true\n')
     proc = run_cli("validate", "--matrix", "matrix.toml", cwd=tmp_path)
     assert proc.returncode == 0
-    assert proc.stdout.startswith("1 cells OK (1 warnings); a first `matrix` run of all of them: roughly ")
+    assert proc.stdout.startswith("1 cell OK (1 warning); a first `matrix` run of all of them: roughly ")
     assert proc.stderr == ("tfmatrix: warning: matrix.toml: cell[0]: key 'keras': standalone Keras 2.4.3 is not known "
                            "to pair with TF 1.15 (known: 2.2.5, 2.3.1) (allowed by allow_untested = true)\n")
 

@@ -100,8 +100,84 @@ def test_a_gpu_environment_runs_on_its_gpu_or_fails_loudly(tmp_path: Path, gpus:
                           timeout=600)
     doc = json.loads((reports / "cells" / "mine.json").read_text())
     assert doc["status"] == status, (proc.stderr[-3000:], doc.get("reason"))
+    opening = next(line for line in proc.stderr.splitlines() if "to run," in line)
+    assert opening == ("[tfmatrix] 1 existing environment (1 GPU) beside 0 cells of the venv runner, interleaved in "
+                       "1 round; 1 to run, time unknown (1 existing environment never run here)")
     assert doc["runner"]["name"] == "existing" and doc["cell"]["interpreter"] == str(python)
     if gpus:
         assert doc["results"]["gpu"]["visible"] and doc["results"]["gpu"]["ok"]
     else:
         assert "GPU" in (doc["reason"] or "")
+
+
+# -- the words a run and its report say of existing environments ---------------------------------------------------
+
+def test_the_opening_line_counts_existing_environments_apart_from_the_runners_cells(
+        tmp_path: Path, load_snippet: Callable[..., Matrix]) -> None:
+    from tfmatrix.execution.dispatch import cells_text, unknown_estimates
+    from tfmatrix.runners.common import RunRequest
+
+    two = load_snippet('[[cell]]\npython = "/opt/a/bin/python"\ntarget = "gpu"\nname = "a"\n'
+                       '[[cell]]\npython = "/opt/b/bin/python"\ntarget = "gpu"\nname = "b"\n').cells
+    assert cells_text(two, "docker") == "2 existing environments (2 GPU) beside 0 cells of the docker runner"
+    built = load_snippet('[[cell]]\ntf = "2.15"\n').cells
+    assert cells_text(built, "docker") == "1 cell (1 CPU) with the docker runner"
+    assert cells_text([*two[:1], *built], "venv") == "1 existing environment (1 GPU) beside 1 cell (1 CPU) of the " \
+                                                     "venv runner"
+    assert unknown_estimates([*two, *built], RunRequest(preset="quick"), tmp_path) == ["a", "b"]
+
+
+def test_the_venv_fallback_note_is_not_said_when_only_existing_environments_run(
+        monkeypatch: pytest.MonkeyPatch, load_snippet: Callable[..., Matrix]) -> None:
+    import io
+
+    from rich.console import Console
+
+    from tfmatrix.runners import choose as dispatch
+    from tfmatrix.runners.local import NO_ENGINE
+
+    monkeypatch.setattr(dispatch, "local_runner", lambda kind, registry: (_Built(), NO_ENGINE))
+    gpu_envs = load_snippet('[[cell]]\npython = "/opt/a/bin/python"\ntarget = "gpu"\n').cells
+    built = load_snippet('[[cell]]\ntf = "2.15"\n').cells
+    for cells, said in ((gpu_envs, False), (built, True), (None, True)):
+        out = io.StringIO()
+        dispatch.make_runner("auto", None, Console(file=out, width=300), cells=cells)
+        assert ("CPU cells only" in out.getvalue()) is said
+
+
+def _jax_gpu_cell(tmp_path: Path) -> Any:
+    """A JAX environment asked for the GPU that saw none, as the suite writes it."""
+    from report_docs import cell_doc, results_doc, write
+
+    from tfmatrix.analysis.cells import load_file
+
+    results = results_doc([], tf="2.15.1", target="gpu", gpus=[])
+    results["environment"]["tf"].update(tensorflow=None, backend={"name": "jax", "version": "0.4.30"})
+    doc = cell_doc("keras3-jax-h200", "", status="failed", target="gpu", results=results, reason="no GPU")
+    return load_file(write(tmp_path, doc))
+
+
+def test_a_gpu_cell_without_a_gpu_names_its_framework_and_its_tf_column_is_a_dash(tmp_path: Path) -> None:
+    from tfmatrix.report.html import env_row
+
+    cell = _jax_gpu_cell(tmp_path)
+    assert cell.gpu_problem == "GPU cell keras3-jax-h200 ran WITHOUT a GPU: JAX saw none"
+    assert not cell.has_tf and cell.label.startswith("no TF, Keras 3 on jax")
+    assert env_row(cell)["tf"] == "-"
+
+
+def test_a_gpu_cell_skipped_for_want_of_a_gpu_runtime_names_the_existing_environment_way(
+        monkeypatch: pytest.MonkeyPatch, load_snippet: Callable[..., Matrix]) -> None:
+    from tfmatrix.runners import docker
+    from tfmatrix.runners.venv import VenvRunner
+
+    class _Engine:
+        def info(self) -> dict[str, Any]:
+            return {"Runtimes": {"runc": {}}}
+
+    monkeypatch.setattr(docker.shutil, "which", lambda name: None)
+    why = docker.gpu_support(_Engine())
+    assert why is not None and why.startswith("the Docker engine has no NVIDIA runtime")
+    assert "--python /path/to/env/bin/python --target gpu" in why and 'target = "gpu" in a [[cell]]' in why
+    gpu_cell = load_snippet('[[cell]]\ntf = "2.15"\ntarget = "gpu"\n').cells[0]
+    assert "--target gpu" in (VenvRunner().skip_reason(gpu_cell) or "")

@@ -37,6 +37,7 @@ class FakeCell:
     def __init__(self, name: str) -> None:
         self.name, self.target, self.preset, self.repeats = name, "cpu", "quick", None
         self.timeout_s, self.memory = 600, "1g"
+        self.existing = False
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "tf": "2.15", "target": "cpu", "preset": "quick"}

@@ -76,6 +76,7 @@ class ScriptedRunner(Runner):
 class FakeCell:
     def __init__(self, name: str, target: str = "cpu") -> None:
         self.name, self.target, self.preset, self.repeats = name, target, "quick", None
+        self.existing = False
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "tf": "2.15", "target": self.target, "preset": "quick"}

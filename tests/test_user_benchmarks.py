@@ -125,7 +125,7 @@ class _Runner(Runner):
 
 
 class _Cell:
-    name, target, preset, repeats = "tf2.15-cpu", "cpu", "quick", None
+    name, target, preset, repeats, existing = "tf2.15-cpu", "cpu", "quick", None, False
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "tf": "2.15", "target": self.target, "preset": self.preset}

@@ -25,6 +25,10 @@ from ..versions import VersionKey, major, minor_series, version_key
 CPU_FLAGS_SHOWN = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512_vnni", "avx512_bf16", "amx_tile")
 
 
+# The framework that looks for the GPU in a cell, by Keras 3 backend (any other: TensorFlow).
+FRAMEWORKS = {"jax": "JAX", "torch": "PyTorch"}
+
+
 def _obj(value: Any) -> Mapping[str, Any]:
     """A nested object of the facts, or an empty one (null, absent; ``results.shapes`` refused any other type)."""
     return value if isinstance(value, dict) else {}
@@ -225,10 +229,18 @@ class CellResult:
         return "tensorflow" if self.keras_flavour == "keras3" or self.keras_version.startswith("3.") else None
 
     @property
+    def has_tf(self) -> bool:
+        """False for a cell without TensorFlow: Keras 3 on jax/torch, or an existing environment whose fingerprint
+        found none (its TF column shows "-", not an unknown "?")."""
+        if self.backend not in (None, "tensorflow"):
+            return False
+        return not (self.tf_seen.reported and not self.tf_seen.version and not self.cell_spec.get("tf"))
+
+    @property
     def label(self) -> str:
         """"TF 2.0 · keras 2.3.1 · py3.7 · cpu": what the cell is, in a column header."""
-        parts = [f"TF {self.tf_installed or self.tf}" if self.backend in (None, "tensorflow")
-                 else f"no TF, Keras 3 on {self.backend}"]
+        parts = [f"TF {self.tf_installed or self.tf}" if self.has_tf
+                 else f"no TF, Keras 3 on {self.backend}" if self.backend else "no TF"]
         if self.keras_version:
             parts.append(f"keras {self.keras_version}")
         if self.python:
@@ -373,7 +385,8 @@ def describe(doc: CellDoc, path: Path) -> CellResult:
     problem = None
     if target == "gpu" and results is not None and tf.reported and (gpu.get("ok") is False or not gpus):
         detail = f" ({tf.gpu_error})" if tf.gpu_error else ""
-        problem = f"GPU cell {name} ran WITHOUT a GPU: TensorFlow saw none{detail}"
+        framework = FRAMEWORKS.get(str(spec.get("backend") or tf.backend), "TensorFlow")
+        problem = f"GPU cell {name} ran WITHOUT a GPU: {framework} saw none{detail}"
     log_tail = doc.log_tail
     if not log_tail and status != "ok":
         log_tail = read_tail(path.with_suffix(".log"))

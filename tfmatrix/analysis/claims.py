@@ -38,6 +38,7 @@ import pandas as pd
 
 from ..versions import minor_series
 from .cells import CellResult
+from .devices import seed_gpu_note
 from .frame import param_text
 from .hardware import same_hardware
 from .inference import ALPHA, RatioCI
@@ -436,8 +437,7 @@ def compute_claim(claim: Claim, df: pd.DataFrame, cells: list[CellResult], alpha
             result.notes.append(f"{target.upper()}: no {claim.seed_cell.text()} cell ran (the seed's own); "
                                 "the other cells answer below.")
     if "gpu" in claim.seed_device and "gpu" not in result.measured_targets:
-        result.notes.append("The seed measured this on a GPU; here it is measured on the CPU only "
-                            "(no GPU cell has it).")
+        result.notes.append(seed_gpu_note(ran, [c for c in result.cells if c.target == "gpu"]))
     return result
 
 

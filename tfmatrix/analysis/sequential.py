@@ -164,7 +164,8 @@ def attach_stops(claims: Sequence[ClaimResult], cells: Sequence[CellResult]) -> 
                     line.stopped = stop[1]
 
 
-def needless_standins(catalogue: Iterable[tuple[str, str, Mapping[str, object]]], measurable: Iterable[str]) -> set[str]:
+def needless_standins(catalogue: Iterable[tuple[str, str, Mapping[str, object]]],
+                      measurable: Iterable[str]) -> set[str]:
     """The variants only a stand-in setup needs, in a cell that can measure every claim's own setup they stand in
     for (``measurable``: the ids its plan left to measure): a claim is answered at its seed's configuration
     where that exists, so the stand-in's rounds there would buy nothing."""

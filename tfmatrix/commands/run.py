@@ -51,7 +51,7 @@ def _run_cells(args: argparse.Namespace, cells: Sequence[Cell], bench: Sequence[
             runner = make_runner("ray", matrix.settings.base_registry, console,
                                  args.address or matrix.settings.cluster_address, matrix.settings.cluster_cpus)
         else:
-            runner = make_runner(args.runner, matrix.settings.base_registry, console)
+            runner = make_runner(args.runner, matrix.settings.base_registry, console, cells=cells)
         rounds, sequential = args.rounds if args.rounds is not None else (matrix.settings.rounds,
                                                                           matrix.settings.sequential)
         schedule = args.schedule or matrix.settings.schedule

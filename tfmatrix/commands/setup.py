@@ -29,7 +29,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
     matrix = load_matrix(args)
     s = matrix.settings
     focus = claims_focus(s.variants, (), s.bench_paths, s.preset)
-    print(f"{len(matrix.cells)} cells OK ({len(matrix.warnings)} warnings); a first `matrix` run of all of them: "
+    n, w = len(matrix.cells), len(matrix.warnings)
+    print(f"{n} cell{'s' * (n != 1)} OK ({w} warning{'s' * (w != 1)}); a first `matrix` run of all of them: "
           f"roughly {fmt_duration(cold_estimate(matrix.cells, s.rounds, s.sequential, only=focus))}")
     return 0
 

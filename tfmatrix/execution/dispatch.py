@@ -26,8 +26,31 @@ from ..results.store import CellOutcome, suite_fingerprint
 from ..runners.base import Runner
 from ..runners.common import RunRequest
 from . import hostspeed
-from .estimates import cell_estimates
+from .estimates import cell_estimates, unknown_estimates
 from .sequential import one_cell
+
+
+def _is_existing(cell: Cell) -> bool:
+    return cell.existing
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def cells_text(cells: Sequence[Cell], runner: str) -> str:
+    """ "3 cells (2 CPU, 1 GPU) with the docker runner"; existing environments, which run as they are whatever the
+    runner, counted apart: "2 existing environments (2 GPU) beside 0 cells of the docker runner"."""
+    def counted(group: list[Cell], one: str, many: str) -> str:
+        n_gpu = sum(1 for c in group if c.target == "gpu")
+        by = ", ".join(f"{n} {t}" for n, t in ((len(group) - n_gpu, "CPU"), (n_gpu, "GPU")) if n)
+        return _count(len(group), one, many) + (f" ({by})" if by else "")
+
+    built = counted([c for c in cells if not _is_existing(c)], "cell", "cells")
+    existing = [c for c in cells if _is_existing(c)]
+    if not existing:
+        return f"{built} with the {runner} runner"
+    return f"{counted(existing, 'existing environment', 'existing environments')} beside {built} of the {runner} runner"
 
 
 def execute(cells: Sequence[Cell], runner: Runner, request: RunRequest, reports_dir: Path, *, redo: bool = True,
@@ -38,29 +61,34 @@ def execute(cells: Sequence[Cell], runner: Runner, request: RunRequest, reports_
     if request.schedule == "interleaved" and not (runner.interleaves and runner.slots <= 1):
         console.print("\\[tfmatrix] the %s runner runs whole cells: sequential schedule" % runner.name)
         request = dataclasses.replace(request, schedule="sequential")
-    n_gpu = sum(1 for c in cells if c.target == "gpu")
     skips = {c.name: runner.skip_reason(c) for c in cells}
     runnable = [c for c in cells if not skips[c.name]]
-    text = "%d cells (%d CPU, %d GPU) with the %s runner" % (len(cells), len(cells) - n_gpu, n_gpu, runner.name)
+    text = cells_text(cells, runner.name)
     if len(runnable) < len(cells):
         reasons = sorted({r for r in skips.values() if r})
         text += "; %d will be skipped (%s)" % (len(cells) - len(runnable), "; ".join(reasons))
     if request.schedule == "interleaved" and request.sequential:
         text += ", interleaved in rounds until each claim line is decided (at most %d)" % request.rounds
     elif request.schedule == "interleaved":
-        text += ", interleaved in %d rounds" % request.rounds
+        text += ", interleaved in %s" % _count(request.rounds, "round", "rounds")
     elif request.rounds > 1:
         text += ", %d rounds (every cell once, then again)" % request.rounds
     warm = _history_covers(reports_dir, runnable) if request.sequential else False
     each = cell_estimates(runnable, request, reports_dir, runner.built, hostspeed.probe(), warm)
     width = runner.width(runnable) if runner.slots > 1 else 1   # cells at once
-    when = fmt_duration(sum(each.values()))
+    unknown = unknown_estimates(runnable, request, reports_dir)
+    when = fmt_duration(sum(t for name, t in each.items() if name not in unknown))
     if width > 1:
         from .cluster_progress import makespan
 
         when = "%s with %d at once (%s one at a time)" % (
             fmt_duration(makespan(list(each.values()), width) * request.rounds), width, when)
-    console.print("\\[tfmatrix] %s; %d to run, roughly %s" % (text, len(runnable), when))
+    when = "roughly " + when
+    if unknown:
+        never = "%s never run here" % _count(len(unknown), "existing environment", "existing environments")
+        when = "time unknown (%s)" % never if len(unknown) == len(runnable) else "%s, and unknown for %s" % (
+            when, never)
+    console.print("\\[tfmatrix] %s; %d to run, %s" % (text, len(runnable), when))
     room = runner.disk_room(runnable)
     if room is not None and room.need > room.free:
         from ..provision.hygiene import room_line

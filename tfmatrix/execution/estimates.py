@@ -65,12 +65,12 @@ def cell_estimates(cells: Sequence[Cell], request: RunRequest, reports_dir: Path
     out = {}
     rounds = expected_rounds(request, warm)
     for cell in cells:
-        doc = load_cell(cell_paths(reports_dir, cell.name)[0])
+        doc = _last_run(cell, request, reports_dir)
         preset = request.for_cell(cell).preset
         asked = preset_processes(preset)
         wanted = request.processes or asked
         share = selected_share(preset, request.only)
-        if doc is not None and doc.cell_request.preset == preset and "run_s" in doc.timings:
+        if doc is not None:
             then_asked = doc.cell_request
             had = then_asked.processes or asked
             then = selected_share(preset, then_asked.only)
@@ -85,6 +85,19 @@ def cell_estimates(cells: Sequence[Cell], request: RunRequest, reports_dir: Path
             speed = _scale(reference, ESTIMATE_REFERENCE_S)
             out[cell.name] = ESTIMATE_RUN_S.get(preset, 600.0) * rounds * wanted / asked * share * speed + setup
     return out
+
+
+def _last_run(cell: Cell, request: RunRequest, reports_dir: Path) -> CellDoc | None:
+    """The cell's last results here with the preset asked for and a run time, or None."""
+    doc = load_cell(cell_paths(reports_dir, cell.name)[0])
+    ok = doc is not None and doc.cell_request.preset == request.for_cell(cell).preset and "run_s" in doc.timings
+    return doc if ok else None
+
+
+def unknown_estimates(cells: Sequence[Cell], request: RunRequest, reports_dir: Path) -> list[str]:
+    """Existing environments with no earlier run here: their time is unknown (a per-preset guess would be a
+    built cell's, and an environment on a GPU is nothing like one)."""
+    return [c.name for c in cells if c.existing and _last_run(c, request, reports_dir) is None]
 
 
 def _scale(now: float | None, then: float | None) -> float:

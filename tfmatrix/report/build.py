@@ -25,7 +25,7 @@ from ..analysis.sequential import attach_stops, run_alpha
 from ..analysis.upgrade import check_pair, upgrade_view
 from ..errors import UserError
 from ..results.store import PREVIOUS_DIR, write_text_atomic
-from . import claims_view, hardware_view, why_view
+from . import claims_view, devices_view, hardware_view, why_view
 from .bisect_view import load_bisections
 from .html import render, warnings_for
 from .tables import build_tables, resolve_baselines, results_csv
@@ -57,6 +57,7 @@ class Summary:
     upgrade: str | None = None                             # the upgrade view's line, when a pair was chosen
     hardware_csv: Path | None = None
     hardware_pairs: int = 0                                # cells compared across hardware (Hardware section)
+    device_pairs: int = 0                                  # environments compared across devices (Devices section)
 
     def line(self) -> str:
         counts = ", ".join(f"{n} {s}" for s, n in sorted(self.statuses.items()))
@@ -74,6 +75,9 @@ class Summary:
         if self.hardware_pairs:
             n = self.hardware_pairs
             text += f"; {n} cell pair{'s' * (n != 1)} compared across hardware (hardware.csv)"
+        if self.device_pairs:
+            n = self.device_pairs
+            text += f"; {n} environment pair{'s' * (n != 1)} compared across devices (the Devices section)"
         return text
 
 
@@ -147,13 +151,15 @@ def build(cells_dir: Path, out_dir: Path, baseline: str | None = None, *, baseli
     attach_stops(claims, cells)
     view = upgrade_view(df, *upgrade) if upgrade is not None else None
     hw_pairs = hardware_view.hardware_pairs(df, cells)
+    dev_pairs = devices_view.device_pairs(df, cells)
     bisections, unreadable = load_bisections(out_dir)
     timelines, unreadable_timelines = load_timelines(out_dir)
     profiles = why_view.load_profile_dir(out_dir)
     whys = why_view.why_views(claims, profiles)
     page = render(cells, df, tables, results, baselines, generated, claims, agreement, refused=loaded.refused,
                   upgrade=page_view(view) if view is not None else None,
-                  hardware=hardware_view.page_view(hw_pairs, cells), bisections=bisections,
+                  hardware=hardware_view.page_view(hw_pairs, cells, sum(p.gpu_cpu for p in dev_pairs)),
+                  devices=devices_view.page_view(dev_pairs), bisections=bisections,
                   timelines=timelines, whys=whys)
     html_path, csv_path = out_dir / "index.html", out_dir / "results.csv"
     claims_csv, claims_json = out_dir / "claims.csv", out_dir / "claims.json"
@@ -183,5 +189,5 @@ def build(cells_dir: Path, out_dir: Path, baseline: str | None = None, *, baseli
         claims_csv=claims_csv, claims_json=claims_json,
         claims_answered=sum(1 for r in claims if any(c.lines for c in r.cells)), claims_total=len(claims),
         upgrade=view.line() if view is not None else None,
-        hardware_csv=hardware_csv, hardware_pairs=len(hw_pairs),
+        hardware_csv=hardware_csv, hardware_pairs=len(hw_pairs), device_pairs=len(dev_pairs),
     )

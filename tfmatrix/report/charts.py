@@ -268,3 +268,61 @@ def host_speed_svg(series: list[tuple[int, float]], width: int = 640, height: in
             f'<text x="2" y="12" font-size="10">{hi:.2f} ms</text>'
             f'<text x="2" y="{height - 2}" font-size="10">{lo:.2f} ms</text>'
             f'<text x="{width - pad}" y="{height - 2}" font-size="10" text-anchor="end">turn {t_max}</text></svg>')
+
+
+# -- devices: a time ratio against size (the GPU's crossover) ------------------------
+
+RATIO_W, RATIO_H = 360, 200
+
+
+def ratio_size_svg(title: str, axis: str, points: list[tuple[float, float, float, float]],
+                   crossover: float | None) -> str:
+    """Ratio B/A (log y) against size (log x): markers with their 95% interval, a dashed line at 1, and a
+    dotted vertical line at the crossover when there is one. ``points``: (size, ratio, low, high)."""
+    pts = [p for p in points if p[0] > 0 and p[1] > 0]
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="chart ratio-size" viewBox="0 0 {RATIO_W} {RATIO_H}" '
+           f'width="{RATIO_W}" height="{RATIO_H}" role="img" aria-label="{escape(title)}">',
+           f'<text x="{LEFT}" y="16" class="ptitle">{escape(title)}</text>']
+    if not pts:
+        out.append(f'<text x="{RATIO_W // 2}" y="{RATIO_H // 2}" class="empty" text-anchor="middle">no ratios</text>')
+        return "".join(out) + "</svg>"
+    ys = [v for _, r, lo, hi in pts for v in (r, lo, hi) if v > 0 and math.isfinite(v)] + [1.0]
+    y0, y1 = math.log10(min(ys)) - 0.05, math.log10(max(ys)) + 0.05
+    xs = [s for s, *_ in pts]
+    x0, x1 = math.log10(min(xs)), math.log10(max(xs))
+    if x1 - x0 < 0.1:
+        x0, x1 = x0 - 0.15, x1 + 0.15
+    plot_w, plot_h = RATIO_W - LEFT - RIGHT, RATIO_H - TOP - 44
+    bottom = TOP + plot_h
+
+    def xpos(v: float) -> float:
+        return LEFT + plot_w * (math.log10(v) - x0) / (x1 - x0)
+
+    def ypos(v: float) -> float:
+        return TOP + plot_h * (1 - (math.log10(max(v, 1e-12)) - y0) / (y1 - y0))
+
+    for t in _log_ticks(10 ** y0, 10 ** y1):
+        out.append(f'<line x1="{LEFT}" x2="{LEFT + plot_w}" y1="{ypos(t):.1f}" y2="{ypos(t):.1f}" class="grid"/>'
+                   f'<text x="{LEFT - 6}" y="{ypos(t) + 4:.1f}" class="tick" text-anchor="end">{t:g}</text>')
+    for s in sorted(set(xs)):
+        out.append(f'<text x="{xpos(s):.1f}" y="{bottom + 16}" class="tick" text-anchor="middle">{s:g}</text>')
+    out.append(f'<line x1="{LEFT}" x2="{LEFT + plot_w}" y1="{ypos(1.0):.1f}" y2="{ypos(1.0):.1f}" class="axis" '
+               'stroke-dasharray="5 3"/>')
+    out.append(f'<line x1="{LEFT}" x2="{LEFT}" y1="{TOP}" y2="{bottom}" class="axis"/>')
+    out.append(f'<text x="{LEFT + plot_w // 2}" y="{RATIO_H - 8}" class="axlabel" text-anchor="middle">'
+               f'{escape(axis)} (log)</text>')
+    if crossover is not None and 10 ** x0 <= crossover <= 10 ** x1:
+        out.append(f'<line x1="{xpos(crossover):.1f}" x2="{xpos(crossover):.1f}" y1="{TOP}" y2="{bottom}" '
+                   f'stroke="{PALETTE[1]}" stroke-dasharray="2 3"><title>crossover ≈ {crossover:.3g}</title></line>')
+    pts.sort()
+    if len(pts) > 1:
+        out.append(_polyline([f"{xpos(s):.1f},{ypos(r):.1f}" for s, r, *_ in pts], PALETTE[0], ""))
+    for s, r, lo, hi in pts:
+        x = xpos(s)
+        out.append(f'<g class="pt"><title>{escape(f"{axis} {s:g}: ratio {r:.3f} (95% CI {lo:.3f} – {hi:.3f})")}'
+                   '</title>')
+        if math.isfinite(lo) and math.isfinite(hi) and lo > 0:
+            out.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{ypos(lo):.1f}" y2="{ypos(hi):.1f}" '
+                       f'stroke="{PALETTE[0]}" class="err"/>')
+        out.append(f'<circle cx="{x:.1f}" cy="{ypos(r):.1f}" r="3.6" stroke="{PALETTE[0]}" fill="{PALETTE[0]}"/></g>')
+    return "".join(out) + "</svg>"

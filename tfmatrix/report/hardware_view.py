@@ -98,8 +98,11 @@ def hardware_csv(pairs: Sequence[HardwarePair]) -> str:
     return buf.getvalue()
 
 
-def page_view(pairs: Sequence[HardwarePair], cells: Sequence[Any]) -> dict[str, Any] | None:
-    """What the page's Hardware section shows; None when every cell with results ran on the same hardware."""
+def page_view(pairs: Sequence[HardwarePair], cells: Sequence[Any], device_pairs: int = 0) -> dict[str, Any] | None:
+    """What the page's Hardware section shows; None when every cell with results ran on the same hardware.
+
+    ``device_pairs``: how many GPU/CPU pairs the Devices section compares (one environment on the GPU and the CPU):
+    with no pair here, the section points there rather than saying nothing compares the hardware."""
     kinds = sorted({hardware_of(c) for c in cells if c.has_records})
     if len(kinds) < 2:
         return None
@@ -117,7 +120,7 @@ def page_view(pairs: Sequence[HardwarePair], cells: Sequence[Any]) -> dict[str, 
         views.append({"group": pair.group, "cell_a": pair.cell_a, "cell_b": pair.cell_b,
                       "hardware_a": pair.hardware_a.label, "hardware_b": pair.hardware_b.label,
                       "short_b": pair.hardware_b.short, "line": pair.line(), "rows": rows})
-    return {"kinds": [k.label for k in kinds], "pairs": views}
+    return {"kinds": [k.label for k in kinds], "pairs": views, "devices": device_pairs}
 
 
 def _verdict_class(verdict: str, pair: HardwarePair) -> str:

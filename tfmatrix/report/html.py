@@ -302,7 +302,7 @@ def env_row(c: CellResult) -> dict[str, Any]:
     image = runner.get("image") or spec.get("image") or (c.results.cell.get("image") if c.results else None) or ""
     return {
         "name": c.name, "status": c.status, "target": c.target,
-        "tf": (c.tf_installed or c.tf) + (f" ({c.tf_git})" if c.tf_git else ""),
+        "tf": (c.tf_installed or c.tf) + (f" ({c.tf_git})" if c.tf_git else "") if c.has_tf else "-",
         "tf_spec": c.tf,
         "tf_keras": tfk_flavour if tfk_version in tfk_flavour else (f"{tfk_flavour} {tfk_version}").strip(),
         "keras": sk.get("flavour") or ("n/a" if sk.get("unavailable") else "")
@@ -382,7 +382,8 @@ def render(cells: list[CellResult], df: pd.DataFrame, tables: list[BenchTable], 
            baselines: Baselines, generated: str | None = None, claims: list[ClaimResult] | None = None,
            agreement: list[str] | None = None, refused: Sequence[Refused] = (),
            upgrade: dict[str, Any] | None = None, hardware: dict[str, Any] | None = None,
-           bisections: Sequence[Any] = (), timelines: Sequence[Any] = (), whys: Sequence[dict[str, Any]] = ()) -> str:
+           devices: dict[str, Any] | None = None, bisections: Sequence[Any] = (), timelines: Sequence[Any] = (),
+           whys: Sequence[dict[str, Any]] = ()) -> str:
     generated = generated or datetime.datetime.now(datetime.UTC).replace(microsecond=0).isoformat()
     charts = []
     for chart in CHARTS:
@@ -416,6 +417,7 @@ def render(cells: list[CellResult], df: pd.DataFrame, tables: list[BenchTable], 
         refused=list(refused),
         upgrade=upgrade,
         hardware=hardware,
+        devices=devices,
         schedule=schedule_view(cells),
         bisections=list(bisections),
         timelines=list(timelines),

@@ -18,6 +18,11 @@ from ..provision import wheelhouse
 from ..results.documents import CellRequest, SuiteResults
 from ..results.store import CellOutcome, read_tail
 
+# Where no runner can give a built cell a GPU: the way that needs neither Docker nor its NVIDIA runtime.
+GPU_WITHOUT_DOCKER = ("an environment that already sees the GPU runs as it is: `nox -s cell -- NAME --python "
+                      "/path/to/env/bin/python --target gpu`, or python = \"/path/to/env/bin/python\" with "
+                      "target = \"gpu\" in a [[cell]] of the matrix file (docs/gpu-without-docker.md)")
+
 WheelsSource = Callable[[Sequence[str], str, Callable[[str], None]], wheelhouse.WheelSet]
 """(requirements, python, log) -> the wheel set to install: ``own_wheelhouse``, or a Ray node's ``HeadWheels``."""
 

@@ -28,7 +28,15 @@ from ..progress import Progress
 from ..provision import base_images, hygiene, render, wheelhouse
 from ..results.store import CellOutcome
 from .base import DiskRoom, Runner, SuiteExit
-from .common import CellLog, LineReader, RunRequest, WheelsSource, own_wheelhouse, requirements_failure
+from .common import (
+    GPU_WITHOUT_DOCKER,
+    CellLog,
+    LineReader,
+    RunRequest,
+    WheelsSource,
+    own_wheelhouse,
+    requirements_failure,
+)
 from .whole import run_whole
 
 SUITE_MOUNT = "/opt/tfmatrix/suite"
@@ -43,7 +51,7 @@ RUN_LABEL = "org.tfmatrix.run"
 OWNER_LABEL = "org.tfmatrix.owner"     # "<host>:<pid>" of the tfmatrix process that started the container
 ENGINE_WAIT_S = 120.0                  # how long a cell waits for an engine that stopped answering (a restart)
 NO_GPU_RUNTIME = ("the Docker engine has no NVIDIA runtime (install the NVIDIA Container Toolkit); "
-                  "a GPU cell is never run on the CPU instead")
+                  "a GPU cell is never run on the CPU instead. Without Docker's GPU: " + GPU_WITHOUT_DOCKER)
 
 
 class CellFailure(Exception):

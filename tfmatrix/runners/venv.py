@@ -28,7 +28,15 @@ from ..progress import Progress
 from ..provision import hygiene, interpreters, wheelhouse
 from ..results.store import CellOutcome
 from .base import DiskRoom, Runner, SuiteExit
-from .common import CellLog, LineReader, RunRequest, WheelsSource, own_wheelhouse, requirements_failure
+from .common import (
+    GPU_WITHOUT_DOCKER,
+    CellLog,
+    LineReader,
+    RunRequest,
+    WheelsSource,
+    own_wheelhouse,
+    requirements_failure,
+)
 from .whole import run_whole
 
 VENV_ROOT_ENV = "TFMATRIX_VENV_ROOT"
@@ -87,7 +95,8 @@ class VenvRunner(Runner):
     def skip_reason(self, cell: Cell) -> str | None:
         """Why this runner cannot serve ``cell`` here (it is then ``skipped``), or None."""
         if cell.target != "cpu":
-            return "the venv runner runs CPU cells only; GPU cells need the Docker runner with the NVIDIA runtime"
+            return ("the venv runner runs CPU cells only; GPU cells need the Docker runner with the NVIDIA runtime, "
+                    "or " + GPU_WITHOUT_DOCKER)
         if interpreters.find(cell.python) is None:
             return "no CPython %s on this host (looked on PATH and in pyenv)" % cell.python
         return None
