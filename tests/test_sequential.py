@@ -138,15 +138,27 @@ def test_only_the_open_lines_variants_run_again_and_each_cell_file_says_why_each
     assert doc["request"]["sequential"] is True and doc["request"]["rounds"] == MAX_ROUNDS
 
 
-def test_a_stand_in_runs_only_where_the_seeds_own_model_cannot() -> None:
-    """The default measures the claims' variants; MobileNetV2 stands in for EfficientNetV2S only in a cell that
-    cannot build it (its variants n/a in the plan)."""
+def _cell(tf: str, keras: str = "", backend: str = "tensorflow") -> Any:
+    from types import SimpleNamespace
+
+    return SimpleNamespace(tf=tf, keras_version=keras, tf_major=int(tf.split(".")[0]) if tf else None,
+                           backend=backend)
+
+
+def test_a_cell_measures_only_what_makes_a_claim_line_there() -> None:
+    """MobileNetV2 stands in for EfficientNetV2S only where the seed's model cannot run; a TF-2-only claim's
+    variants are not measured in a cell without TensorFlow, and seed 000's TF1 side only in its TF 1.14 cell."""
     from suite.registry import PRESETS, all_variants
-    from tfmatrix.analysis.sequential import claim_variant_ids, needless_standins
+    from tfmatrix.analysis.sequential import claim_variant_ids, needed_here
 
     catalogue = [(v.benchmark, v.id, v.as_dict()) for v in all_variants(PRESETS["seed"])]
     ids = claim_variant_ids(catalogue)
     assert any("efficientnetv2s" in i for i in ids) and any("mobilenetv2" in i for i in ids)
-    spare = needless_standins(catalogue, ids)
-    assert spare and all("mobilenetv2" in i for i in spare)
-    assert needless_standins(catalogue, [i for i in ids if "efficientnetv2s" not in i]) == set()
+    tf215 = needed_here(catalogue, ids, _cell("2.15.1", "2.15.0"))
+    assert not any("mobilenetv2" in i for i in tf215) and any("efficientnetv2s" in i for i in tf215)
+    old = needed_here(catalogue, [i for i in ids if "efficientnetv2s" not in i], _cell("2.1.4", "2.2.4-tf"))
+    assert any("mobilenetv2" in i for i in old)
+    question = [i for i in ids if i.startswith("training.question")]
+    assert question and not set(question) & needed_here(catalogue, ids, _cell("", "3.15.1", "torch"))
+    tf1 = needed_here(catalogue, ids, _cell("1.14.0", "2.2.5"))
+    assert {i for i in question if "mode=graph" in i} <= tf1 and not {i for i in question if "mode=eager" in i} & tf1

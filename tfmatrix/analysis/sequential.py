@@ -164,23 +164,34 @@ def attach_stops(claims: Sequence[ClaimResult], cells: Sequence[CellResult]) -> 
                     line.stopped = stop[1]
 
 
-def needless_standins(catalogue: Iterable[tuple[str, str, Mapping[str, object]]],
-                      measurable: Iterable[str]) -> set[str]:
-    """The variants only a stand-in setup needs, in a cell that can measure every claim's own setup they stand in
-    for (``measurable``: the ids its plan left to measure): a claim is answered at its seed's configuration
-    where that exists, so the stand-in's rounds there would buy nothing."""
+def needed_here(catalogue: Iterable[tuple[str, str, Mapping[str, object]]], measurable: Iterable[str],
+                cell: CellResult) -> set[str]:
+    """The variants of ``measurable`` (the ids a cell's plan left to measure) that can make a claim line in ``cell``.
+
+    A claim pins a TF major version (``tf_major``) and, across cells, the
+    seed's reference cell (``ref_cell``): side a's variants are needed only in
+    cells of that major, side b's only in the reference cell (seed 000's TF
+    1.14 + Keras 2.2.5). A claim within one cell needs both sides there, at
+    its seed's own setup where both can run, else at the first stand-in that
+    can (MobileNetV2 for EfficientNetV2S). The rest would be measured and
+    answer nothing: Keras 3 on PyTorch ran seed 000's BiLSTM question model,
+    a TF-2-only claim, for 310 s a round.
+    """
     rows = list(catalogue)
     here = set(measurable)
 
-    def ids(cmp: Compare) -> set[str]:
+    def side(cmp: Compare, spec: Mapping[str, object]) -> set[str]:
         return {vid for bench, vid, params in rows
-                if in_benchmarks(bench, cmp.benchmarks) and (matches(params, cmp.a) or matches(params, cmp.b))}
+                if vid in here and in_benchmarks(bench, cmp.benchmarks) and matches(params, spec)}  # type: ignore[arg-type]
     needed: set[str] = set()
-    spare: set[str] = set()
+    major_ok = {c.key: c.tf_major is None or cell.tf_major == c.tf_major for c in CLAIMS}
     for claim in CLAIMS:
-        own = ids(claim.setups[0].compare)
-        answered = bool(own) and own <= here
-        needed |= own
-        for setup in claim.setups[1:]:
-            (spare if answered else needed).update(ids(setup.compare))
-    return spare - needed
+        for setup in claim.setups:
+            a, b = side(setup.compare, setup.compare.a), side(setup.compare, setup.compare.b)
+            if claim.ref_cell is not None:          # across cells: each side where its cells are
+                needed |= (a if major_ok[claim.key] else set()) | (b if claim.ref_cell.matches(cell) else set())
+                break
+            if a and b and major_ok[claim.key]:
+                needed |= a | b
+                break
+    return needed

@@ -216,10 +216,10 @@ def _provision_one(cell: Cell, asked: CellRequest, runner: Runner, request: RunR
         if outcome.status != "ok" or outcome.results is None:
             return outcome
         slices = {k: list(v) for k, v in (outcome.results.config.get("slices") or {}).items() if v}
-        if request.sequential:      # the claims decide the rounds: a stand-in where the seed's own model runs, never
-            from .looks import without_needless_standins
+        if request.sequential and request.only:     # the claims decide the rounds: what answers none is not measured
+            from .looks import claims_here
 
-            slices = without_needless_standins(slices, asked.preset)
+            slices = claims_here(slices, asked.preset, cell, outcome.results)
         ok = True
         renew = functools.partial(fresh_env, functools.partial(runner.prepare, cell, request, log, None),
                                   outcome.results)

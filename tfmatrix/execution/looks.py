@@ -18,7 +18,9 @@ from ..analysis.cells import CellResult, describe
 from ..analysis.claims import compute_claims
 from ..analysis.frame import build_frame
 from ..analysis.noise_model import NoiseModel, annotate
-from ..analysis.sequential import LOOK_ALPHA, LineState, line_states, needless_standins
+from ..analysis.sequential import LOOK_ALPHA, LineState, line_states, needed_here
+from ..matrix import Cell
+from ..results.documents import SuiteResults
 from ..results.store import CellOutcome, cell_document
 from .live import LiveCell, cell_results
 
@@ -58,15 +60,16 @@ def covers(history: NoiseModel | None, live: Mapping[str, LiveCell]) -> bool:
     return True
 
 
-def without_needless_standins(slices: dict[str, list[str]], preset: str) -> dict[str, list[str]]:
-    """A cell's planned slices without the stand-in variants its own claims do not need (``needless_standins``):
-    in a TF that has EfficientNetV2S, MobileNetV2's rounds would answer nothing. Slices left empty go."""
+def claims_here(slices: dict[str, list[str]], preset: str, cell: Cell, plan: SuiteResults) -> dict[str, list[str]]:
+    """A cell's planned slices narrowed to the variants that can make a claim line there (``needed_here``: the
+    cell's TF and Keras read from its plan, as the report will read them). Slices left empty go."""
     from suite.registry import PRESETS, all_variants
 
     known = PRESETS.get(preset)
     if known is None:
         return slices
     catalogue = [(v.benchmark, v.id, v.as_dict()) for v in all_variants(known)]
-    spare = needless_standins(catalogue, [vid for ids in slices.values() for vid in ids])
-    kept = {k: [v for v in ids if v not in spare] for k, ids in slices.items()}
+    doc = cell_document(cell.to_dict(), CellOutcome(cell.name, "ok", None, {}, {}, plan), {})
+    keep = needed_here(catalogue, [vid for ids in slices.values() for vid in ids], describe(doc, Path(cell.name)))
+    kept = {k: [v for v in ids if v in keep] for k, ids in slices.items()}
     return {k: ids for k, ids in kept.items() if ids}
