@@ -252,7 +252,8 @@ def take_fingerprint(doc: Dict[str, Any], log: IO[str], preset: Preset) -> Optio
         doc["warnings"].append(missing)
         return None
     if not doc["gpu"]["requested"] and gpus:
-        doc["warnings"].append("CPU cell, but TensorFlow sees GPUs %s: results may have used them" % ", ".join(gpus))
+        doc["warnings"].append("CPU cell, but %s sees GPUs %s: results may have used them" % (
+            framework(str(backend.get("name"))) if backend else "TensorFlow", ", ".join(gpus)))
     return facts
 
 

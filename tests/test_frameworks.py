@@ -250,3 +250,24 @@ def test_claims_on_jax_and_torch_cells_are_that_framework_s_answer(tmp_path: Pat
     assert "jax.jit vs op-by-op jax.numpy" in power["keras3-jax-cpu"].lines[0].standin
     assert not power["keras3-torch-cpu"].lines and "no int32 kernel on CUDA" in power["keras3-torch-cpu"].reason
     assert power["keras3-tensorflow-cpu"].empty_verdict == NOT_MEASURED          # no graphs.power records there
+
+
+def test_the_fingerprint_s_error_and_warning_name_the_cell_s_framework(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    import suite.run as run
+
+    preset = PRESETS["quick"]
+    failed = types.SimpleNamespace(events=[], log_tail="ModuleNotFoundError: No module named 'torch'", import_s=0.0)
+    monkeypatch.setattr(run, "run_worker", lambda *a, **k: failed)
+    monkeypatch.setenv("KERAS_BACKEND", "torch")
+    doc = run.header(preset, [], {"target": "cpu"}, [])
+    assert run.take_fingerprint(doc, io.StringIO(), preset) is None
+    assert doc["error"] == "could not import Keras 3 on PyTorch in this cell: ModuleNotFoundError: No module named " \
+                           "'torch'"
+    facts = dict(cpu_facts("jax"), gpus_visible=["gpu:0 NVIDIA H100"])
+    seen = types.SimpleNamespace(events=[{"event": "fingerprint", "facts": facts}], log_tail="", import_s=1.0)
+    monkeypatch.setattr(run, "run_worker", lambda *a, **k: seen)
+    doc = run.header(preset, [], {"target": "cpu"}, [])
+    assert run.take_fingerprint(doc, io.StringIO(), preset) is not None
+    assert doc["warnings"] == ["CPU cell, but JAX sees GPUs gpu:0 NVIDIA H100: results may have used them"]
