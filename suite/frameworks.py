@@ -71,7 +71,6 @@ class Ops:
         self.to_host = to_host
         self._place = place
         self.dtypes = types.SimpleNamespace(int32=module.int32)
-        self.int32 = module.int32
 
     def matmul(self, a: Any, b: Any) -> Any:
         return self.module.matmul(a, b)
