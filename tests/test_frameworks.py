@@ -9,6 +9,7 @@ and its trace counts are checked against jax.jit's rule.
 """
 from __future__ import annotations
 
+import sys
 import types
 from pathlib import Path
 from typing import Any
@@ -271,3 +272,58 @@ def test_the_fingerprint_s_error_and_warning_name_the_cell_s_framework(monkeypat
     doc = run.header(preset, [], {"target": "cpu"}, [])
     assert run.take_fingerprint(doc, io.StringIO(), preset) is not None
     assert doc["warnings"] == ["CPU cell, but JAX sees GPUs gpu:0 NVIDIA H100: results may have used them"]
+
+
+def _fake_torch(cuda: bool, seen: dict) -> Any:
+    """Just enough of torch for ``frameworks``: devices, ``from_numpy``, and ``torch.compile`` with a backend."""
+    class Tensor:
+        def __init__(self, a: Any) -> None:
+            self.a = np.asarray(a)
+
+        def to(self, device: str) -> Tensor:
+            seen.setdefault("devices", set()).add(device)
+            return self
+
+        def detach(self) -> Tensor:
+            return self
+
+        def cpu(self) -> Tensor:
+            return self
+
+        def numpy(self) -> Any:
+            return self.a
+
+    def compile_(fn: Any, backend: Any, dynamic: Any) -> Any:
+        seen["dynamic"] = dynamic
+
+        def run(*args: Any) -> Any:
+            backend("graph", args)          # what Dynamo does: hand each new graph to the backend
+            return fn(*args)
+        return run
+
+    dynamo = types.SimpleNamespace(lookup_backend=lambda name: lambda gm, inputs: seen.setdefault("inner", name))
+    return types.SimpleNamespace(
+        int32="int32", cuda=types.SimpleNamespace(is_available=lambda: cuda, synchronize=lambda: None),
+        from_numpy=Tensor, matmul=lambda a, b: Tensor(a.a @ b.a), compile=compile_, _dynamo=dynamo)
+
+
+@pytest.mark.parametrize("cuda", [False, True])
+def test_the_torch_path_places_counts_and_compiles_as_asked(monkeypatch: pytest.MonkeyPatch, cuda: bool) -> None:
+    from suite import frameworks
+
+    seen: dict = {}
+    monkeypatch.setitem(sys.modules, "torch", _fake_torch(cuda, seen))
+    ops = frameworks.ops_for("torch")
+    assert ops.device == ("cuda" if cuda else "cpu")
+    assert ("no int32 kernel on CUDA" in str(frameworks.int_matmul_unavailable(ops))) == cuda
+    traces = []
+    compiled = frameworks.compiler(ops, "compiled_static", lambda: traces.append(1))(ops.matmul)
+    x = ops.put(np.eye(2, dtype="float32"))
+    assert (ops.to_host(compiled(x, x)) == np.eye(2)).all()
+    assert seen["dynamic"] is False and seen["inner"] == "inductor" and traces == [1]
+    frameworks.compiler(ops, "compiled", lambda: None)(ops.matmul)
+    assert seen["dynamic"] is None and seen["devices"] == {ops.device}
+    no_cc = types.SimpleNamespace(compile_unavailable=lambda: "no C++ compiler")
+    assert frameworks.compile_reason(no_cc, ops) == "no C++ compiler"
+    with pytest.raises(NotApplicable, match="no C\\+\\+ compiler"):
+        backend_step(ops, no_cc, (np.eye(2),), ops.matmul, "compiled")
