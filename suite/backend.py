@@ -17,6 +17,7 @@ from typing import Any, Dict, List, Optional
 
 from .compat import Compat, KerasHandle
 from .definitions import NotApplicable
+from .frameworks import framework
 
 BACKENDS = ("jax", "torch")       # the ones without TensorFlow; "tensorflow" is the default
 
@@ -32,7 +33,7 @@ def tf_imported() -> bool:
 
 
 def no_tf(backend: str) -> str:
-    return "this cell runs Keras 3 on %s and installs no TensorFlow" % backend
+    return "this cell runs Keras 3 on %s and installs no TensorFlow" % framework(backend)
 
 
 class BackendCompat(Compat):

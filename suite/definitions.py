@@ -128,7 +128,7 @@ class Variant:
     seed: str
     params: Tuple[Tuple[str, Any], ...]
     mode: str = "eager"              # "eager" | "graph"
-    api: str = "tf"                  # "tf.keras" | "keras" | "tf" | "numpy"
+    api: str = "tf"                  # "tf.keras" | "keras" | "tf" | "numpy" | "backend" (jax/torch, suite.frameworks)
     timeout: Optional[float] = None  # overrides the preset's per-variant timeout
     always: bool = False             # selected whatever the filter (a broken user file: its error is always shown)
 

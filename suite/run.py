@@ -18,6 +18,7 @@ from typing import IO, Any, Dict, List, Optional, Sequence
 
 from . import SUITE_VERSION, fingerprint, reference, stats
 from .compat import mode_unsupported
+from .frameworks import BACKEND_API, BACKEND_SEEDS, framework, tf_cell_reason
 from .harness import spread_over
 from .isolation import run_group, run_worker
 from .registry import Benchmark, Preset, Variant, all_variants, benchmark_by_name, load_benchmarks, select
@@ -69,8 +70,15 @@ def plan_groups(variants: Sequence[Variant]) -> "OrderedDict[str, List[Variant]]
 def unavailable(facts: Dict[str, Any], variant: Variant) -> Optional[str]:
     """Why a variant is n/a, when the fingerprint alone tells (its Keras is absent or cannot run in its mode)."""
     backend = str((facts.get("backend") or {}).get("name") or "tensorflow")
-    if backend != "tensorflow" and variant.api in ("tf", "numpy"):
-        return "TensorFlow-only benchmark; this cell runs Keras 3 on %s and installs no TensorFlow" % backend
+    if variant.api == BACKEND_API and backend == "tensorflow":
+        return tf_cell_reason()
+    if backend != "tensorflow" and variant.api == "tf":
+        return "TensorFlow-only benchmark; this cell runs Keras 3 on %s and installs no TensorFlow%s" % (
+            framework(backend), " (its api=backend variants ask the same of %s)" % framework(backend)
+            if variant.seed in BACKEND_SEEDS else "")
+    if backend != "tensorflow" and variant.mode == "graph":
+        return "graph mode is TensorFlow's (a tf.compat.v1 Session); this cell runs Keras 3 on %s, eagerly only" % (
+            framework(backend))
     keras = (facts.get("keras") or {}).get(variant.api)
     if not isinstance(keras, dict):
         return None
@@ -79,6 +87,12 @@ def unavailable(facts: Dict[str, Any], variant: Variant) -> Optional[str]:
     tf_version = str((facts.get("tensorflow") or {}).get("version", "2"))
     return mode_unsupported(variant.api, str(keras.get("version", "")), tf_version.startswith("1."),
                             variant.mode == "eager")
+
+
+def cell_framework(environ: Dict[str, str]) -> str:
+    """What a cell's worker imports, for messages: "Keras 3 on JAX", or TensorFlow."""
+    backend = (environ.get("KERAS_BACKEND") or "").strip().lower()
+    return "Keras 3 on %s" % framework(backend) if backend in ("jax", "torch") else "TensorFlow"
 
 
 def na_record(variant_id: str, reason: str) -> Dict[str, Any]:
@@ -211,14 +225,13 @@ def take_fingerprint(doc: Dict[str, Any], log: IO[str], preset: Preset) -> Optio
     A GPU cell whose framework sees no GPU is an error here, before anything
     is measured: it would silently run on the CPU.
     """
-    log.write("[suite] fingerprint (importing %s)\n" % ("Keras 3 on " + os.environ["KERAS_BACKEND"]
-                                                       if os.environ.get("KERAS_BACKEND") in ("jax", "torch")
-                                                       else "TensorFlow"))
+    log.write("[suite] fingerprint (importing %s)\n" % cell_framework(os.environ))
     fp = run_worker("eager", preset, [], {}, log, fingerprint=True)
     facts = next((e["facts"] for e in fp.events if e.get("event") == "fingerprint"), None)
     if facts is None:
         doc["status"] = "error"
-        doc["error"] = "could not import TensorFlow in this cell: %s" % (fp.log_tail.splitlines()[-1:] or ["?"])[0]
+        doc["error"] = "could not import %s in this cell: %s" % (
+            cell_framework(os.environ), (fp.log_tail.splitlines()[-1:] or ["?"])[0])
         doc["environment"]["import_log_tail"] = fp.log_tail
         return None
     facts["import_s"] = fp.import_s
@@ -239,7 +252,8 @@ def take_fingerprint(doc: Dict[str, Any], log: IO[str], preset: Preset) -> Optio
         doc["warnings"].append(missing)
         return None
     if not doc["gpu"]["requested"] and gpus:
-        doc["warnings"].append("CPU cell, but TensorFlow sees GPUs %s: results may have used them" % ", ".join(gpus))
+        doc["warnings"].append("CPU cell, but %s sees GPUs %s: results may have used them" % (
+            framework(str(backend.get("name"))) if backend else "TensorFlow", ", ".join(gpus)))
     return facts
 
 

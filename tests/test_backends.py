@@ -120,10 +120,14 @@ def test_tf_only_and_graph_variants_are_na_from_the_fingerprint() -> None:
              "keras": {"tf.keras": {"api": "tf.keras", "unavailable": "tf.keras needs TensorFlow"},
                        "keras": {"api": "keras", "flavour": "keras 3 (jax)", "version": "3.15.1"}}}
     assert "TensorFlow-only benchmark" in str(unavailable(facts, _variant("tf")))
-    assert "TensorFlow-only benchmark" in str(unavailable(facts, _variant("numpy")))
+    assert unavailable(facts, _variant("numpy")) is None           # np.dot, seed 002's side b, runs anywhere
+    assert unavailable(facts, _variant("backend")) is None
     assert unavailable(facts, _variant("tf.keras")) == "tf.keras needs TensorFlow"
     assert "graph mode" in str(unavailable(facts, _variant("keras", "graph")))
+    assert "on JAX" in str(unavailable(facts, _variant("keras", "graph")))
     assert unavailable(facts, _variant("keras")) is None
+    tf_facts = {"tensorflow": {"version": "2.21.0"}, "keras": {}}
+    assert "this cell runs TensorFlow" in str(unavailable(tf_facts, _variant("backend")))
 
 
 def test_backend_compat_answers_tf_questions_with_not_applicable(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -162,3 +162,18 @@ def test_a_cell_measures_only_what_makes_a_claim_line_there() -> None:
     assert question and not set(question) & needed_here(catalogue, ids, _cell("", "3.15.1", "torch"))
     tf1 = needed_here(catalogue, ids, _cell("1.14.0", "2.2.5"))
     assert {i for i in question if "mode=graph" in i} <= tf1 and not {i for i in question if "mode=eager" in i} & tf1
+
+
+def test_a_jax_cell_measures_its_own_answers_to_the_seed_questions() -> None:
+    from suite.registry import PRESETS, all_variants
+    from tfmatrix.analysis.sequential import claim_variant_ids, needed_here
+
+    catalogue = [(v.benchmark, v.id, v.as_dict()) for v in all_variants(PRESETS["seed"])]
+    ids = claim_variant_ids(catalogue)
+    own = [i for i in ids if "api=backend" in i]
+    assert own
+    runs_there = [i for i in ids if any(f"api={api}," in i for api in ("backend", "keras", "numpy"))]  # its plan's
+    jax = needed_here(catalogue, runs_there, _cell("", "3.15.1", "jax"))
+    assert set(own) <= jax and not any("training.question" in i for i in jax)      # a TF-2-only claim
+    tf_plan = [i for i in ids if i not in own]              # a TF cell's plan settles them n/a
+    assert not set(own) & needed_here(catalogue, tf_plan, _cell("2.15.1", "2.15.0"))

@@ -67,7 +67,8 @@ def test_every_benchmark_in_every_preset_with_its_seed(preset):
     ids = [v.id for v in variants]
     assert len(ids) == len(set(ids))
     for v in variants:
-        assert v.mode in ("eager", "graph") and v.api in ("tf.keras", "keras", "tf", "numpy")
+        assert v.mode in ("eager", "graph") and v.api in ("tf.keras", "keras", "tf", "numpy", "backend")
+        assert v.api != "backend" or v.mode == "eager"                  # JAX and PyTorch run eagerly
         assert v.param("mode") == v.mode and v.param("api") == v.api      # recorded among the parameters
         for k in SIZE_PARAMS & set(dict(v.params)):
             assert _volume(v.param(k)) > 0, (v.id, k)
@@ -128,6 +129,10 @@ def test_quick_xla_and_tracing_grid():
     assert all(v.mode == "eager" for v in quick if v.benchmark in ("graphs.xla", "graphs.tracing"))
     assert {v.param("arg") for v in quick if v.benchmark == "graphs.tracing"} == {
         "tensor", "python_same", "python_cycle", "tensor_shapes", "python_distinct"}
+    backend = {(v.param("arg"), v.param("call")) for v in quick
+               if v.benchmark == "graphs.tracing" and v.api == "backend"}
+    assert backend == {(a, "compiled") for a in ("tensor", "python_same", "python_cycle", "tensor_shapes",
+                                                 "python_distinct")} | {("python_distinct", "compiled_static")}
     # graph mode is a Session for the small functions, never a tf.function
     for v in quick:
         if v.benchmark in ("graphs.power", "graphs.matmul_bias"):
@@ -250,22 +255,27 @@ NO_JIT = (_p(benchmark="graphs.xla", jit_compile=("false", "true")), "has no jit
 KERAS_NO_TF_DATA = (_p(benchmark="input_pipelines.fit", api="keras", input=("tf.data", "tf.data_prefetch")),
                     "cannot consume a tf.data.Dataset")
 SAME_PACKAGE = (_p(api="keras"), "standalone keras is the same package as tf.keras")
+# every TF cell: the JAX/PyTorch twins of seeds 002/004 are settled n/a from the fingerprint
+BACKEND_ONLY = (_p(api="backend"), "this cell runs TensorFlow, whose api=tf variants answer the same question")
 
 # cell -> (n/a rules in the order the suite decides them; everything else must be ok, jit keyword)
 CELLS: dict[str, tuple[list[Rule], str | None]] = {
     # tf1.15-cpu has only the bundled tf.keras: every standalone-keras variant is n/a.
-    "TF115": ([(_p(api="keras"), "no standalone keras package is installed"), NO_EFFICIENTNETV2, GRAPH_DIRECT],
+    "TF115": ([BACKEND_ONLY, (_p(api="keras"), "no standalone keras package is installed"), NO_EFFICIENTNETV2,
+               GRAPH_DIRECT],
               "experimental_compile"),
-    "TF20": ([NO_EFFICIENTNETV2, NO_JIT, GRAPH_DIRECT,
+    "TF20": ([BACKEND_ONLY, NO_EFFICIENTNETV2, NO_JIT, GRAPH_DIRECT,
               (_p(benchmark="inference.*", api="keras", path=("call", "call_training_false")),
                "standalone keras 2.3.1: model(x"),
               KERAS_NO_TF_DATA], None),
-    "TF215": ([SAME_PACKAGE, GRAPH_DIRECT], "jit_compile"),
-    "TF221": ([SAME_PACKAGE, (_p(api="tf.keras", mode="graph"), "Keras 3 has no TF1-style graph mode"), GRAPH_DIRECT],
+    "TF215": ([BACKEND_ONLY, SAME_PACKAGE, GRAPH_DIRECT], "jit_compile"),
+    "TF221": ([BACKEND_ONLY, SAME_PACKAGE, (_p(api="tf.keras", mode="graph"), "Keras 3 has no TF1-style graph mode"),
+               GRAPH_DIRECT],
               "jit_compile"),
-    "TF114": ([(_p(api="keras", mode="eager"), "cannot run with TF1 eager execution"), NO_EFFICIENTNETV2, NO_JIT,
-               GRAPH_DIRECT, KERAS_NO_TF_DATA], None),
-    "TF221K2": ([(_p(api="keras", mode="graph"), "Keras 3 has no TF1-style graph mode"), GRAPH_DIRECT],
+    "TF114": ([BACKEND_ONLY, (_p(api="keras", mode="eager"), "cannot run with TF1 eager execution"), NO_EFFICIENTNETV2,
+               NO_JIT, GRAPH_DIRECT, KERAS_NO_TF_DATA], None),
+    "TF221K2": ([BACKEND_ONLY, (_p(api="keras", mode="graph"), "Keras 3 has no TF1-style graph mode"),
+                 GRAPH_DIRECT],
                 "jit_compile"),
 }
 # The dev cells above, as cells of the default matrix (run by the venv runner).
@@ -320,7 +330,8 @@ def test_cell_runs_every_benchmark_ok_or_na_as_expected(cell_results):
 @pytest.mark.tf
 def test_cell_retrace_counts_are_exact(cell_results):
     cell, doc = cell_results
-    tracing = {r["params"]["arg"]: r for r in doc["records"] if r["benchmark"] == "graphs.tracing"}
+    tracing = {r["params"]["arg"]: r for r in doc["records"]
+               if r["benchmark"] == "graphs.tracing" and r["params"]["api"] == "tf"}
     assert set(tracing) == set(EXPECTED_TRACES) | {"python_distinct"}
     for arg, rec in tracing.items():
         extra = rec["extra"]

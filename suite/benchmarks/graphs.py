@@ -42,14 +42,40 @@
   The harness's ``first_call_s`` is the first call, trace included; the
   samples are the steady calls (for ``python_distinct`` every call traces).
 
-Every timed call brings its result to host memory (``.numpy()`` or
-``Session.run``): eager GPU ops are asynchronous.
+On a Keras 3 cell without TensorFlow (JAX, PyTorch; ``suite.frameworks``)
+the seed-004 questions are asked of the cell's framework (``api=backend``):
+``graphs.power`` and ``graphs.matmul_bias`` run the seed's functions verbatim
+on ``jnp``/``torch``, ``call=eager`` (op by op) and ``call=compiled``
+(``jax.jit``, ``torch.compile``); ``graphs.tracing`` runs the same five
+arguments through ``call=compiled``, where JAX traces Python scalars as
+arguments and PyTorch specialises on the first and marks the value dynamic on
+the second, plus ``arg=python_distinct, call=compiled_static``
+(``jax.jit(static_argnums=0)``, ``torch.compile(dynamic=False)``: a compile per
+value, what ``tf.function`` does with Python arguments). Traces are counted
+where each compiler traces (``frameworks.compiler``); ``expected_traces`` is
+given for JAX, whose rule is fixed, and left out for PyTorch, whose dynamic-shape
+heuristics change between releases.
+
+Every timed call brings its result to host memory (``.numpy()``,
+``Session.run``, ``jax.device_get``, ``Tensor.cpu()``): eager GPU ops are
+asynchronous.
 """
 from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ..definitions import Benchmark, NotApplicable, Prepared, Preset, Variant, make_variant
+from ..frameworks import (
+    BACKEND_API,
+    Ops,
+    backend_step,
+    call_info,
+    compile_reason,
+    compiler,
+    int_matmul_unavailable,
+    materialize,
+    prepare_ops,
+)
 
 # -- graphs.xla -----------------------------------------------------------------
 
@@ -120,6 +146,7 @@ POWER_EXPONENT = 100
 POWER_SHAPE = (10, 10)
 # call per mode: plain eager and tf.function in eager mode, a Session in graph mode.
 CALLS_BY_MODE = (("eager", "eager"), ("eager", "tf.function"), ("graph", "session"))
+BACKEND_CALLS = ("eager", "compiled")     # api=backend: op by op, and jax.jit / torch.compile
 
 
 def power(tf: Any, x: Any, y: int) -> Any:
@@ -175,7 +202,8 @@ class SmallFunction(Benchmark):
     seed = "004"
 
     def variants(self, preset: Preset) -> List[Variant]:
-        return [make_variant(self, mode, "tf", call=call, **self.params()) for mode, call in CALLS_BY_MODE]
+        tf = [make_variant(self, mode, "tf", call=call, **self.params()) for mode, call in CALLS_BY_MODE]
+        return tf + [make_variant(self, "eager", BACKEND_API, call=call, **self.params()) for call in BACKEND_CALLS]
 
     def params(self) -> Dict[str, Any]:
         raise NotImplementedError
@@ -188,10 +216,20 @@ class SmallFunction(Benchmark):
         """The function of the tensor arguments (Python arguments bound)."""
         raise NotImplementedError
 
+    def unavailable_on(self, ops: Ops) -> Optional[str]:
+        """Why the function cannot run on this framework and device, or None."""
+        return None
+
     def prepare(self, variant: Variant, env: Any) -> Prepared:
         tf, compat = env.tf, env.compat
         call = variant.param("call")
         values = self.inputs(env.np, env.rng(1))
+        if variant.api == BACKEND_API:
+            ops = prepare_ops(compat)
+            why = self.unavailable_on(ops)
+            if why:
+                raise NotApplicable(why)
+            return backend_step(ops, compat, values, self.body(ops), call)
         body = self.body(tf)
         if call == "session":
             return session_step(env, values, body)
@@ -215,6 +253,9 @@ class Power(SmallFunction):
     def inputs(self, np: Any, rng: Any) -> Tuple[Any, ...]:
         # tf.random.uniform(shape=[10, 10], minval=-1, maxval=2, dtype=int32), from a fixed seed
         return (rng.randint(-1, 2, POWER_SHAPE).astype("int32"),)
+
+    def unavailable_on(self, ops: Ops) -> Optional[str]:
+        return int_matmul_unavailable(ops)
 
     def body(self, tf: Any) -> Callable[..., Any]:
         def power_100(x: Any) -> Any:
@@ -254,9 +295,12 @@ class Tracing(Benchmark):
     title = "Seed 004: tf.function tracing and retracing, Python scalars vs tensors (traces counted)"
 
     def variants(self, preset: Preset) -> List[Variant]:
-        return [make_variant(self, "eager", "tf", arg=arg) for arg in TRACING_ARGS]
+        tf = [make_variant(self, "eager", "tf", arg=arg) for arg in TRACING_ARGS]
+        return tf + [make_variant(self, "eager", BACKEND_API, arg=arg, call=call) for arg, call in BACKEND_TRACING]
 
     def prepare(self, variant: Variant, env: Any) -> Prepared:
+        if variant.api == BACKEND_API:
+            return backend_tracing(variant, env)
         tf, np, compat = env.tf, env.np, env.compat
         arg = variant.param("arg")
         compat.require_eager("tf.function")
@@ -312,6 +356,77 @@ class Tracing(Benchmark):
             return facts
 
         return Prepared(step=step, after=after, info={"refresh_every": REFRESH_EVERY} if not args else {})
+
+
+# api=backend: every argument through the compiler as users call it, and distinct Python values through the
+# compiler told to specialise on them (TF's tf.function behaviour for Python arguments)
+BACKEND_TRACING = tuple((arg, "compiled") for arg in TRACING_ARGS) + (("python_distinct", "compiled_static"),)
+
+
+def tracing_arguments(arg: str, scalar: Any, vector: Any) -> List[Any]:
+    """What each call of ``arg`` passes, in turn (empty: a new Python int every call).
+
+    ``scalar(i)`` and ``vector(n)`` make an int32 0-d tensor and an int32 vector of length n.
+    """
+    if arg == "tensor":
+        return [scalar(i) for i in range(TENSOR_VALUES)]
+    if arg == "python_same":
+        return [2]
+    if arg == "python_cycle":
+        return list(PYTHON_CYCLE)
+    if arg == "tensor_shapes":
+        return [vector(n) for n in SHAPE_LENGTHS]
+    return []
+
+
+def jax_expected_traces(arg: str, call: str, calls: int) -> int:
+    """jax.jit's rule: a trace per distinct shape/dtype; Python scalars are traced (weakly typed) unless static."""
+    if call == "compiled_static":
+        return calls
+    return min(calls, len(SHAPE_LENGTHS) if arg == "tensor_shapes" else 1)
+
+
+def backend_tracing(variant: Variant, env: Any) -> Prepared:
+    """``graphs.tracing`` on JAX or PyTorch: ``x * x + constant(2)`` through the cell's compiler, traces counted."""
+    compat, np = env.compat, env.np
+    ops = prepare_ops(compat)
+    arg, call = variant.param("arg"), variant.param("call")
+    why = compile_reason(compat, ops)
+    if why:
+        raise NotApplicable(why)
+    counter = {"traces": 0, "calls": 0}
+
+    def traced() -> None:
+        counter["traces"] += 1
+
+    two = ops.constant(2)
+
+    def a_function_with_python_side_effect(x: Any) -> Any:
+        return x * x + two
+
+    compile_ = compiler(ops, call, traced)
+    # jax.jit(static_argnums) keeps a compiled function per value: renewed as graphs.tracing renews tf.function
+    refresh = REFRESH_EVERY if (ops.backend == "jax" and call == "compiled_static") else 0
+    state = {"fn": compile_(a_function_with_python_side_effect)}
+    args = tracing_arguments(arg, lambda i: ops.constant(i), lambda n: ops.put(np.arange(n, dtype="int32")))
+
+    def step() -> Any:
+        i = counter["calls"]
+        counter["calls"] = i + 1
+        if args:
+            return materialize(ops, state["fn"](args[i % len(args)]))
+        if refresh and i and i % refresh == 0:
+            state["fn"] = compile_(a_function_with_python_side_effect)
+        return materialize(ops, state["fn"](i + 2))
+
+    def after() -> Dict[str, Any]:
+        facts: Dict[str, Any] = {"traces": counter["traces"], "calls": counter["calls"]}
+        if ops.backend == "jax":
+            facts["expected_traces"] = jax_expected_traces(arg, call, counter["calls"])
+        return facts
+
+    info: Dict[str, Any] = dict(call_info(ops, call), refresh_every=refresh or None)
+    return Prepared(step=step, after=after, info=info)
 
 
 BENCHMARKS = [XlaModel(), Power(), MatmulBias(), Tracing()]

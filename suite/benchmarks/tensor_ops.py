@@ -30,12 +30,20 @@ seed's n = 10000 is 2 TFLOP per call, about a minute on 2 CPU cores);
 same at both batch sizes on 2 cores, 1.6x, at a tenth of the time), and
 uses n = 2000 (a fraction of a second a call, where the seed's n = 10000 takes
 about 30 s with numpy); ``quick`` shrinks both.
+
+On a Keras 3 cell without TensorFlow (JAX, PyTorch) the same questions are
+asked of the cell's framework (``api=backend``, ``suite.frameworks``):
+``impl=matmul`` is ``jax.numpy.matmul``/``torch.matmul`` on device copies of
+the same float64 matrices (JAX with ``jax_enable_x64``), against the same
+``numpy.dot`` variant, and ``impl=loop_stack``/``einsum`` run the seed's two
+functions verbatim on ``jnp``/``torch``, at the same sizes per preset.
 """
 from __future__ import annotations
 
 from typing import Any, Dict, List, Tuple
 
 from ..definitions import Benchmark, NotApplicable, Prepared, Preset, Variant, make_variant
+from ..frameworks import BACKEND_API, backend_step, prepare_ops
 from .graphs import eager_step, session_step
 
 MATMUL_N = {"quick": 256, "seed": 2000, "standard": 4000, "full": 10000}
@@ -76,6 +84,7 @@ class Matmul(Benchmark):
             make_variant(self, "eager", "numpy", impl="numpy.dot", n=n, dtype="float64"),
             make_variant(self, "eager", "tf", impl="tf.matmul", n=n, dtype="float64"),
             make_variant(self, "graph", "tf", impl="tf.matmul", n=n, dtype="float64"),
+            make_variant(self, "eager", BACKEND_API, impl="matmul", n=n, dtype="float64"),
         ]
 
     def prepare(self, variant: Variant, env: Any) -> Prepared:
@@ -90,6 +99,12 @@ class Matmul(Benchmark):
             def dot() -> Any:
                 return np.dot(A, B)
             return Prepared(step=dot, work_flops=flops, info={"numpy": np.__version__})
+        if variant.api == BACKEND_API:
+            ops = prepare_ops(compat, float64=True)
+            prepared = backend_step(ops, compat, (A, B), ops.matmul)
+            prepared.info["op"] = ops.name("matmul")
+            prepared.work_flops = flops
+            return prepared
         if impl != "tf.matmul":
             raise NotApplicable("unknown implementation %s" % impl)
         if variant.mode == "graph":
@@ -108,8 +123,10 @@ class BatchedMatmul(Benchmark):
 
     def variants(self, preset: Preset) -> List[Variant]:
         a_shape, b_shape = BATCHED_SHAPES[preset.name]
-        return [make_variant(self, mode, "tf", impl=impl, a_shape=a_shape, b_shape=b_shape, dtype="float32")
-                for mode in ("eager", "graph") for impl in ("loop_stack", "einsum")]
+        tf = [make_variant(self, mode, "tf", impl=impl, a_shape=a_shape, b_shape=b_shape, dtype="float32")
+              for mode in ("eager", "graph") for impl in BATCHED]
+        return tf + [make_variant(self, "eager", BACKEND_API, impl=impl, a_shape=a_shape, b_shape=b_shape,
+                                  dtype="float32") for impl in BATCHED]
 
     def prepare(self, variant: Variant, env: Any) -> Prepared:
         tf, compat = env.tf, env.compat
@@ -121,7 +138,10 @@ class BatchedMatmul(Benchmark):
         b = a_shape[0]
         fn = BATCHED[variant.param("impl")]
         flops = 2.0 * a_shape[0] * a_shape[1] * a_shape[2] * b_shape[1]
-        if variant.mode == "graph":
+        if variant.api == BACKEND_API:
+            ops = prepare_ops(compat)
+            prepared = backend_step(ops, compat, (A, B), lambda x, y: fn(ops, x, y, b))
+        elif variant.mode == "graph":
             prepared = session_step(env, (A, B), lambda x, y: fn(tf, x, y, b))
         else:
             compat.require_eager("tf ops on tf.constant inputs")

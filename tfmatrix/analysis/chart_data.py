@@ -46,10 +46,12 @@ CHARTS: tuple[Chart, ...] = (
           "inference.tiny", param_spec(path="predict", api="tf.keras")),
     Chart("tiny_paths", "Seed 001 tiny model, compiled, eager: predict vs model(x) vs tf.function, tf.keras",
           "inference.tiny", param_spec(stage="compiled", api="tf.keras", mode="eager")),
-    Chart("matmul", "Seed 002: np.dot vs tf.matmul", "tensor_ops.matmul"),
+    Chart("matmul", "Seed 002: np.dot vs tf.matmul (api=backend: jax.numpy/torch matmul on JAX and PyTorch cells)",
+          "tensor_ops.matmul"),
     Chart("xla", "Seed 003: MobileNetV2 forward pass: eager vs tf.function vs XLA", "graphs.xla",
           param_spec(model="mobilenetv2")),
-    Chart("power", "Seed 004: power(x, 100): eager vs tf.function vs a Session", "graphs.power"),
+    Chart("power", "Seed 004: power(x, 100): eager vs tf.function vs a Session (api=backend: eager vs jax.jit or "
+          "torch.compile on JAX and PyTorch cells)", "graphs.power"),
 )
 
 

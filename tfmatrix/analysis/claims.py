@@ -38,20 +38,20 @@ import pandas as pd
 
 from ..versions import minor_series
 from .cells import CellResult
+from .claim_setups import TF_CELLS, Setup, on_backends
+from .claim_setups import setup as _cmp
 from .devices import seed_gpu_note
 from .frame import param_text
 from .hardware import same_hardware
 from .inference import ALPHA, RatioCI
 from .noise_model import annotate
 from .pairing import (
-    Compare,
     Comparison,
     Finding,
     FindingResult,
     in_benchmarks,
     matches,
     pair_rows,
-    param_spec,
     side_missing,
 )
 
@@ -74,14 +74,6 @@ class CellMatch:
 
     def text(self) -> str:
         return f"TF {self.tf}" + (f" + Keras {self.keras}" if self.keras else "")
-
-
-@dataclass(frozen=True)
-class Setup:
-    """One configuration a claim is measured at: the seed's own first, then stand-ins (with why)."""
-
-    compare: Compare
-    standin: str = ""               # "" for the seed's configuration
 
 
 @dataclass(frozen=True)
@@ -121,11 +113,6 @@ class Claim:
         if self.expect_gpu and self.expect_gpu != self.expect:
             text = f"CPU: {text}; GPU: {one(self.expect_gpu)}"
         return text
-
-
-def _cmp(benchmarks: tuple[str, ...], a: Mapping[str, str | tuple[str, ...]],
-         b: Mapping[str, str | tuple[str, ...]], standin: str = "") -> Setup:
-    return Setup(Compare(benchmarks, param_spec(**a), param_spec(**b)), standin)
 
 
 # ---------------------------------------------------------------------------
@@ -222,7 +209,8 @@ CLAIMS: tuple[Claim, ...] = (
         "tf_matmul_faster_than_np_dot", "002", "tf.matmul multiplies two large matrices faster than np.dot.",
         a="tf.matmul", b="np.dot",
         setups=(_cmp(("tensor_ops.matmul",), dict(impl="tf.matmul", api="tf", mode="eager"),
-                     dict(impl="numpy.dot", api="numpy", mode="eager")),),
+                     dict(impl="numpy.dot", api="numpy", mode="eager"), backends=TF_CELLS),
+                *on_backends("tf_matmul_faster_than_np_dot")),
         expect="a", finding="tf_matmul_vs_numpy",
         seed_figure="np.dot 5.61 s, tf.matmul 0.77 s: 7.3x",
         seed_setup="TF 2.x eager, float64; i9-9900K CPU for np.dot, RTX 2060 SUPER GPU for tf.matmul",
@@ -232,7 +220,8 @@ CLAIMS: tuple[Claim, ...] = (
         "einsum_faster_than_loop", "002", "One tf.einsum is faster than a Python loop of tf.matmul + tf.stack.",
         a="einsum", b="loop + stack",
         setups=(_cmp(("tensor_ops.batched_matmul",), dict(impl="einsum", mode="eager"),
-                     dict(impl="loop_stack", mode="eager")),),
+                     dict(impl="loop_stack", mode="eager"), backends=TF_CELLS),
+                *on_backends("einsum_faster_than_loop")),
         expect="a", finding="einsum_vs_loop",
         seed_figure="loop 0.40 s, einsum 0.28 s: 1.4x",
         seed_setup="TF 2.x eager, float32; RTX 2060 SUPER GPU",
@@ -266,7 +255,8 @@ CLAIMS: tuple[Claim, ...] = (
     Claim(
         "tf_function_faster_power", "004", "tf.function runs power(x, 100) faster than eager execution.",
         a="tf.function", b="eager",
-        setups=(_cmp(("graphs.power",), dict(call="tf.function"), dict(call="eager")),),
+        setups=(_cmp(("graphs.power",), dict(call="tf.function"), dict(call="eager"), backends=TF_CELLS),
+                *on_backends("tf_function_faster_power")),
         expect="a", finding="tf_function_vs_eager",
         seed_figure="eager 1.78 s vs graph 0.53 s for 1000 calls: 3.3x",
         seed_setup="TF 2.x (the tf.function guide), int32, 100 chained tf.matmul; device not stated",
@@ -275,7 +265,8 @@ CLAIMS: tuple[Claim, ...] = (
     Claim(
         "python_args_retrace", "004", "Passing a new Python number to a tf.function retraces it on every call, "
         "so each call is slower than with tensor arguments.", a="Python ints", b="tensors",
-        setups=(_cmp(("graphs.tracing",), dict(arg="python_distinct"), dict(arg="tensor")),),
+        setups=(_cmp(("graphs.tracing",), dict(arg="python_distinct"), dict(arg="tensor"), backends=TF_CELLS),
+                *on_backends("python_args_retrace")),
         expect="b",
         seed_figure="no timing: 'Tracing!' printed for each new Python value; tensors trace once",
         seed_setup="TF 2.x, tf.function(x * x + tf.constant(2)), scalar arguments",
@@ -381,7 +372,10 @@ def answer_cell(claim: Claim, rows: pd.DataFrame, cell: CellResult, ref: CellRes
     out = ClaimCell(cell, ref, seed_cell)
     reasons: list[str] = []
     absent = True                   # every setup lacks a side's rows entirely: filtered out, not impossible
+    own_reason = ""                 # why the cell's own framework's setup (JAX, PyTorch) found nothing
     for setup in claim.setups:
+        if not setup.applies(cell):
+            continue
         cmp = setup.compare
         here = _where(rows, [in_benchmarks(b, cmp.benchmarks) for b in rows["benchmark"]])
         a_rows = _side_rows(here, cell, cmp.a)
@@ -405,7 +399,8 @@ def answer_cell(claim: Claim, rows: pd.DataFrame, cell: CellResult, ref: CellRes
                     line.standin = f"{line.standin} (the seed's configuration: {reasons[0]})"
             return out
         reasons.append("; ".join(why) or "nothing to pair")
-    out.reason = reasons[0]
+        own_reason = reasons[-1] if cmp.backends else own_reason
+    out.reason = own_reason or reasons[0]
     out.not_measured = absent
     return out
 

@@ -22,7 +22,8 @@ from .pairing import Compare, Finding, FindingResult, compute, param_spec
 
 TRAINING = ("training.*",)
 INFERENCE = ("inference.*",)
-CALLS = ("graphs.power", "graphs.matmul_bias")       # call=eager|tf.function|session
+CALLS = ("graphs.power", "graphs.matmul_bias")       # call=eager|tf.function|session; api=backend: eager|compiled
+TF, JAX_TORCH = ("tensorflow",), ("jax", "torch")    # Compare.backends: TF's questions, and JAX/PyTorch's own
 
 FINDINGS: tuple[Finding, ...] = (
     Finding(
@@ -78,9 +79,12 @@ FINDINGS: tuple[Finding, ...] = (
         compare=(Compare(INFERENCE, param_spec(path="tf_function"), param_spec(path="call")),
                  Compare(("graphs.xla",), param_spec(call="tf.function", jit_compile="none"),
                          param_spec(call="eager", jit_compile="none")),
-                 Compare(CALLS, param_spec(call="tf.function"), param_spec(call="eager"))),
+                 Compare(CALLS, param_spec(call="tf.function"), param_spec(call="eager"), TF),
+                 Compare(CALLS, param_spec(call="compiled", api="backend"), param_spec(call="eager", api="backend"),
+                         JAX_TORCH)),
         note="inference.*: tf.function(model)(x) vs model(x); graphs.xla: a Keras application's forward pass "
-             "(seed 003, jit_compile=None); graphs.power/matmul_bias: seed 004's functions.",
+             "(seed 003, jit_compile=None); graphs.power/matmul_bias: seed 004's functions. On a Keras 3 cell "
+             "without TF (JAX, PyTorch) seed 004's functions are compiled with jax.jit or torch.compile instead.",
     ),
     Finding(
         "xla_vs_tf_function", "003", "XLA on (jit_compile=True) vs off (False, or None: the default)",
@@ -119,12 +123,20 @@ FINDINGS: tuple[Finding, ...] = (
         "tf_matmul_vs_numpy", "002", "tf.matmul vs np.dot on the same matrices",
         a="tf.matmul", b="np.dot",
         compare=(Compare(("tensor_ops.matmul",), param_spec(impl="tf.matmul", api="tf", mode="eager"),
-                         param_spec(impl="numpy.dot", api="numpy", mode="eager")),),
+                         param_spec(impl="numpy.dot", api="numpy", mode="eager"), TF),
+                 Compare(("tensor_ops.matmul",), param_spec(impl="matmul", api="backend", mode="eager"),
+                         param_spec(impl="numpy.dot", api="numpy", mode="eager"), JAX_TORCH)),
+        note="On a Keras 3 cell without TF the framework's own product answers: jax.numpy.matmul (float64 with "
+             "jax_enable_x64) or torch.matmul.",
     ),
     Finding(
         "einsum_vs_loop", "002", "One tf.einsum vs a Python loop of tf.matmul + tf.stack",
         a="einsum", b="loop + stack",
-        compare=(Compare(("tensor_ops.batched_matmul",), param_spec(impl="einsum"), param_spec(impl="loop_stack")),),
+        compare=(Compare(("tensor_ops.batched_matmul",), param_spec(impl="einsum", api="tf"),
+                         param_spec(impl="loop_stack", api="tf"), TF),
+                 Compare(("tensor_ops.batched_matmul",), param_spec(impl="einsum", api="backend"),
+                         param_spec(impl="loop_stack", api="backend"), JAX_TORCH)),
+        note="On a Keras 3 cell without TF the seed's two functions run on jax.numpy or torch.",
     ),
 )
 

@@ -50,6 +50,10 @@ class Compare:
     benchmarks: tuple[str, ...]
     a: ParamSpec
     b: ParamSpec
+    backends: tuple[str, ...] = ()      # only cells on these frameworks ("tensorflow", "jax", "torch"); () every cell
+
+    def applies(self, cell: CellResult) -> bool:
+        return not self.backends or (cell.backend or "tensorflow") in self.backends
 
 
 @dataclass(frozen=True)
@@ -339,7 +343,7 @@ def _compare_within(finding: Finding, cmp: Compare, rows: pd.DataFrame, cells: l
                     result: FindingResult) -> None:
     for cell in cells:
         mine = rows[rows["cell"] == cell.name]
-        if not len(mine):
+        if not len(mine) or not cmp.applies(cell):
             continue
         a_rows = mine[[matches(p, cmp.a) for p in mine["params"]]]
         b_rows = mine[[matches(p, cmp.b) for p in mine["params"]]]

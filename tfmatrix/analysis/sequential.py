@@ -187,6 +187,8 @@ def needed_here(catalogue: Iterable[tuple[str, str, Mapping[str, object]]], meas
     major_ok = {c.key: c.tf_major is None or cell.tf_major == c.tf_major for c in CLAIMS}
     for claim in CLAIMS:
         for setup in claim.setups:
+            if not setup.applies(cell):             # another framework's own answer (JAX, PyTorch)
+                continue
             a, b = side(setup.compare, setup.compare.a), side(setup.compare, setup.compare.b)
             if claim.ref_cell is not None:          # across cells: each side where its cells are
                 needed |= (a if major_ok[claim.key] else set()) | (b if claim.ref_cell.matches(cell) else set())

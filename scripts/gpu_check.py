@@ -1,0 +1,192 @@
+"""Seeds 002/004 (and a few cheap others) on JAX and PyTorch, GPU and CPU, on a machine without TF or Docker.
+
+For a machine with an NVIDIA GPU, Python 3.11+, JAX and PyTorch installed (with
+CUDA), no TensorFlow, no Docker and no network, holding this repository and a
+Keras 3 wheel. It writes a matrix file of four existing-environment cells
+(``python = "/path/bin/python"``: nothing is built or installed into them):
+
+    jax-gpu     KERAS_BACKEND=jax
+    jax-cpu     KERAS_BACKEND=jax, JAX_PLATFORMS=cpu
+    torch-gpu   KERAS_BACKEND=torch
+    torch-cpu   KERAS_BACKEND=torch, CUDA_VISIBLE_DEVICES=""
+
+and runs ``python -m tfmatrix matrix`` on it at the ``seed`` preset, two rounds,
+restricted to the seed 002/004 benchmarks plus ``inference.tiny`` and
+``compiled.application``, with every cell file, log and the report under
+``OUT/reports``. A GPU cell whose framework sees no GPU fails loudly (the
+suite's own check), so a silent CPU run cannot pass for a GPU one.
+
+    python3 scripts/gpu_check.py --out /tmp/gpu-check --keras-wheel /path/keras-3.X-py3-none-any.whl
+    python3 scripts/gpu_check.py --out /tmp/gpu-check --dry-run     # write the matrix file, print the command
+
+``--keras-wheel``: installed into ``OUT/venv``, a virtualenv that sees the
+system's packages (``--system-site-packages``: its JAX and PyTorch), with
+``pip --no-index`` (no network): Keras's own dependencies (absl-py, h5py,
+namex, optree, rich, ml-dtypes) must be installed already or be wheels in
+``--wheels DIR``. Without it, the interpreter given by ``--python`` (this one by
+default) must import keras. tfmatrix itself runs in this interpreter and needs
+pandas, jinja2, scipy and rich (checked first).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCHES = ("tensor_ops.*", "graphs.power*", "graphs.matmul_bias*", "graphs.tracing*", "inference.tiny*",
+           "compiled.*")
+HOST_MODULES = ("pandas", "jinja2", "scipy", "rich")
+
+
+@dataclass(frozen=True)
+class CheckCell:
+    """One cell of the check: a framework on a device, and the environment that makes it so."""
+
+    name: str
+    backend: str
+    target: str
+    env: tuple[tuple[str, str], ...]
+
+
+CELLS = (
+    # XLA_PYTHON_CLIENT_PREALLOCATE: JAX would take 75% of the GPU's memory at its first op
+    CheckCell("jax-gpu", "jax", "gpu", (("KERAS_BACKEND", "jax"), ("XLA_PYTHON_CLIENT_PREALLOCATE", "false"))),
+    CheckCell("jax-cpu", "jax", "cpu", (("KERAS_BACKEND", "jax"), ("JAX_PLATFORMS", "cpu"))),
+    CheckCell("torch-gpu", "torch", "gpu", (("KERAS_BACKEND", "torch"),)),
+    CheckCell("torch-cpu", "torch", "cpu", (("KERAS_BACKEND", "torch"), ("CUDA_VISIBLE_DEVICES", ""))),
+)
+
+
+def toml_string(text: str) -> str:
+    return '"%s"' % text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def matrix_toml(python: str, preset: str = "seed", cells: tuple[CheckCell, ...] = CELLS) -> str:
+    """The matrix file: one existing-environment cell per (framework, device), all in ``python``."""
+    lines = ["# written by scripts/gpu_check.py: Keras 3 on JAX and PyTorch, GPU and CPU, in one existing",
+             "# environment (no TensorFlow, nothing installed by tfmatrix)", "",
+             "[matrix]", f"preset = {toml_string(preset)}", 'timeout = "2h"', ""]
+    for cell in cells:
+        env = ", ".join(f"{k} = {toml_string(v)}" for k, v in cell.env)
+        lines += ["[[cell]]", f"name = {toml_string(cell.name)}", f"python = {toml_string(python)}",
+                  f"target = {toml_string(cell.target)}", f"env = {{ {env} }}", ""]
+    return "\n".join(lines)
+
+
+def matrix_command(matrix: Path, reports: Path, rounds: int = 2, preset: str = "seed",
+                   benches: tuple[str, ...] = BENCHES) -> list[str]:
+    """``python -m tfmatrix matrix`` on the check's matrix file, existing cells only (``--runner venv``: no Docker)."""
+    cmd = [sys.executable, "-m", "tfmatrix", "matrix", "--matrix", str(matrix), "--preset", preset,
+           "--rounds", str(rounds), "--runner", "venv", "--reports", str(reports), "--redo"]
+    for pattern in benches:
+        cmd += ["--bench", pattern]
+    return cmd
+
+
+def missing_host_modules(modules: tuple[str, ...] = HOST_MODULES) -> list[str]:
+    import importlib.util
+
+    return [m for m in modules if importlib.util.find_spec(m) is None]
+
+
+PROBE = """
+import importlib, json, sys
+out = {"python": sys.version.split()[0], "tensorflow": importlib.util.find_spec("tensorflow") is not None}
+for name in ("keras", "jax", "torch"):
+    try:
+        out[name] = importlib.import_module(name).__version__
+    except Exception as e:
+        out[name] = "MISSING: %s: %s" % (type(e).__name__, e)
+try:
+    import jax
+    out["jax_devices"] = [d.platform for d in jax.devices()]
+except Exception as e:
+    out["jax_devices"] = str(e)
+try:
+    import torch
+    out["torch_cuda"] = torch.cuda.is_available()
+except Exception as e:
+    out["torch_cuda"] = str(e)
+print(json.dumps(out))
+"""
+
+
+def probe(python: str) -> dict:
+    """What the cells' interpreter holds: keras, jax, torch and whether each sees a GPU."""
+    import json
+
+    env = dict(os.environ, KERAS_BACKEND="jax")       # Keras 3 imports TensorFlow when no backend is named
+    done = subprocess.run([python, "-c", PROBE], capture_output=True, text=True, timeout=300, env=env)
+    if done.returncode != 0:
+        return {"error": done.stderr.strip().splitlines()[-1:] or ["?"]}
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def problems(facts: dict) -> list[str]:
+    """What stops the check in the cells' interpreter (an empty list: go)."""
+    if "error" in facts:
+        return [f"the interpreter failed to start: {facts['error']}"]
+    out = [f"{m}: {facts[m]}" for m in ("keras", "jax", "torch") if str(facts.get(m, "")).startswith("MISSING")]
+    if facts.get("tensorflow"):
+        out.append("tensorflow is installed here: the check is for an environment without it")
+    return out
+
+
+def install_keras(wheel: Path, venv: Path, wheels: Path | None) -> str:
+    """``venv`` (seeing the system's JAX and PyTorch) with the Keras wheel installed offline; its python."""
+    python = venv / "bin" / "python"
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
+    cmd = [str(python), "-m", "pip", "install", "--no-index", str(wheel)]
+    if wheels is not None:
+        cmd += ["--find-links", str(wheels)]
+    subprocess.run(cmd, check=True)
+    return str(python)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python3 scripts/gpu_check.py", description=__doc__.split("\n\n")[0])
+    p.add_argument("--out", type=Path, required=True, help="where the matrix file, the venv and reports/ go")
+    p.add_argument("--python", default=sys.executable, help="the cells' interpreter (default: this one)")
+    p.add_argument("--keras-wheel", type=Path, help="a Keras 3 wheel to install into OUT/venv first")
+    p.add_argument("--wheels", type=Path, help="a directory of wheels for Keras's dependencies (offline)")
+    p.add_argument("--rounds", type=int, default=2)
+    p.add_argument("--preset", default="seed")
+    p.add_argument("--dry-run", action="store_true", help="write the matrix file and print the command only")
+    args = p.parse_args(argv)
+
+    out = args.out.resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    missing = missing_host_modules()
+    if missing and not args.dry_run:
+        print(f"tfmatrix needs {', '.join(missing)} in {sys.executable}: install them (offline: pip install "
+              "--no-index --find-links DIR ...) and run this again", file=sys.stderr)
+        return 2
+    python = args.python
+    if args.keras_wheel is not None and not args.dry_run:
+        python = install_keras(args.keras_wheel.resolve(), out / "venv", args.wheels)
+    python = os.path.abspath(python)
+    matrix = out / "gpu-check.toml"
+    matrix.write_text(matrix_toml(python, args.preset))
+    cmd = matrix_command(matrix, out / "reports", args.rounds, args.preset)
+    print("matrix file:", matrix)
+    print("command:", " ".join(cmd))
+    if args.dry_run:
+        return 0
+    facts = probe(python)
+    print("cells' interpreter:", facts)
+    stop = problems(facts)
+    if stop:
+        print("cannot run the check: " + "; ".join(stop), file=sys.stderr)
+        return 2
+    code = subprocess.run(cmd, cwd=ROOT).returncode
+    print(f"exit {code}; cell files and logs in {out / 'reports' / 'cells'}, the report in {out / 'reports'}")
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

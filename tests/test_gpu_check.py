@@ -1,0 +1,63 @@
+"""``scripts/gpu_check.py``: the matrix file it writes loads as four existing-environment cells, one per framework
+and device, and its command runs only the seed 002/004 benchmarks and a few cheap others (nothing is run here: the
+script is for a machine with a GPU, JAX and PyTorch)."""
+from __future__ import annotations
+
+import fnmatch
+import importlib.util
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from tfmatrix.matrix import Matrix
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _script():
+    spec = importlib.util.spec_from_file_location("gpu_check", ROOT / "scripts" / "gpu_check.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["gpu_check"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_matrix_file_is_four_existing_cells_one_per_framework_and_device(
+        load_snippet: Callable[..., Matrix]) -> None:
+    gpu_check = _script()
+    m = load_snippet(gpu_check.matrix_toml("/opt/py312/bin/python3"))
+    cells = {c.name: c for c in m.cells}
+    assert sorted(cells) == ["jax-cpu", "jax-gpu", "torch-cpu", "torch-gpu"]
+    for cell in cells.values():
+        assert cell.existing and cell.interpreter == "/opt/py312/bin/python3" and cell.preset == "seed"
+        assert cell.target == cell.name.split("-")[1]
+        assert dict(cell.env)["KERAS_BACKEND"] == cell.name.split("-")[0]
+    assert dict(cells["jax-cpu"].env)["JAX_PLATFORMS"] == "cpu"
+    assert dict(cells["torch-cpu"].env)["CUDA_VISIBLE_DEVICES"] == ""
+    assert "JAX_PLATFORMS" not in dict(cells["jax-gpu"].env)
+    assert "CUDA_VISIBLE_DEVICES" not in dict(cells["torch-gpu"].env)
+
+
+def test_the_command_runs_the_seed_002_004_benchmarks_and_a_few_cheap_others(tmp_path: Path) -> None:
+    from suite.registry import PRESETS, all_variants, select
+
+    gpu_check = _script()
+    cmd = gpu_check.matrix_command(tmp_path / "m.toml", tmp_path / "reports")
+    assert cmd[1:4] == ["-m", "tfmatrix", "matrix"] and cmd[cmd.index("--rounds") + 1] == "2"
+    assert cmd[cmd.index("--runner") + 1] == "venv" and cmd[cmd.index("--preset") + 1] == "seed"
+    patterns = [cmd[i + 1] for i, a in enumerate(cmd) if a == "--bench"]
+    chosen = select(all_variants(PRESETS["seed"]), patterns)
+    benchmarks = {v.benchmark for v in chosen}
+    assert benchmarks == {"tensor_ops.matmul", "tensor_ops.batched_matmul", "graphs.power", "graphs.matmul_bias",
+                          "graphs.tracing", "inference.tiny", "compiled.application"}
+    assert any(fnmatch.fnmatchcase(v.id, "graphs.tracing*") and v.api == "backend" for v in chosen)
+
+
+def test_what_stops_the_check_is_said() -> None:
+    gpu_check = _script()
+    ok = {"keras": "3.15.1", "jax": "0.10.2", "torch": "2.14.1", "tensorflow": False}
+    assert gpu_check.problems(ok) == []
+    assert gpu_check.problems(dict(ok, keras="MISSING: ModuleNotFoundError: No module named 'namex'")) == [
+        "keras: MISSING: ModuleNotFoundError: No module named 'namex'"]
+    assert "without it" in gpu_check.problems(dict(ok, tensorflow=True))[0]
