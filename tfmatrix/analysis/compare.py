@@ -35,8 +35,10 @@ from .agreement import Agreement, ComparisonChange, comparison_changes
 from .cells import CellResult, load_dir, load_file
 from .findings import FINDINGS, compute_all
 from .frame import build_frame, row_side
+from .history import SOURCE as HISTORY
+from .history import history_model
 from .inference import Contrast, RatioCI, ratio_ci
-from .moderation import judge
+from .moderation import Prior, judge
 from .multiplicity import bh, gate
 from .noise_model import NoiseModel
 from .run_level import MIN_RUNS, RunLevel, run_levels
@@ -155,6 +157,7 @@ class CompareResult:
             f"verdicts, B against A: {self.counts_text()}",
         ] + ([self.discovery_line()] if self.unreplicated < len(self.variants) else []) + [
             self.resolution_line(),
+            self.prior_line(),
             self.comparison_agreement.line("findings' comparisons (time ratios)"),
             f"findings' comparisons clear in A: {clear_a}; reversed in B: {len(self.reversed)}; "
             f"clear in one and unclear in the other: {sum(1 for c in self.comparisons if c.flipped)}",
@@ -175,6 +178,22 @@ class CompareResult:
         return (f"smallest change resolved (80% of the time): {mdes[len(mdes) // 2]:.0%} at the median variant, "
                 f"{mdes[0]:.0%} at best, {mdes[-1]:.0%} at worst; a \"no clear difference\" says nothing about "
                 "changes smaller than its own")
+
+    def prior_line(self) -> str:
+        """What share of the comparisons had a variance prior, and from where (``moderation``, ``history``)."""
+        kinds = {"moderated": 0, "history": 0, "noise model": 0}
+        for v in self.variants:
+            prior = v.contrast.prior if v.contrast is not None else ""
+            if prior:
+                kinds["history" if HISTORY in prior else "noise model" if prior.startswith("noise model")
+                      else "moderated"] += 1
+        n = max(1, len(self.variants))
+        if not sum(kinds.values()):
+            return "variance priors: none (each variant judged on its own rounds only)"
+        return (f"variance priors: {sum(kinds.values()) / n:.0%} of the variants compared ("
+                f"{kinds['moderated'] / n:.0%} moderated across their benchmark or cell pair, "
+                f"{kinds['history'] / n:.0%} their own noise in the kept runs, "
+                f"{kinds['noise model'] / n:.0%} a noise model file)")
 
     def replication_line(self) -> str:
         return (f"{self.unreplicated} variants have one process a side and no noise model from a replicated run: "
@@ -216,7 +235,7 @@ class CompareResult:
 
 def variant_changes(df_a: pd.DataFrame, df_b: pd.DataFrame, pairs: Sequence[tuple[str, str]], scale_b: float = 1.0,
                     per_cell: bool = False, noise: NoiseModel | None = None, by_window: bool = False,
-                    ) -> tuple[list[VariantChange], list[str], list[str]]:
+                    history: NoiseModel | None = None) -> tuple[list[VariantChange], list[str], list[str]]:
     """Every variant measured ok in both cells of each pair, and those ok on one side only.
 
     All of them are judged together (``moderation.judge``): two cells of one
@@ -226,6 +245,8 @@ def variant_changes(df_a: pd.DataFrame, df_b: pd.DataFrame, pairs: Sequence[tupl
     slice of processes) is taken out, as for two runs of the same cells.
     ``scale_b``: what B moved by in common (``--normalise host|run``), taken out.
     ``noise``: a replicated run's noise model, for variants with one process a side.
+    ``history``: each variant's own noise in runs kept before (``history``), a
+    prior for every variant it has (replicated or not).
     ``by_window``: A and B are window-mates of one run (``ab``): paired process
     by process, each process's effect estimated from both sides' variants.
     """
@@ -247,8 +268,9 @@ def variant_changes(df_a: pd.DataFrame, df_b: pd.DataFrame, pairs: Sequence[tupl
         sides.append((b, row_side(ra, name_a if by_window else f"A|{name_a}", by_window)))
     families = [(name_a, name_b, frozenset(b.processes), frozenset(a.processes))
                 for (name_a, name_b, *_), (b, a) in zip(found, sides, strict=True)] if per_cell else None
-    priors = [(noise.prior((name_b, vid)), noise.prior((name_a, vid))) if b.n < 2 and a.n < 2 else (None, None)
-              for (name_a, name_b, vid, *_), (b, a) in zip(found, sides, strict=True)] if noise is not None else None
+    priors = [_priors(name_a, name_b, vid, a.n < 2 and b.n < 2, noise, history)
+              for (name_a, name_b, vid, *_), (b, a) in zip(found, sides, strict=True)] \
+        if noise is not None or history is not None else None
     contrasts, _ = judge(sides, [str(ra["benchmark"]) for *_, ra, _ in found], families, priors,
                          within=[(name_a, name_b) for name_a, name_b, *_ in found])
     qs = bh([c.p() if c is not None else math.nan for c in contrasts])
@@ -260,6 +282,17 @@ def variant_changes(df_a: pd.DataFrame, df_b: pd.DataFrame, pairs: Sequence[tupl
         changes.append(VariantChange(name_a, name_b, str(vid), str(ra["benchmark"]), float(ra["time"]),
                                      float(rb["time"]) / scale_b, ci, ci.noise, c, q))
     return changes, only_a, only_b
+
+
+def _priors(name_a: str, name_b: str, vid: str, unreplicated: bool, noise: NoiseModel | None,
+            history: NoiseModel | None) -> tuple[Prior | None, Prior | None]:
+    """A variant's unit variances from elsewhere: its kept history, else (one process a side) a noise model."""
+    for model in (history, noise if unreplicated else None):
+        if model is not None:
+            found = model.prior((name_b, vid)), model.prior((name_a, vid))
+            if found[0] is not None and found[1] is not None:
+                return found
+    return None, None
 
 
 def common_shift(df_a: pd.DataFrame, df_b: pd.DataFrame, pairs: Sequence[tuple[str, str]]) -> float | None:
@@ -307,7 +340,7 @@ NORMALISE = ("auto", "none", "cell", "host", "run")
 
 def compare_cells(cells_a: list[CellResult], cells_b: list[CellResult], label_a: str, label_b: str,
                   pairs: Sequence[tuple[str, str]] | None = None, normalise: str = "auto",
-                  noise: NoiseModel | None = None) -> CompareResult:
+                  noise: NoiseModel | None = None, history: NoiseModel | None = None) -> CompareResult:
     """Compare two loaded result sets; ``pairs`` (cell in A, cell in B) default to equal names.
 
     ``normalise``: take out of every ratio how much B moved in common with A:
@@ -316,8 +349,8 @@ def compare_cells(cells_a: list[CellResult], cells_b: list[CellResult], label_a:
     shown); ``host``, the host's reference workload (both runs need its
     series); ``run``, the median ratio over every variant compared (a change
     that slows every variant alike then goes unseen: say so); ``auto``:
-    ``cell`` when every pair is a cell with itself, else ``none``. ``noise``:
-    see ``variant_changes``.
+    ``cell`` when every pair is a cell with itself, else ``none``. ``noise``,
+    ``history``: see ``variant_changes``.
     """
     if pairs is None:
         names_b = {c.name for c in cells_b}
@@ -332,7 +365,8 @@ def compare_cells(cells_a: list[CellResult], cells_b: list[CellResult], label_a:
         scale = host_b / host_a
     elif normalise == "run" and shift:
         scale = shift
-    variants, only_a, only_b = variant_changes(df_a, df_b, pairs, scale, normalise == "cell", noise)
+    variants, only_a, only_b = variant_changes(df_a, df_b, pairs, scale, normalise == "cell", noise,
+                                               history=history)
     moves: dict[str, float] = {}
     refs: dict[str, float] = {}
     if normalise == "cell":
@@ -392,13 +426,13 @@ def compare_paths(a: Path, b: Path, cells: Sequence[str] = (), normalise: str = 
     summary (common move, false-discovery list, gate) is about the variants
     the table shows. ``noise``: a noise model file (default: the one kept
     beside either side, ``reports/noise-model.json``). ``kept``: earlier runs of
-    the same cells (directories of cell files), at least ``MIN_RUNS``: each
-    cell's move between A and B is judged against their spread.
+    the same cells (directories of cell files, neither A nor B): each variant's
+    own noise in them is its prior (``history``); with ``MIN_RUNS`` or more,
+    each cell's move between A and B is also judged against their spread.
     """
-    if kept and len(kept) < MIN_RUNS:
-        raise UserError(f"--kept: {len(kept)} run(s); the run-to-run spread needs {MIN_RUNS} or more kept runs of "
-                        "the same cells (each a directory of cell files)")
-    levels = run_levels([load_side(k) for k in kept]) if kept else {}
+    kept_runs = [load_side(k) for k in kept]
+    levels = run_levels(kept_runs) if len(kept_runs) >= MIN_RUNS else {}
+    history = history_model(kept_runs) if kept_runs else None
     cells_a, cells_b = load_side(a), load_side(b)
     pairs: list[tuple[str, str]] | None = None
     if a.is_file() and b.is_file():
@@ -415,8 +449,8 @@ def compare_paths(a: Path, b: Path, cells: Sequence[str] = (), normalise: str = 
             cells_a = [c for c in cells_a if c.name in wanted]
             cells_b = [c for c in cells_b if c.name in wanted]
     model = noise_model.load(noise) if noise is not None else noise_model.beside(a, b)
-    result = dataclasses.replace(compare_cells(cells_a, cells_b, str(a), str(b), pairs, normalise, model),
-                                 run_levels=levels)
+    result = dataclasses.replace(
+        compare_cells(cells_a, cells_b, str(a), str(b), pairs, normalise, model, history), run_levels=levels)
     if not result.cells:
         raise UserError(f"{a} and {b} have no cell with results in common; name two cell files to compare "
                         "two different cells")
