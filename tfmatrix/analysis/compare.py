@@ -33,12 +33,13 @@ from ..errors import UserError
 from . import noise_model
 from .agreement import Agreement, ComparisonChange, comparison_changes
 from .cells import CellResult, load_dir, load_file
+from .control import container_reference, control_moves, host_reference, uniform_note
 from .findings import FINDINGS, compute_all
 from .frame import build_frame, row_side
 from .history import SOURCE as HISTORY
-from .history import history_model
+from .history import history_model, pair_priors
 from .inference import Contrast, RatioCI, ratio_ci
-from .moderation import Prior, judge
+from .moderation import judge
 from .multiplicity import bh, gate
 from .noise_model import NoiseModel
 from .run_level import MIN_RUNS, RunLevel, run_levels
@@ -99,6 +100,7 @@ class CompareResult:
     cell_moves: dict[str, float] = field(default_factory=dict)   # per cell pair: its median B/A, when taken out
     cell_refs: dict[str, float] = field(default_factory=dict)    # per cell pair: its containers' reference B/A
     run_levels: dict[str, RunLevel] = field(default_factory=dict)  # per cell: its spread over the runs kept
+    controls: dict[str, float] = field(default_factory=dict)     # per cell pair: the control's B/A taken out
 
     def offenders(self, slower_than: float) -> list[str]:
         """What fails a CI gate (``--fail-on slower:X%``): each variant that broke, then each one slower with
@@ -122,7 +124,12 @@ class CompareResult:
         median = mdes[len(mdes) // 2]
         return (f"the gate finds a slowdown of {median:.0%} or more in half the variants (80% of the time), "
                 f"{mdes[0]:.0%} in the best measured, {mdes[-1]:.0%} in the worst; smaller ones cannot be seen by "
-                f"this comparison" + (f"; {blind} variant(s) not gated: not enough replication" if blind else ""))
+                f"this comparison" + (f"; {blind} variant(s) not gated: not enough replication" if blind else "")
+                + self.uniform_note())
+
+    def uniform_note(self) -> str:
+        """Can a slowdown of a whole slice or cell fail the gate? (``control.uniform_note``)"""
+        return uniform_note(self.normalise, self.cell_moves, self.controls, self.run_levels)
 
     @property
     def agreement(self) -> Agreement:
@@ -212,6 +219,10 @@ class CompareResult:
         how = {"none": "ratios as measured (--normalise cell|host|run takes a common move out)",
                "cell": f"each cell's common move taken out ({moves}): a run-level move of a whole cell, which one "
                        "run a side cannot tell from the run's own drift, is shown, not judged",
+               "control": "each cell's move taken from its containers' reference workload ("
+                          + ", ".join(f"{c} {m:.3f}" for c, m in self.controls.items()) + "): a change that slowed "
+                          "a whole cell is judged" + (f"; common move taken out where there is none ({moves})"
+                                                      if len(self.controls) < len(self.cell_moves) else ""),
                "host": f"ratios divided by the host reference's B/A {self.scale:.3f}",
                "run": f"ratios divided by the common move {self.scale:.3f}: a change that slowed every variant "
                       "alike is not seen"}[self.normalise]
@@ -235,7 +246,9 @@ class CompareResult:
 
 def variant_changes(df_a: pd.DataFrame, df_b: pd.DataFrame, pairs: Sequence[tuple[str, str]], scale_b: float = 1.0,
                     per_cell: bool = False, noise: NoiseModel | None = None, by_window: bool = False,
-                    history: NoiseModel | None = None) -> tuple[list[VariantChange], list[str], list[str]]:
+                    history: NoiseModel | None = None,
+                    controls: dict[tuple[str, str], tuple[float, float, float]] | None = None,
+                    ) -> tuple[list[VariantChange], list[str], list[str]]:
     """Every variant measured ok in both cells of each pair, and those ok on one side only.
 
     All of them are judged together (``moderation.judge``): two cells of one
@@ -246,7 +259,9 @@ def variant_changes(df_a: pd.DataFrame, df_b: pd.DataFrame, pairs: Sequence[tupl
     ``scale_b``: what B moved by in common (``--normalise host|run``), taken out.
     ``noise``: a replicated run's noise model, for variants with one process a side.
     ``history``: each variant's own noise in runs kept before (``history``), a
-    prior for every variant it has (replicated or not).
+    prior for every variant it has (replicated or not). ``controls``: per cell
+    pair, its control's move (``control``), taken out of its variants instead
+    of their family's own (``per_cell``).
     ``by_window``: A and B are window-mates of one run (``ab``): paired process
     by process, each process's effect estimated from both sides' variants.
     """
@@ -268,11 +283,12 @@ def variant_changes(df_a: pd.DataFrame, df_b: pd.DataFrame, pairs: Sequence[tupl
         sides.append((b, row_side(ra, name_a if by_window else f"A|{name_a}", by_window)))
     families = [(name_a, name_b, frozenset(b.processes), frozenset(a.processes))
                 for (name_a, name_b, *_), (b, a) in zip(found, sides, strict=True)] if per_cell else None
-    priors = [_priors(name_a, name_b, vid, a.n < 2 and b.n < 2, noise, history)
+    priors = [pair_priors(name_a, name_b, vid, a.n < 2 and b.n < 2, noise, history)
               for (name_a, name_b, vid, *_), (b, a) in zip(found, sides, strict=True)] \
         if noise is not None or history is not None else None
+    anchors = [controls.get((name_a, name_b)) for name_a, name_b, *_ in found] if controls else None
     contrasts, _ = judge(sides, [str(ra["benchmark"]) for *_, ra, _ in found], families, priors,
-                         within=[(name_a, name_b) for name_a, name_b, *_ in found])
+                         within=[(name_a, name_b) for name_a, name_b, *_ in found], anchors=anchors)
     qs = bh([c.p() if c is not None else math.nan for c in contrasts])
     changes = []
     for (name_a, name_b, vid, ra, rb), c, q in zip(found, contrasts, qs, strict=True):
@@ -282,17 +298,6 @@ def variant_changes(df_a: pd.DataFrame, df_b: pd.DataFrame, pairs: Sequence[tupl
         changes.append(VariantChange(name_a, name_b, str(vid), str(ra["benchmark"]), float(ra["time"]),
                                      float(rb["time"]) / scale_b, ci, ci.noise, c, q))
     return changes, only_a, only_b
-
-
-def _priors(name_a: str, name_b: str, vid: str, unreplicated: bool, noise: NoiseModel | None,
-            history: NoiseModel | None) -> tuple[Prior | None, Prior | None]:
-    """A variant's unit variances from elsewhere: its kept history, else (one process a side) a noise model."""
-    for model in (history, noise if unreplicated else None):
-        if model is not None:
-            found = model.prior((name_b, vid)), model.prior((name_a, vid))
-            if found[0] is not None and found[1] is not None:
-                return found
-    return None, None
 
 
 def common_shift(df_a: pd.DataFrame, df_b: pd.DataFrame, pairs: Sequence[tuple[str, str]]) -> float | None:
@@ -310,24 +315,6 @@ def common_shift(df_a: pd.DataFrame, df_b: pd.DataFrame, pairs: Sequence[tuple[s
     return float(np.exp(np.median(np.log(ratios)))) if len(ratios) >= 10 else None
 
 
-def host_reference(cells: Sequence[CellResult]) -> float | None:
-    """The median time of the host's reference workload over a run (``hostspeed``), from its cells' files."""
-    for cell in cells:
-        series = (cell.results.config.get("host_speed") if cell.results else None) or []
-        values = [float(p[2]) for p in series if isinstance(p, list) and len(p) == 3]
-        if values:
-            return float(pd.Series(values).median())
-    return None
-
-
-def container_reference(cell: CellResult) -> float | None:
-    """The median time of the reference workload inside a cell's containers over a run (``suite.reference``)."""
-    series = (cell.results.config.get("container_reference") if cell.results else None) or []
-    values = [float(x) for p in series if isinstance(p, list) and len(p) == 4 for x in p[2:]
-              if isinstance(x, (int, float))]
-    return float(np.median(values)) if values else None
-
-
 def _ok_rows(df: pd.DataFrame, cell: str) -> dict[str, Any]:
     if not len(df):
         return {}
@@ -335,7 +322,7 @@ def _ok_rows(df: pd.DataFrame, cell: str) -> dict[str, Any]:
     return {str(r["id"]): r for _, r in rows.iterrows()}
 
 
-NORMALISE = ("auto", "none", "cell", "host", "run")
+NORMALISE = ("auto", "none", "cell", "control", "host", "run")
 
 
 def compare_cells(cells_a: list[CellResult], cells_b: list[CellResult], label_a: str, label_b: str,
@@ -346,8 +333,10 @@ def compare_cells(cells_a: list[CellResult], cells_b: list[CellResult], label_a:
     ``normalise``: take out of every ratio how much B moved in common with A:
     ``cell``, each cell's own common move (two runs of the same cells: a
     whole cell moved up to 15% between two runs of the same code; each is
-    shown); ``host``, the host's reference workload (both runs need its
-    series); ``run``, the median ratio over every variant compared (a change
+    shown); ``control``, each cell's move from its containers' reference
+    workload (``control``: a change of a whole cell is judged; a pair without
+    it on both sides falls back to ``cell``); ``host``, the host's reference
+    workload (both runs need its series); ``run``, the median ratio over every variant compared (a change
     that slows every variant alike then goes unseen: say so); ``auto``:
     ``cell`` when every pair is a cell with itself, else ``none``. ``noise``,
     ``history``: see ``variant_changes``.
@@ -365,11 +354,12 @@ def compare_cells(cells_a: list[CellResult], cells_b: list[CellResult], label_a:
         scale = host_b / host_a
     elif normalise == "run" and shift:
         scale = shift
-    variants, only_a, only_b = variant_changes(df_a, df_b, pairs, scale, normalise == "cell", noise,
-                                               history=history)
+    controls = control_moves(cells_a, cells_b, pairs) if normalise == "control" else {}
+    variants, only_a, only_b = variant_changes(df_a, df_b, pairs, scale, normalise in ("cell", "control"), noise,
+                                               history=history, controls=controls)
     moves: dict[str, float] = {}
     refs: dict[str, float] = {}
-    if normalise == "cell":
+    if normalise in ("cell", "control"):
         by_a, by_b = {c.name: c for c in cells_a}, {c.name: c for c in cells_b}
         for a, b in pairs:
             logs = [math.log(v.time_b / v.time_a) for v in variants
@@ -385,7 +375,8 @@ def compare_cells(cells_a: list[CellResult], cells_b: list[CellResult], label_a:
         comparisons = comparison_changes(compute_all(df_a, cells_a, FINDINGS), compute_all(df_b, cells_b, FINDINGS))
     return CompareResult(label_a, label_b, variants, comparisons, only_a, only_b, list(pairs), host_a, host_b,
                          scale, broken(df_a, df_b, pairs), normalise, shift,
-                         sum(1 for v in variants if not v.ci.replicated), moves, refs)
+                         sum(1 for v in variants if not v.ci.replicated), moves, refs,
+                         controls={(a if a == b else f"{a} -> {b}"): math.exp(m[0]) for (a, b), m in controls.items()})
 
 
 def broken(df_a: pd.DataFrame, df_b: pd.DataFrame, pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:

@@ -21,7 +21,7 @@ import numpy as np
 
 from .cells import CellResult
 from .frame import build_frame, row_side
-from .moderation import remove_process_effects
+from .moderation import Prior, remove_process_effects
 from .noise_model import NoiseModel
 
 SOURCE = "kept runs"
@@ -47,3 +47,14 @@ def history_model(runs: Sequence[Sequence[CellResult]]) -> NoiseModel | None:
             dfs[key] += s.n - 1
     found = {key: (ss[key] / d, float(d)) for key, d in dfs.items() if d > 0 and math.isfinite(ss[key])}
     return NoiseModel(found, f"of {len(runs)} {SOURCE}") if found else None
+
+
+def pair_priors(name_a: str, name_b: str, vid: str, unreplicated: bool, noise: NoiseModel | None,
+            history: NoiseModel | None) -> tuple[Prior | None, Prior | None]:
+    """A variant's unit variances from elsewhere: its kept history, else (one process a side) a noise model."""
+    for model in (history, noise if unreplicated else None):
+        if model is not None:
+            found = model.prior((name_b, vid)), model.prior((name_a, vid))
+            if found[0] is not None and found[1] is not None:
+                return found
+    return None, None

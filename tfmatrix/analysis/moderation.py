@@ -240,6 +240,7 @@ def judge(pairs: Sequence[tuple[Side, Side]], benchmarks: Sequence[Hashable],
           families: Sequence[Hashable | None] | None = None,
           priors: Sequence[tuple[Prior | None, Prior | None]] | None = None,
           within: Sequence[Hashable] | None = None,
+          anchors: Sequence[tuple[float, float, float] | None] | None = None,
           ) -> tuple[list[Contrast | None], dict[Hashable, tuple[float, float, int]]]:
     """The whole rule for a family of comparisons (first / second of each pair), in one place.
 
@@ -255,13 +256,19 @@ def judge(pairs: Sequence[tuple[Side, Side]], benchmarks: Sequence[Hashable],
     (window-mates: it cancels) or ``families`` are given (two runs of the
     same cells: per pair, the variants that shared its processes), whose
     common move is taken out after (``normalise``); the moves come back,
-    to be shown.
+    to be shown. ``anchors``: per pair, a move measured by a control the
+    change cannot touch (``control.control_move``: log, variance, degrees of
+    freedom); a pair with one has that move taken out instead of its
+    family's (``anchored``), so a change of its whole family is judged, and
+    its processes' shared effects return as for unnormalised pairs.
     """
     unique: dict[int, Side] = {}
     for a, b in pairs:
         unique.setdefault(id(a), a)
         unique.setdefault(id(b), b)
     effects = process_effects(list(unique.values()))
+    if families is not None and anchors is not None:
+        families = [None if anchor is not None else f for f, anchor in zip(families, anchors, strict=True)]
     if families is not None:      # a family too small to find its common move in is judged as measured
         size: dict[Hashable, int] = defaultdict(int)
         for f in families:
@@ -283,6 +290,9 @@ def judge(pairs: Sequence[tuple[Side, Side]], benchmarks: Sequence[Hashable],
     if priors is not None:
         out = [with_noise_model(c, *pr) if c is not None else None for c, pr in zip(out, priors, strict=True)]
     out = moderate(out, benchmarks, within)
+    if anchors is not None:
+        out = [anchored(c, anchor) if c is not None and anchor is not None else c
+               for c, anchor in zip(out, anchors, strict=True)]
     moves: dict[Hashable, tuple[float, float, int]] = {}
     if families is not None:
         idx = [i for i, c in enumerate(out) if c is not None and families[i] is not None]
@@ -290,6 +300,15 @@ def judge(pairs: Sequence[tuple[Side, Side]], benchmarks: Sequence[Hashable],
         for i, c in zip(idx, done, strict=True):
             out[i] = c
     return out, moves
+
+
+def anchored(c: Contrast, anchor: tuple[float, float, float]) -> Contrast:
+    """``c`` with a control's move (log, its variance, its degrees of freedom) taken out, its variance added."""
+    move, var, d = anchor
+    extra = c.extra + var
+    parts = [(v, k) for v, k in ((c.extra, c.extra_d), (var, d)) if v > 0]
+    extra_d = extra ** 2 / sum(v ** 2 / k for v, k in parts) if parts and extra > 0 else math.inf
+    return replace(c, log_ratio=c.log_ratio - move, extra=extra, extra_d=extra_d)
 
 
 def with_noise_model(c: Contrast, prior_a: Prior | None, prior_b: Prior | None) -> Contrast:
