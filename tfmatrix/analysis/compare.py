@@ -55,12 +55,13 @@ class VariantChange:
     cell_b: str
     id: str
     benchmark: str
-    time_a: float
+    time_a: float               # exp(mean per-round log p10): the numbers the ratio is made of (time_b / time_a)
     time_b: float
     ci: RatioCI
     noise: float                # what one round's ratio wanders by (its SD, relative: 0.1 = 10%); shown, not a rule
     contrast: Contrast | None = None
     q: float = math.nan         # its Benjamini-Hochberg adjusted p-value among the variants compared
+    pooled: tuple[float, float] = (math.nan, math.nan)   # the pooled p10 of all samples, A and B (labelled so)
 
     @property
     def deviation(self) -> float:
@@ -160,7 +161,7 @@ class CompareResult:
         clear_a = sum(1 for c in self.comparisons if c.verdict_a != "unclear")
         return [
             f"A = {self.label_a}, B = {self.label_b}; {len(self.cells)} cell pair(s)",
-            self.agreement.line("variants (times: 10th percentiles)"),
+            self.agreement.line("variants (times: geometric mean of the rounds' 10th percentiles)"),
             f"verdicts, B against A: {self.counts_text()}",
         ] + ([self.discovery_line()] if self.unreplicated < len(self.variants) else []) + [
             self.resolution_line(),
@@ -196,7 +197,7 @@ class CompareResult:
                       else "moderated"] += 1
         n = max(1, len(self.variants))
         if not sum(kinds.values()):
-            return "variance priors: none (each variant judged on its own rounds only)"
+            return "variance priors: none (each variant judged on its own rounds, where it has two or more)"
         return (f"variance priors: {sum(kinds.values()) / n:.0%} of the variants compared ("
                 f"{kinds['moderated'] / n:.0%} moderated across their benchmark or cell pair, "
                 f"{kinds['history'] / n:.0%} their own noise in the kept runs, "
@@ -291,12 +292,13 @@ def variant_changes(df_a: pd.DataFrame, df_b: pd.DataFrame, pairs: Sequence[tupl
                          within=[(name_a, name_b) for name_a, name_b, *_ in found], anchors=anchors)
     qs = bh([c.p() if c is not None else math.nan for c in contrasts])
     changes = []
-    for (name_a, name_b, vid, ra, rb), c, q in zip(found, contrasts, qs, strict=True):
+    for (name_a, name_b, vid, ra, rb), (b, a), c, q in zip(found, sides, contrasts, qs, strict=True):
         if c is None:
             continue
         ci = ratio_ci(c)
-        changes.append(VariantChange(name_a, name_b, str(vid), str(ra["benchmark"]), float(ra["time"]),
-                                     float(rb["time"]) / scale_b, ci, ci.noise, c, q))
+        changes.append(VariantChange(name_a, name_b, str(vid), str(ra["benchmark"]), math.exp(a.mean),
+                                     math.exp(b.mean), ci, ci.noise, c, q,
+                                     (float(ra["time"]), float(rb["time"]) / scale_b)))
     return changes, only_a, only_b
 
 
