@@ -17,8 +17,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 from matrix_model import Matrix, gate_fails, gate_mde, judged, vid, write_run
+from scipy import special
 
+from tfmatrix.analysis.cells import load_file
 from tfmatrix.analysis.compare import compare_paths
+from tfmatrix.analysis.control import control_move
+from tfmatrix.analysis.history import history_model
+from tfmatrix.analysis.moderation import Prior, fit_prior, robust_d0
 
 MEASURED = dict(sigma_median=0.114, sigma_p90=0.221)
 REVIEW = dict(sigma_median=0.07, sigma_p90=0.17)
@@ -111,3 +116,26 @@ def test_the_gate_line_says_whether_a_whole_cell_can_fail_it(tmp_path: Path) -> 
                                             "workload")
     assert "each cell's move taken from its containers' reference workload (syn0-cpu " in control.host_line()
     assert control.offenders(0.10)
+
+
+def test_a_weak_prior_is_given_per_variant_and_a_strong_one_whole() -> None:
+    """``robust_d0``: a prior worth 2x a member's d or more is given whole; a weaker one (variances that differ) keeps
+    d0 x the member's upper-tail probability, so a variant far noisier than its mates keeps little of it."""
+    strong, weak = Prior(0.01, 40.0), Prior(0.01, 3.0)
+    assert robust_d0(strong, 0.2, 4.0) == 40.0
+    assert robust_d0(weak, 0.001, 4.0) == pytest.approx(3.0 * special.fdtrc(4.0, 3.0, 0.1))
+    assert robust_d0(weak, 0.2, 4.0) < 0.1 * robust_d0(weak, 0.01, 4.0)
+    assert fit_prior([0.01, 0.04, 0.005, 0.09, 0.02], [4.0] * 5) is not None     # no longer refused
+
+
+def test_a_control_needs_two_rounds_a_side_and_kept_runs_give_every_variant_its_own_prior(tmp_path: Path) -> None:
+    m = Matrix(cells=1, slices=(6,), seed=1, **MEASURED)
+    rng = np.random.default_rng(1)
+    one = [load_file(p) for p in write_run(m, tmp_path / "one", 1, 1, rng).glob("*.json")]
+    three = [load_file(p) for p in write_run(m, tmp_path / "three", 2, 3, rng).glob("*.json")]
+    assert control_move(one[0], three[0]) is None
+    move = control_move(three[0], three[0])
+    assert move is not None and move[0] == pytest.approx(0.0) and move[2] == 4
+    model = history_model([three, three])
+    assert model is not None and len(model.variances) == 6
+    assert all(d == 4 for _, d in model.variances.values()) and "of 2 kept runs" in model.source
