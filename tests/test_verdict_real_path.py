@@ -19,6 +19,7 @@ import pytest
 from matrix_model import Matrix, gate_fails, gate_mde, judged, vid, write_run
 from scipy import special
 
+from tfmatrix import cli
 from tfmatrix.analysis.cells import load_file
 from tfmatrix.analysis.compare import compare_paths
 from tfmatrix.analysis.control import control_move
@@ -116,6 +117,8 @@ def test_the_gate_line_says_whether_a_whole_cell_can_fail_it(tmp_path: Path) -> 
                                             "workload")
     assert "each cell's move taken from its containers' reference workload (syn0-cpu " in control.host_line()
     assert control.offenders(0.10)
+    assert cli.main(["compare", str(a), str(b), "--normalise", "control", "--fail-on", "slower:10%"]) == 1
+    assert cli.main(["compare", str(a), str(b), "--fail-on", "slower:10%"]) == 0     # the common move took it out
 
 
 def test_a_weak_prior_is_given_per_variant_and_a_strong_one_whole() -> None:
