@@ -127,7 +127,7 @@ def test_cli_compare_prints_summary_and_writes_files(tmp_path, capsys):
     code = main(["compare", str(a), str(b), "--csv", str(tmp_path / "c.csv"), "--html", str(tmp_path / "c.html")])
     out = capsys.readouterr().out
     assert code == 0
-    assert "variants (times: 10th percentiles): 3 in both; 67% within 5%" in out
+    assert "variants (times: geometric mean of the rounds' 10th percentiles): 3 in both; 67% within 5%" in out
     assert "1 slower" in out
     assert (tmp_path / "c.csv").exists() and (tmp_path / "c.html").exists()
 

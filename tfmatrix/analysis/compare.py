@@ -33,8 +33,11 @@ from ..errors import UserError
 from . import noise_model
 from .agreement import Agreement, ComparisonChange, comparison_changes
 from .cells import CellResult, load_dir, load_file
+from .control import container_reference, control_moves, host_reference, uniform_note
 from .findings import FINDINGS, compute_all
 from .frame import build_frame, row_side
+from .history import SOURCE as HISTORY
+from .history import history_model, pair_priors
 from .inference import Contrast, RatioCI, ratio_ci
 from .moderation import judge
 from .multiplicity import bh, gate
@@ -52,12 +55,13 @@ class VariantChange:
     cell_b: str
     id: str
     benchmark: str
-    time_a: float
+    time_a: float               # exp(mean per-round log p10): the numbers the ratio is made of (time_b / time_a)
     time_b: float
     ci: RatioCI
     noise: float                # what one round's ratio wanders by (its SD, relative: 0.1 = 10%); shown, not a rule
     contrast: Contrast | None = None
     q: float = math.nan         # its Benjamini-Hochberg adjusted p-value among the variants compared
+    pooled: tuple[float, float] = (math.nan, math.nan)   # the pooled p10 of all samples, A and B (labelled so)
 
     @property
     def deviation(self) -> float:
@@ -97,6 +101,7 @@ class CompareResult:
     cell_moves: dict[str, float] = field(default_factory=dict)   # per cell pair: its median B/A, when taken out
     cell_refs: dict[str, float] = field(default_factory=dict)    # per cell pair: its containers' reference B/A
     run_levels: dict[str, RunLevel] = field(default_factory=dict)  # per cell: its spread over the runs kept
+    controls: dict[str, float] = field(default_factory=dict)     # per cell pair: the control's B/A taken out
 
     def offenders(self, slower_than: float) -> list[str]:
         """What fails a CI gate (``--fail-on slower:X%``): each variant that broke, then each one slower with
@@ -120,7 +125,12 @@ class CompareResult:
         median = mdes[len(mdes) // 2]
         return (f"the gate finds a slowdown of {median:.0%} or more in half the variants (80% of the time), "
                 f"{mdes[0]:.0%} in the best measured, {mdes[-1]:.0%} in the worst; smaller ones cannot be seen by "
-                f"this comparison" + (f"; {blind} variant(s) not gated: not enough replication" if blind else ""))
+                f"this comparison" + (f"; {blind} variant(s) not gated: not enough replication" if blind else "")
+                + self.uniform_note())
+
+    def uniform_note(self) -> str:
+        """Can a slowdown of a whole slice or cell fail the gate? (``control.uniform_note``)"""
+        return uniform_note(self.normalise, self.cell_moves, self.controls, self.run_levels)
 
     @property
     def agreement(self) -> Agreement:
@@ -151,10 +161,11 @@ class CompareResult:
         clear_a = sum(1 for c in self.comparisons if c.verdict_a != "unclear")
         return [
             f"A = {self.label_a}, B = {self.label_b}; {len(self.cells)} cell pair(s)",
-            self.agreement.line("variants (times: 10th percentiles)"),
+            self.agreement.line("variants (times: geometric mean of the rounds' 10th percentiles)"),
             f"verdicts, B against A: {self.counts_text()}",
         ] + ([self.discovery_line()] if self.unreplicated < len(self.variants) else []) + [
             self.resolution_line(),
+            self.prior_line(),
             self.comparison_agreement.line("findings' comparisons (time ratios)"),
             f"findings' comparisons clear in A: {clear_a}; reversed in B: {len(self.reversed)}; "
             f"clear in one and unclear in the other: {sum(1 for c in self.comparisons if c.flipped)}",
@@ -176,6 +187,22 @@ class CompareResult:
                 f"{mdes[0]:.0%} at best, {mdes[-1]:.0%} at worst; a \"no clear difference\" says nothing about "
                 "changes smaller than its own")
 
+    def prior_line(self) -> str:
+        """What share of the comparisons had a variance prior, and from where (``moderation``, ``history``)."""
+        kinds = {"moderated": 0, "history": 0, "noise model": 0}
+        for v in self.variants:
+            prior = v.contrast.prior if v.contrast is not None else ""
+            if prior:
+                kinds["history" if HISTORY in prior else "noise model" if prior.startswith("noise model")
+                      else "moderated"] += 1
+        n = max(1, len(self.variants))
+        if not sum(kinds.values()):
+            return "variance priors: none (each variant judged on its own rounds, where it has two or more)"
+        return (f"variance priors: {sum(kinds.values()) / n:.0%} of the variants compared ("
+                f"{kinds['moderated'] / n:.0%} moderated across their benchmark or cell pair, "
+                f"{kinds['history'] / n:.0%} their own noise in the kept runs, "
+                f"{kinds['noise model'] / n:.0%} a noise model file)")
+
     def replication_line(self) -> str:
         return (f"{self.unreplicated} variants have one process a side and no noise model from a replicated run: "
                 "not enough replication for a verdict (run --rounds 2 or more, or give --noise-model FILE from a "
@@ -193,6 +220,10 @@ class CompareResult:
         how = {"none": "ratios as measured (--normalise cell|host|run takes a common move out)",
                "cell": f"each cell's common move taken out ({moves}): a run-level move of a whole cell, which one "
                        "run a side cannot tell from the run's own drift, is shown, not judged",
+               "control": "each cell's move taken from its containers' reference workload ("
+                          + ", ".join(f"{c} {m:.3f}" for c, m in self.controls.items()) + "): a change that slowed "
+                          "a whole cell is judged" + (f"; common move taken out where there is none ({moves})"
+                                                      if len(self.controls) < len(self.cell_moves) else ""),
                "host": f"ratios divided by the host reference's B/A {self.scale:.3f}",
                "run": f"ratios divided by the common move {self.scale:.3f}: a change that slowed every variant "
                       "alike is not seen"}[self.normalise]
@@ -216,6 +247,8 @@ class CompareResult:
 
 def variant_changes(df_a: pd.DataFrame, df_b: pd.DataFrame, pairs: Sequence[tuple[str, str]], scale_b: float = 1.0,
                     per_cell: bool = False, noise: NoiseModel | None = None, by_window: bool = False,
+                    history: NoiseModel | None = None,
+                    controls: dict[tuple[str, str], tuple[float, float, float]] | None = None,
                     ) -> tuple[list[VariantChange], list[str], list[str]]:
     """Every variant measured ok in both cells of each pair, and those ok on one side only.
 
@@ -226,6 +259,10 @@ def variant_changes(df_a: pd.DataFrame, df_b: pd.DataFrame, pairs: Sequence[tupl
     slice of processes) is taken out, as for two runs of the same cells.
     ``scale_b``: what B moved by in common (``--normalise host|run``), taken out.
     ``noise``: a replicated run's noise model, for variants with one process a side.
+    ``history``: each variant's own noise in runs kept before (``history``), a
+    prior for every variant it has (replicated or not). ``controls``: per cell
+    pair, its control's move (``control``), taken out of its variants instead
+    of their family's own (``per_cell``).
     ``by_window``: A and B are window-mates of one run (``ab``): paired process
     by process, each process's effect estimated from both sides' variants.
     """
@@ -247,18 +284,21 @@ def variant_changes(df_a: pd.DataFrame, df_b: pd.DataFrame, pairs: Sequence[tupl
         sides.append((b, row_side(ra, name_a if by_window else f"A|{name_a}", by_window)))
     families = [(name_a, name_b, frozenset(b.processes), frozenset(a.processes))
                 for (name_a, name_b, *_), (b, a) in zip(found, sides, strict=True)] if per_cell else None
-    priors = [(noise.prior((name_b, vid)), noise.prior((name_a, vid))) if b.n < 2 and a.n < 2 else (None, None)
-              for (name_a, name_b, vid, *_), (b, a) in zip(found, sides, strict=True)] if noise is not None else None
+    priors = [pair_priors(name_a, name_b, vid, a.n < 2 and b.n < 2, noise, history)
+              for (name_a, name_b, vid, *_), (b, a) in zip(found, sides, strict=True)] \
+        if noise is not None or history is not None else None
+    anchors = [controls.get((name_a, name_b)) for name_a, name_b, *_ in found] if controls else None
     contrasts, _ = judge(sides, [str(ra["benchmark"]) for *_, ra, _ in found], families, priors,
-                         within=[(name_a, name_b) for name_a, name_b, *_ in found])
+                         within=[(name_a, name_b) for name_a, name_b, *_ in found], anchors=anchors)
     qs = bh([c.p() if c is not None else math.nan for c in contrasts])
     changes = []
-    for (name_a, name_b, vid, ra, rb), c, q in zip(found, contrasts, qs, strict=True):
+    for (name_a, name_b, vid, ra, rb), (b, a), c, q in zip(found, sides, contrasts, qs, strict=True):
         if c is None:
             continue
         ci = ratio_ci(c)
-        changes.append(VariantChange(name_a, name_b, str(vid), str(ra["benchmark"]), float(ra["time"]),
-                                     float(rb["time"]) / scale_b, ci, ci.noise, c, q))
+        changes.append(VariantChange(name_a, name_b, str(vid), str(ra["benchmark"]), math.exp(a.mean),
+                                     math.exp(b.mean), ci, ci.noise, c, q,
+                                     (float(ra["time"]), float(rb["time"]) / scale_b)))
     return changes, only_a, only_b
 
 
@@ -277,24 +317,6 @@ def common_shift(df_a: pd.DataFrame, df_b: pd.DataFrame, pairs: Sequence[tuple[s
     return float(np.exp(np.median(np.log(ratios)))) if len(ratios) >= 10 else None
 
 
-def host_reference(cells: Sequence[CellResult]) -> float | None:
-    """The median time of the host's reference workload over a run (``hostspeed``), from its cells' files."""
-    for cell in cells:
-        series = (cell.results.config.get("host_speed") if cell.results else None) or []
-        values = [float(p[2]) for p in series if isinstance(p, list) and len(p) == 3]
-        if values:
-            return float(pd.Series(values).median())
-    return None
-
-
-def container_reference(cell: CellResult) -> float | None:
-    """The median time of the reference workload inside a cell's containers over a run (``suite.reference``)."""
-    series = (cell.results.config.get("container_reference") if cell.results else None) or []
-    values = [float(x) for p in series if isinstance(p, list) and len(p) == 4 for x in p[2:]
-              if isinstance(x, (int, float))]
-    return float(np.median(values)) if values else None
-
-
 def _ok_rows(df: pd.DataFrame, cell: str) -> dict[str, Any]:
     if not len(df):
         return {}
@@ -302,22 +324,24 @@ def _ok_rows(df: pd.DataFrame, cell: str) -> dict[str, Any]:
     return {str(r["id"]): r for _, r in rows.iterrows()}
 
 
-NORMALISE = ("auto", "none", "cell", "host", "run")
+NORMALISE = ("auto", "none", "cell", "control", "host", "run")
 
 
 def compare_cells(cells_a: list[CellResult], cells_b: list[CellResult], label_a: str, label_b: str,
                   pairs: Sequence[tuple[str, str]] | None = None, normalise: str = "auto",
-                  noise: NoiseModel | None = None) -> CompareResult:
+                  noise: NoiseModel | None = None, history: NoiseModel | None = None) -> CompareResult:
     """Compare two loaded result sets; ``pairs`` (cell in A, cell in B) default to equal names.
 
     ``normalise``: take out of every ratio how much B moved in common with A:
     ``cell``, each cell's own common move (two runs of the same cells: a
     whole cell moved up to 15% between two runs of the same code; each is
-    shown); ``host``, the host's reference workload (both runs need its
-    series); ``run``, the median ratio over every variant compared (a change
+    shown); ``control``, each cell's move from its containers' reference
+    workload (``control``: a change of a whole cell is judged; a pair without
+    it on both sides falls back to ``cell``); ``host``, the host's reference
+    workload (both runs need its series); ``run``, the median ratio over every variant compared (a change
     that slows every variant alike then goes unseen: say so); ``auto``:
-    ``cell`` when every pair is a cell with itself, else ``none``. ``noise``:
-    see ``variant_changes``.
+    ``cell`` when every pair is a cell with itself, else ``none``. ``noise``,
+    ``history``: see ``variant_changes``.
     """
     if pairs is None:
         names_b = {c.name for c in cells_b}
@@ -332,10 +356,12 @@ def compare_cells(cells_a: list[CellResult], cells_b: list[CellResult], label_a:
         scale = host_b / host_a
     elif normalise == "run" and shift:
         scale = shift
-    variants, only_a, only_b = variant_changes(df_a, df_b, pairs, scale, normalise == "cell", noise)
+    controls = control_moves(cells_a, cells_b, pairs) if normalise == "control" else {}
+    variants, only_a, only_b = variant_changes(df_a, df_b, pairs, scale, normalise in ("cell", "control"), noise,
+                                               history=history, controls=controls)
     moves: dict[str, float] = {}
     refs: dict[str, float] = {}
-    if normalise == "cell":
+    if normalise in ("cell", "control"):
         by_a, by_b = {c.name: c for c in cells_a}, {c.name: c for c in cells_b}
         for a, b in pairs:
             logs = [math.log(v.time_b / v.time_a) for v in variants
@@ -351,7 +377,8 @@ def compare_cells(cells_a: list[CellResult], cells_b: list[CellResult], label_a:
         comparisons = comparison_changes(compute_all(df_a, cells_a, FINDINGS), compute_all(df_b, cells_b, FINDINGS))
     return CompareResult(label_a, label_b, variants, comparisons, only_a, only_b, list(pairs), host_a, host_b,
                          scale, broken(df_a, df_b, pairs), normalise, shift,
-                         sum(1 for v in variants if not v.ci.replicated), moves, refs)
+                         sum(1 for v in variants if not v.ci.replicated), moves, refs,
+                         controls={(a if a == b else f"{a} -> {b}"): math.exp(m[0]) for (a, b), m in controls.items()})
 
 
 def broken(df_a: pd.DataFrame, df_b: pd.DataFrame, pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -392,13 +419,13 @@ def compare_paths(a: Path, b: Path, cells: Sequence[str] = (), normalise: str = 
     summary (common move, false-discovery list, gate) is about the variants
     the table shows. ``noise``: a noise model file (default: the one kept
     beside either side, ``reports/noise-model.json``). ``kept``: earlier runs of
-    the same cells (directories of cell files), at least ``MIN_RUNS``: each
-    cell's move between A and B is judged against their spread.
+    the same cells (directories of cell files, neither A nor B): each variant's
+    own noise in them is its prior (``history``); with ``MIN_RUNS`` or more,
+    each cell's move between A and B is also judged against their spread.
     """
-    if kept and len(kept) < MIN_RUNS:
-        raise UserError(f"--kept: {len(kept)} run(s); the run-to-run spread needs {MIN_RUNS} or more kept runs of "
-                        "the same cells (each a directory of cell files)")
-    levels = run_levels([load_side(k) for k in kept]) if kept else {}
+    kept_runs = [load_side(k) for k in kept]
+    levels = run_levels(kept_runs) if len(kept_runs) >= MIN_RUNS else {}
+    history = history_model(kept_runs) if kept_runs else None
     cells_a, cells_b = load_side(a), load_side(b)
     pairs: list[tuple[str, str]] | None = None
     if a.is_file() and b.is_file():
@@ -415,8 +442,8 @@ def compare_paths(a: Path, b: Path, cells: Sequence[str] = (), normalise: str = 
             cells_a = [c for c in cells_a if c.name in wanted]
             cells_b = [c for c in cells_b if c.name in wanted]
     model = noise_model.load(noise) if noise is not None else noise_model.beside(a, b)
-    result = dataclasses.replace(compare_cells(cells_a, cells_b, str(a), str(b), pairs, normalise, model),
-                                 run_levels=levels)
+    result = dataclasses.replace(
+        compare_cells(cells_a, cells_b, str(a), str(b), pairs, normalise, model, history), run_levels=levels)
     if not result.cells:
         raise UserError(f"{a} and {b} have no cell with results in common; name two cell files to compare "
                         "two different cells")

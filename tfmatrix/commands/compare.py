@@ -85,10 +85,13 @@ def configure_compare(p: argparse.ArgumentParser) -> None:
                    help="judge variants with one process a side by the noise a replicated run of the same cells "
                         "measured (reports/noise-model.json, written by report; default: the one beside either side)")
     p.add_argument("--kept", action="append", default=[], metavar="DIR",
-                   help="an earlier run of the same cells (a directory of cell files; repeatable, 3 or more): each "
-                        "cell's move between A and B is judged against how far its runs wander")
-    p.add_argument("--normalise", choices=("auto", "none", "cell", "host", "run"), default="auto",
+                   help="an earlier run of the same cells, neither A nor B (a directory of cell files; repeatable): "
+                        "each variant's own noise in the kept runs is the prior of its variance; with 3 or more, each "
+                        "cell's move between A and B is also judged against how far its runs wander")
+    p.add_argument("--normalise", choices=("auto", "none", "cell", "control", "host", "run"), default="auto",
                    help="take a common move of B out of every ratio: cell, each cell's own (shown, not judged: one "
-                        "run a side cannot tell a whole cell's move from the run's drift); host, the host's reference "
+                        "run a side cannot tell a whole cell's move from the run's drift, and a slowdown of a whole "
+                        "slice or cell cannot fail the gate); control, each cell's move measured by its containers' "
+                        "reference workload (a whole cell getting slower is judged); host, the host's reference "
                         "workload; run, the median ratio of every variant compared; auto (default): cell when both "
                         "sides are the same cells, else none")

@@ -14,18 +14,23 @@ from ..analysis.compare import CompareResult
 from .tables import fmt_interval
 
 CSV_COLUMNS = ["cell_a", "cell_b", "id", "benchmark", "time_a", "time_b", "ratio", "ci_low", "ci_high",
-               "deviation", "noise", "verdict"]
+               "deviation", "noise", "verdict", "pooled_p10_a", "pooled_p10_b"]
 
 
 def compare_csv(result: CompareResult) -> str:
-    """``compare --csv``: one row per variant measured on both sides."""
+    """``compare --csv``: one row per variant measured on both sides.
+
+    ``time_a``/``time_b``: the geometric mean of the per-round 10th
+    percentiles, the numbers the ratio is made of; ``pooled_p10_*``: the 10th
+    percentile of all samples pooled, labelled as such.
+    """
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
     w.writerow(CSV_COLUMNS)
     for v in result.variants:
         w.writerow([v.cell_a, v.cell_b, v.id, v.benchmark, f"{v.time_a:.9g}", f"{v.time_b:.9g}",
                     f"{v.ci.ratio:.6g}", f"{v.ci.low:.6g}", f"{v.ci.high:.6g}", f"{v.deviation:.6g}",
-                    f"{v.noise:.6g}", v.verdict])
+                    f"{v.noise:.6g}", v.verdict, f"{v.pooled[0]:.9g}", f"{v.pooled[1]:.9g}"])
     return out.getvalue()
 
 

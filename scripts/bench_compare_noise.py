@@ -1,0 +1,97 @@
+"""What ``compare`` and its gate resolve at this host's noise: the figures in docs/measurement.md.
+
+Synthetic matrices (``tests/matrix_model.py``: cells x slices of 5-35
+variants, per-round SDs log-normal across variants) written as interleaved
+cell files and judged on compare's real path (files, frame,
+``variant_changes``, the gate). Seeded: the same figures every time.
+
+    python scripts/bench_compare_noise.py              # every row, a few minutes on 2 cores
+    python scripts/bench_compare_noise.py --before     # with the old all-or-nothing prior guard
+    python scripts/bench_compare_noise.py aa file      # some rows (aa, power, file)
+"""
+from __future__ import annotations
+
+import math
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+from matrix_model import Matrix, gate_fails, gate_mde, judged, vid  # noqa: E402
+
+from tfmatrix.analysis import moderation  # noqa: E402
+
+NOISES = {"this host 11.4%/22.1%": (0.114, 0.221), "review 7%/17%": (0.07, 0.17)}
+SLICES = (5, 12, 20, 35)
+
+
+def before() -> None:
+    """The rule before issue 41: a prior refused unless worth 2x every member's d (no moderation here)."""
+    fit = moderation.fit_prior
+
+    def guarded(variances, dfs, source="moderated"):  # type: ignore[no-untyped-def]
+        prior = fit(variances, dfs, source)
+        usable = [d for s, d in zip(variances, dfs, strict=True) if d > 0 and math.isfinite(s)]
+        return prior if prior is not None and prior.d0 >= 2.0 * max(usable) else None
+    moderation.fit_prior = guarded
+
+
+def aa(tmp: Path) -> None:
+    for label, (med, p90) in NOISES.items():
+        for rounds in (2, 3, 5, 10):
+            m = Matrix(cells=2, slices=SLICES, seed=rounds, sigma_median=med, sigma_p90=p90)
+            rng = np.random.default_rng(100 + rounds)
+            calls, prior = [], []
+            for _ in range(6):
+                changes = judged(m, tmp, rounds, rng)
+                calls += [v.verdict in ("slower", "faster") for v in changes]
+                prior += [bool(v.contrast and v.contrast.prior) for v in changes]
+            print(f"aa {label} R={rounds}: unchanged called different {np.mean(calls):.1%}; "
+                  f"contrasts with a prior {np.mean(prior):.0%}", flush=True)
+
+
+def power(tmp: Path) -> None:
+    for label, (med, p90) in NOISES.items():
+        for kept in (0, 2):
+            m = Matrix(cells=2, slices=SLICES, seed=7, sigma_median=med, sigma_p90=p90)
+            starts = np.cumsum((0,) + SLICES[:-1])
+            slowed = {(c, int(v)): 1.2 for c in range(m.cells) for v in starts}
+            ids = {(m.cell_names()[c], vid(s, v)) for c, s, v in m.variants() if (c, v) in slowed}
+            rng = np.random.default_rng(7)
+            found, mdes, prior = [], [], []
+            for _ in range(8):
+                changes = judged(m, tmp, 3, rng, slower=slowed, kept=kept)
+                found += [v.verdict == "slower" for v in changes if (v.cell_a, v.id) in ids]
+                mdes.append(gate_mde(changes))
+                prior += [bool(v.contrast and v.contrast.prior) for v in changes]
+            print(f"power {label} R=3, {kept} kept runs: one variant a slice 20% slower found {np.mean(found):.0%}; "
+                  f"gate MDE at the median variant {np.median(mdes):.0%}; contrasts with a prior {np.mean(prior):.0%}",
+                  flush=True)
+
+
+def whole_file(tmp: Path) -> None:
+    for label, (med, p90) in NOISES.items():
+        for normalise in ("cell", "control"):
+            m = Matrix(cells=2, slices=(10, 10), seed=4, sigma_median=med, sigma_p90=p90)
+            rng = np.random.default_rng(40)
+            slow = {(c, v): 1.2 for c, _, v in m.variants()}
+            fails, unchanged = [], []
+            for _ in range(40):
+                fails.append(gate_fails(judged(m, tmp, 3, rng, normalise, slow)))
+                unchanged.append(gate_fails(judged(m, tmp, 3, rng, normalise)))
+            print(f"file {label} --normalise {normalise}: every variant of a 40-variant file 20% slower fails the "
+                  f"gate {np.mean(fails):.0%}; unchanged {np.mean(unchanged):.0%}", flush=True)
+
+
+if __name__ == "__main__":
+    args = [a for a in sys.argv[1:] if a != "--before"]
+    if "--before" in sys.argv:
+        before()
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, fn in (("aa", aa), ("power", power), ("file", whole_file)):
+            if not args or name in args:
+                fn(Path(tmp))

@@ -1,0 +1,144 @@
+"""The verdicts' acceptance tests on ``compare``'s real path, at the noise this host has.
+
+``test_verdict_acceptance`` holds the rule to the review's targets on one
+family of 50-200 variants. A real comparison is not that: each cell pair x
+slice of processes is a family of 5-35 variants, and this host's per-round
+SDs are 11.4% at the median and 22.1% at the 90th percentile (2026-11-26;
+the review's generator: 7% / 17%). Here synthetic matrices of several cells
+and slices (``matrix_model``) are written as interleaved cell files, loaded,
+framed and judged by ``variant_changes`` and the gate, as ``compare`` does.
+Seeded: the same figures every run (docs/measurement.md, "What compare and
+the gate can resolve", prints them with more repetitions).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from matrix_model import Matrix, gate_fails, gate_mde, judged, vid, write_run
+from scipy import special
+
+from tfmatrix import cli
+from tfmatrix.analysis.cells import load_file
+from tfmatrix.analysis.compare import compare_paths
+from tfmatrix.analysis.control import control_move
+from tfmatrix.analysis.history import history_model
+from tfmatrix.analysis.moderation import Prior, fit_prior, robust_d0
+
+MEASURED = dict(sigma_median=0.114, sigma_p90=0.221)
+REVIEW = dict(sigma_median=0.07, sigma_p90=0.17)
+SLICES = (5, 12, 20, 35)
+
+
+def one_per_slice(m: Matrix, factor: float) -> dict[tuple[int, int], float]:
+    """The first variant of every slice of every cell, ``factor`` slower."""
+    starts = np.cumsum((0,) + m.slices[:-1])
+    return {(c, int(v)): factor for c in range(m.cells) for v in starts}
+
+
+@pytest.mark.parametrize("noise", [MEASURED, REVIEW], ids=["measured", "review"])
+@pytest.mark.parametrize("rounds", [2, 3, 5, 10])
+def test_unchanged_variants_are_called_different_at_most_5_percent_and_nearly_all_have_a_prior(
+        tmp_path: Path, rounds: int, noise: dict[str, float]) -> None:
+    """A/A through files, frame and ``variant_changes`` (--normalise cell, slices of 5-35): each variant's 5% test
+    holds at every R although the variants' noise differs, and the moderation prior is used (0% before: it was
+    refused whenever variances differed more than their degrees of freedom explain)."""
+    m = Matrix(cells=2, slices=SLICES, seed=rounds, **noise)
+    rng = np.random.default_rng(100 + rounds)
+    calls, prior = [], []
+    for _ in range(3):
+        changes = judged(m, tmp_path, rounds, rng)
+        calls += [v.verdict in ("slower", "faster") for v in changes]
+        prior += [v.contrast is not None and v.contrast.prior == "moderated" for v in changes]
+    assert np.mean(calls) <= 0.05, np.mean(calls)
+    assert np.mean(prior) >= 0.90, np.mean(prior)
+
+
+@pytest.mark.parametrize(("noise", "found_min", "mde_max"), [(MEASURED, 0.25, 1.0), (REVIEW, 0.40, 0.55)],
+                         ids=["measured", "review"])
+def test_with_two_kept_runs_every_variant_has_its_own_prior_and_the_gate_sees_more(
+        tmp_path: Path, noise: dict[str, float], found_min: float, mde_max: float) -> None:
+    """R=3, one variant a slice 20% slower, two earlier runs kept (``--kept``): each variant's own noise there is
+    its prior. At the review's noise the issue's targets hold (found >= 40%, the gate's MDE at the median variant
+    <= 55%); at this host's they do not (about 29% and 90%: see docs/measurement.md)."""
+    m = Matrix(cells=2, slices=SLICES, seed=7, **noise)
+    slowed = one_per_slice(m, 1.2)
+    slowed_ids = {(m.cell_names()[c], vid(s, v)) for c, s, v in m.variants() if (c, v) in slowed}
+    rng = np.random.default_rng(7)
+    found, aa, mdes, history = [], [], [], []
+    for _ in range(4):
+        changes = judged(m, tmp_path, 3, rng, slower=slowed, kept=2)
+        for v in changes:
+            if (v.cell_a, v.id) in slowed_ids:
+                found.append(v.verdict == "slower")
+            else:
+                aa.append(v.verdict in ("slower", "faster"))
+        mdes.append(gate_mde(changes))
+        history += [v.contrast is not None and "kept runs" in v.contrast.prior for v in changes]
+    assert np.mean(history) >= 0.90, np.mean(history)
+    assert np.mean(aa) <= 0.05, np.mean(aa)
+    assert np.mean(found) >= found_min, np.mean(found)
+    assert np.median(mdes) <= mde_max, np.median(mdes)
+
+
+FILE = dict(cells=2, slices=(10, 10), seed=4)      # a user's benchmark file on two cells: 20 variants a cell
+
+
+def test_a_whole_file_20_percent_slower_fails_the_control_gate_and_the_common_move_gate_says_it_cannot(
+        tmp_path: Path) -> None:
+    """Every variant of the user's file 20% slower, R=3, this host's noise. ``--normalise control`` (each cell's
+    move from its containers' reference workload) fails the gate >= 60% of the time (simulated: 82%) and an
+    unchanged run about 5%; ``--normalise cell`` takes the slowdown out with the common move (3%) and says so."""
+    m = Matrix(**FILE, **MEASURED)
+    slowed = {(c, v): 1.2 for c, _, v in m.variants()}
+    fails: dict[str, list[bool]] = {"control": [], "cell": [], "unchanged": []}
+    rng = np.random.default_rng(40)
+    for _ in range(20):
+        fails["control"].append(gate_fails(judged(m, tmp_path, 3, rng, "control", slowed)))
+        fails["cell"].append(gate_fails(judged(m, tmp_path, 3, rng, "cell", slowed)))
+        fails["unchanged"].append(gate_fails(judged(m, tmp_path, 3, rng, "control")))
+    assert np.mean(fails["control"]) >= 0.60, fails
+    assert np.mean(fails["cell"]) <= 0.10, fails
+    assert np.mean(fails["unchanged"]) <= 0.10, fails
+
+
+def test_the_gate_line_says_whether_a_whole_cell_can_fail_it(tmp_path: Path) -> None:
+    m = Matrix(**FILE, **MEASURED)
+    rng = np.random.default_rng(41)
+    a = write_run(m, tmp_path / "a", 1, 3, rng)
+    b = write_run(m, tmp_path / "b", 2, 3, rng, {(c, v): 1.4 for c, _, v in m.variants()})
+    cell = compare_paths(a, b).gate_line(0.10)
+    assert "; a slowdown of a whole slice or cell cannot fail this gate (its common move is taken out; --normalise " \
+           "control judges it against the containers' reference workload); what each cell moved by: syn0-cpu 1." in cell
+    assert "--kept (3 runs or more) judges a cell's move against how far its runs wander" in cell
+    control = compare_paths(a, b, normalise="control")
+    assert control.gate_line(0.10).endswith("; a whole cell's slowdown is judged against its containers' reference "
+                                            "workload")
+    assert "each cell's move taken from its containers' reference workload (syn0-cpu " in control.host_line()
+    assert control.offenders(0.10)
+    assert cli.main(["compare", str(a), str(b), "--normalise", "control", "--fail-on", "slower:10%"]) == 1
+    assert cli.main(["compare", str(a), str(b), "--fail-on", "slower:10%"]) == 0     # the common move took it out
+
+
+def test_a_weak_prior_is_given_per_variant_and_a_strong_one_whole() -> None:
+    """``robust_d0``: a prior worth 2x a member's d or more is given whole; a weaker one (variances that differ) keeps
+    d0 x the member's upper-tail probability, so a variant far noisier than its mates keeps little of it."""
+    strong, weak = Prior(0.01, 40.0), Prior(0.01, 3.0)
+    assert robust_d0(strong, 0.2, 4.0) == 40.0
+    assert robust_d0(weak, 0.001, 4.0) == pytest.approx(3.0 * special.fdtrc(4.0, 3.0, 0.1))
+    assert robust_d0(weak, 0.2, 4.0) < 0.1 * robust_d0(weak, 0.01, 4.0)
+    assert fit_prior([0.01, 0.04, 0.005, 0.09, 0.02], [4.0] * 5) is not None     # no longer refused
+
+
+def test_a_control_needs_two_rounds_a_side_and_kept_runs_give_every_variant_its_own_prior(tmp_path: Path) -> None:
+    m = Matrix(cells=1, slices=(6,), seed=1, **MEASURED)
+    rng = np.random.default_rng(1)
+    one = [load_file(p) for p in write_run(m, tmp_path / "one", 1, 1, rng).glob("*.json")]
+    three = [load_file(p) for p in write_run(m, tmp_path / "three", 2, 3, rng).glob("*.json")]
+    assert control_move(one[0], three[0]) is None
+    move = control_move(three[0], three[0])
+    assert move is not None and move[0] == pytest.approx(0.0) and move[2] == 4
+    model = history_model([three, three])
+    assert model is not None and len(model.variances) == 6
+    assert all(d == 4 for _, d in model.variances.values()) and "of 2 kept runs" in model.source
