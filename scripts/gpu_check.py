@@ -65,22 +65,30 @@ def toml_string(text: str) -> str:
     return '"%s"' % text.replace("\\", "\\\\").replace('"', '\\"')
 
 
-def matrix_toml(python: str, preset: str = "seed", cells: tuple[CheckCell, ...] = CELLS) -> str:
-    """The matrix file: one existing-environment cell per (framework, device), all in ``python``."""
+def matrix_toml(python: str, preset: str = "seed", cells: tuple[CheckCell, ...] = CELLS,
+                presets: tuple[str, ...] = ()) -> str:
+    """The matrix file: one existing-environment cell per (framework, device), all in ``python``; with several
+    ``presets``, one per (framework, device, preset), named ``jax-gpu-quick``: the report pools a pair's presets,
+    so each size axis has as many points as presets (the GPU's crossover)."""
     lines = ["# written by scripts/gpu_check.py: Keras 3 on JAX and PyTorch, GPU and CPU, in one existing",
              "# environment (no TensorFlow, nothing installed by tfmatrix)", "",
              "[matrix]", f"preset = {toml_string(preset)}", 'timeout = "2h"', ""]
     for cell in cells:
         env = ", ".join(f"{k} = {toml_string(v)}" for k, v in cell.env)
-        lines += ["[[cell]]", f"name = {toml_string(cell.name)}", f"python = {toml_string(python)}",
-                  f"target = {toml_string(cell.target)}", f"env = {{ {env} }}", ""]
+        for each in presets or (None,):
+            name = cell.name if each is None else f"{cell.name}-{each}"
+            lines += ["[[cell]]", f"name = {toml_string(name)}", f"python = {toml_string(python)}",
+                      f"target = {toml_string(cell.target)}", f"env = {{ {env} }}"]
+            lines += [f"preset = {toml_string(each)}", ""] if each is not None else [""]
     return "\n".join(lines)
 
 
-def matrix_command(matrix: Path, reports: Path, rounds: int = 2, preset: str = "seed",
+def matrix_command(matrix: Path, reports: Path, rounds: int = 2, preset: str | None = "seed",
                    benches: tuple[str, ...] = BENCHES) -> list[str]:
-    """``python -m tfmatrix matrix`` on the check's matrix file, existing cells only (``--runner venv``: no Docker)."""
-    cmd = [sys.executable, "-m", "tfmatrix", "matrix", "--matrix", str(matrix), "--preset", preset,
+    """``python -m tfmatrix matrix`` on the check's matrix file, existing cells only (``--runner venv``: no Docker);
+    ``preset`` None: each cell's own (``--presets``)."""
+    cmd = [sys.executable, "-m", "tfmatrix", "matrix", "--matrix", str(matrix),
+           *(["--preset", preset] if preset else []),
            "--rounds", str(rounds), "--runner", "venv", "--reports", str(reports), "--redo"]
     for pattern in benches:
         cmd += ["--bench", pattern]
@@ -156,6 +164,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--wheels", type=Path, help="a directory of wheels for Keras's dependencies (offline)")
     p.add_argument("--rounds", type=int, default=2)
     p.add_argument("--preset", default="seed")
+    p.add_argument("--presets", help="comma-separated presets, each cell once per preset (quick,seed: two sizes "
+                                      "on every size axis for the GPU's crossover); replaces --preset")
+    p.add_argument("--bench", action="append", help="benchmarks to run (globs; default: %s)" % " ".join(BENCHES))
     p.add_argument("--dry-run", action="store_true", help="write the matrix file and print the command only")
     args = p.parse_args(argv)
 
@@ -171,8 +182,10 @@ def main(argv: list[str] | None = None) -> int:
         python = install_keras(args.keras_wheel.resolve(), out / "venv", args.wheels)
     python = os.path.abspath(python)
     matrix = out / "gpu-check.toml"
-    matrix.write_text(matrix_toml(python, args.preset))
-    cmd = matrix_command(matrix, out / "reports", args.rounds, args.preset)
+    presets = tuple(p for p in (args.presets or "").split(",") if p)
+    matrix.write_text(matrix_toml(python, args.preset, presets=presets))
+    cmd = matrix_command(matrix, out / "reports", args.rounds, None if presets else args.preset,
+                         tuple(args.bench) if args.bench else BENCHES)
     print("matrix file:", matrix)
     print("command:", " ".join(cmd))
     if args.dry_run:

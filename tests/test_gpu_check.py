@@ -61,3 +61,11 @@ def test_what_stops_the_check_is_said() -> None:
     assert gpu_check.problems(dict(ok, keras="MISSING: ModuleNotFoundError: No module named 'namex'")) == [
         "keras: MISSING: ModuleNotFoundError: No module named 'namex'"]
     assert "without it" in gpu_check.problems(dict(ok, tensorflow=True))[0]
+
+
+def test_several_presets_make_one_cell_per_preset_for_the_crossover(load_snippet: Callable[..., Matrix]) -> None:
+    gpu_check = _script()
+    m = load_snippet(gpu_check.matrix_toml("/opt/py/bin/python3", presets=("quick", "seed")))
+    cells = {c.name: c for c in m.cells}
+    assert len(cells) == 8 and cells["jax-gpu-quick"].preset == "quick" and cells["torch-cpu-seed"].preset == "seed"
+    assert "--preset" not in gpu_check.matrix_command(Path("m.toml"), Path("r"), preset=None)

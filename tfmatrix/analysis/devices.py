@@ -28,7 +28,9 @@ from .hardware import cpu_model, stack_key
 # Environment variables that choose the device or the number of threads, not what runs: cells that differ only in
 # these (and the target) are one environment in two settings.
 DEVICE_ENV = ("JAX_PLATFORMS", "CUDA_VISIBLE_DEVICES", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
-              "TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS", "XLA_FLAGS")
+              "TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS", "XLA_FLAGS",
+              # how JAX takes the GPU's memory (scripts/gpu_check.py's GPU cell does not preallocate): GPU-only
+              "XLA_PYTHON_CLIENT_PREALLOCATE", "XLA_PYTHON_CLIENT_MEM_FRACTION", "XLA_PYTHON_CLIENT_ALLOCATOR")
 # What a built cell's target changes in its spec (a GPU image, CUDA, the GPU wheels): not a difference in what runs.
 _BUILT_FOR_TARGET = ("target", "cuda", "cudnn", "base", "requirements", "bootstrap", "origin")
 
