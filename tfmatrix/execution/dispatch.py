@@ -89,7 +89,7 @@ def execute(cells: Sequence[Cell], runner: Runner, request: RunRequest, reports_
         never = "%s never run here" % _count(len(unknown), "existing environment", "existing environments")
         when = "time unknown (%s)" % never if len(unknown) == len(runnable) else "%s, and unknown for %s" % (
             when, never)
-    console.print("\\[tfmatrix] %s; %d to run, %s" % (escape(text), len(runnable), when))   # skip reasons name "[[cell]]"
+    console.print("\\[tfmatrix] %s; %d to run, %s" % (escape(text), len(runnable), when))   # reasons name [[cell]]
     room = runner.disk_room(runnable)
     if room is not None and room.need > room.free:
         from ..provision.hygiene import room_line
