@@ -203,3 +203,31 @@ def test_a_directory_or_a_missing_cell_is_one_line(tmp_path: Path, capsys: pytes
     code, err = _main(["ab", str(tmp_path / "base.py"), str(tmp_path / "nope.py"), "--cell", "tf2.15-cpu"], capsys)
     assert code == 2 and "ab HEAD:" in err and "does not exist" in err
 
+
+
+def test_a_side_is_read_off_an_id_and_put_back() -> None:
+    from tfmatrix.analysis.ab import split_side
+
+    assert split_side("own.work[case=1,side=head,api=tf,mode=eager]") == ("head", "own.work[case=1,api=tf,mode=eager]")
+    assert split_side("own.work[case=1,api=tf,mode=eager]") == ("", "own.work[case=1,api=tf,mode=eager]")
+
+
+def test_an_early_stopped_run_is_judged_at_its_per_look_level_and_each_case_is_decided_or_the_same(
+        tmp_path: Path) -> None:
+    """``ab`` stops when every case is decided or within 2% of 1 (``case_state``), looking up to ``LOOKS`` times:
+    each look, and the final table and gate, test at 5% / LOOKS, so its intervals are wider than 95% ones."""
+    from tfmatrix.analysis.sequential import DECIDED, LOOK_ALPHA, OPEN, SAME, case_state
+
+    changed = {i: 1.10 for i in range(0, 40, 5)}
+    cell = load_file(_ab_cell(tmp_path, 11, changed, cases=40, rounds=4, shared_sd=0.05, own_sd=0.005))
+    plain, looked = compare_sides([cell]), compare_sides([cell], alpha=LOOK_ALPHA)
+    assert looked.alpha == LOOK_ALPHA
+    for p, q in zip(plain.variants, looked.variants, strict=True):
+        assert q.ci.low < p.ci.low and q.ci.high > p.ci.high and q.ci.ratio == p.ci.ratio
+    states = {v.id: case_state(v.ci) for v in looked.variants}
+    slowed = {v.id for v in looked.variants if int(v.id.split("case=")[1].split(",")[0]) in changed}
+    assert all(states[i] == DECIDED for i in slowed)
+    same = [i for i in states if i not in slowed]
+    assert sum(states[i] == SAME for i in same) >= 0.8 * len(same) and not any(states[i] == DECIDED for i in same)
+    assert case_state(compare_sides([load_file(_ab_cell(tmp_path, 12, {}, cases=5, rounds=1))]).variants[0].ci) \
+        == OPEN

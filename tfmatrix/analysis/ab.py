@@ -11,6 +11,7 @@ than by round.
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Sequence
 
@@ -21,8 +22,22 @@ from suite.schema import SIDE_PARAM
 from .cells import CellResult
 from .compare import CompareResult, broken, variant_changes
 from .frame import build_frame, param_column
+from .inference import ALPHA
 
 SIDES = ("base", "head")
+
+
+def split_side(vid: str) -> tuple[str, str]:
+    """A variant id's side and the id without it (``side_rows``'s ids): ("", vid) for a variant of no side."""
+    for side in SIDES:
+        stripped = _tag(side).sub("", vid)
+        if stripped != vid:
+            return side, stripped
+    return "", vid
+
+
+def _tag(side: str) -> re.Pattern[str]:
+    return re.compile(r"(?<=[\[,])%s=%s(,|(?=\]))" % (SIDE_PARAM, re.escape(side)))
 
 
 def side_rows(df: pd.DataFrame, side: str) -> pd.DataFrame:
@@ -31,19 +46,25 @@ def side_rows(df: pd.DataFrame, side: str) -> pd.DataFrame:
     if column not in df.columns or not len(df):
         return df.iloc[0:0]
     rows = df[df[column] == side].copy()
-    tag = re.compile(r"(?<=[\[,])%s=%s(,|(?=\]))" % (SIDE_PARAM, re.escape(side)))
+    tag = _tag(side)
     rows["id"] = [tag.sub("", str(i)) for i in rows["id"]]
     return rows
 
 
-def compare_sides(cells: Sequence[CellResult], base: str = SIDES[0], head: str = SIDES[1]) -> CompareResult:
-    """Per cell, every variant's ``head`` against its ``base`` (B/A), judged together, read as ``compare`` reads."""
+def compare_sides(cells: Sequence[CellResult], base: str = SIDES[0], head: str = SIDES[1],
+                  alpha: float = ALPHA) -> CompareResult:
+    """Per cell, every variant's ``head`` against its ``base`` (B/A), judged together, read as ``compare`` reads.
+
+    ``alpha``: each variant's test and the gate's; a run that stopped early looked up to ``sequential.LOOKS``
+    times, so it is judged at 5% over its looks (``run_alpha``), its intervals at that level."""
     df = build_frame(list(cells))
     df_a, df_b = side_rows(df, base), side_rows(df, head)
     pairs = [(c.name, c.name) for c in cells if c.has_records]
     variants, only_a, only_b = variant_changes(df_a, df_b, pairs, by_window=True)
+    if alpha != ALPHA:
+        variants = [dataclasses.replace(v, ci=v.ci.at(1 - alpha)) for v in variants]
     return CompareResult(base, head, variants, [], only_a, only_b, pairs, broke=broken(df_a, df_b, pairs),
-                         normalise="none", unreplicated=sum(1 for v in variants if not v.ci.replicated))
+                         normalise="none", unreplicated=sum(1 for v in variants if not v.ci.replicated), alpha=alpha)
 
 
 def summary_lines(result: CompareResult) -> list[str]:

@@ -38,7 +38,7 @@ from .findings import FINDINGS, compute_all
 from .frame import build_frame, row_side
 from .history import SOURCE as HISTORY
 from .history import history_model, pair_priors
-from .inference import Contrast, RatioCI, ratio_ci
+from .inference import ALPHA, Contrast, RatioCI, ratio_ci
 from .moderation import judge
 from .multiplicity import bh, gate
 from .noise_model import NoiseModel
@@ -102,13 +102,14 @@ class CompareResult:
     cell_refs: dict[str, float] = field(default_factory=dict)    # per cell pair: its containers' reference B/A
     run_levels: dict[str, RunLevel] = field(default_factory=dict)  # per cell: its spread over the runs kept
     controls: dict[str, float] = field(default_factory=dict)     # per cell pair: the control's B/A taken out
+    alpha: float = ALPHA              # each variant's test and the gate's (a sequential ab: 5% over its looks)
 
     def offenders(self, slower_than: float) -> list[str]:
         """What fails a CI gate (``--fail-on slower:X%``): each variant that broke, then each one slower with
         family-wise confidence (Holm over every variant compared: an unchanged run fails at most 5% of the
         time) and its own 95% interval above 1 + ``slower_than``, worst first."""
         out = [f"broke: {what}: {why}" for what, why in self.broke]
-        calls = gate([v.contrast for v in self.variants], slower_than)
+        calls = gate([v.contrast for v in self.variants], slower_than, self.alpha)
         slow = sorted((v for v, call in zip(self.variants, calls, strict=True) if call.fails),
                       key=lambda v: -v.ci.ratio)
         out += [f"slower: {v.cell_b}: {v.id}: {v.ci.ratio:.3f}x [{v.ci.low:.3f}, {v.ci.high:.3f}], noise "
@@ -117,7 +118,8 @@ class CompareResult:
 
     def gate_line(self, slower_than: float) -> str:
         """What the gate could see: the smallest slowdown that fails it (80% of the time), over the variants."""
-        mdes = sorted(c.mde for c in gate([v.contrast for v in self.variants], slower_than) if math.isfinite(c.mde))
+        mdes = sorted(c.mde for c in gate([v.contrast for v in self.variants], slower_than, self.alpha)
+                      if math.isfinite(c.mde))
         blind = len(self.variants) - len(mdes)
         if not mdes:
             return ("the gate could see no slowdown: no variant has replicated measurements (run --rounds 2 or "
@@ -394,8 +396,6 @@ def broken(df_a: pd.DataFrame, df_b: pd.DataFrame, pairs: Sequence[tuple[str, st
                 out.append((f"{name_b}: {rb['id']}", str(rb["reason"] or rb["status"]).splitlines()[0]))
     return out
 
-
-# --------------------------------------------------------------------------- I/O edges
 
 
 def load_side(path: Path) -> list[CellResult]:

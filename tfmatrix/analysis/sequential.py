@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 from .cells import CellResult
 from .claims import CLAIMS, HOLDS, MARGIN, NOT_A, REVERSED, ClaimResult
-from .inference import ALPHA
+from .inference import ALPHA, RatioCI
 from .pairing import Compare, in_benchmarks, matches
 
 MAX_ROUNDS = 6                  # a line still open after this many rounds stops there, "no clear difference"
@@ -48,9 +48,15 @@ def first_look(warm: bool) -> int:
     return 1 if warm else 2
 
 
+def look_rounds(warm: bool, cap: int = MAX_ROUNDS) -> list[int]:
+    """The rounds after which lines are judged: ``LOOK_AT`` from the first look, and the cap (nothing runs after
+    it), at most ``LOOKS`` of them (the level each look tests at counts on no more)."""
+    return sorted({r for r in LOOK_AT if first_look(warm) <= r < cap} | {cap})[-LOOKS:]
+
+
 def is_look(round_no: int, warm: bool, cap: int = MAX_ROUNDS) -> bool:
-    """Whether lines are judged after ``round_no`` (the cap is always a look: nothing runs after it)."""
-    return round_no >= first_look(warm) and (round_no in LOOK_AT or round_no >= cap)
+    """Whether lines are judged after ``round_no``."""
+    return round_no in look_rounds(warm, cap)
 
 
 @dataclass(frozen=True)
@@ -83,6 +89,20 @@ def state_of(verdict: str, expect: str, low: float, high: float, same_low: float
     if verdict in (HOLDS, REVERSED):
         return DECIDED
     if math.isfinite(same_low) and same_low > 1 / (1 + MARGIN) and same_high < 1 + MARGIN:
+        return SAME
+    return OPEN
+
+
+AB_SAME = 0.02      # an A/B case whose interval lies within 2% of 1 is the same: more rounds would not move it
+
+
+def case_state(ci: RatioCI, alpha: float = LOOK_ALPHA, margin: float = AB_SAME) -> str:
+    """An ``ab`` case (head against base) after a look: DECIDED when its interval at ``alpha`` excludes 1, SAME
+    when its interval at ``2 alpha`` lies within ``margin`` of 1 (two one-sided tests), else OPEN."""
+    if ci.replicated and (ci.low > 1.0 or ci.high < 1.0):
+        return DECIDED
+    same = ci.at(1 - 2 * alpha)
+    if ci.replicated and same.low > 1 / (1 + margin) and same.high < 1 + margin:
         return SAME
     return OPEN
 

@@ -33,12 +33,13 @@ def cmd_ab(args: argparse.Namespace) -> int:
     """``python -m tfmatrix ab BASE HEAD --cell NAME``: both versions in one run, head against base."""
     from ..analysis.ab import SIDES, compare_sides, summary_lines
     from ..analysis.cells import load_dir
+    from ..analysis.sequential import run_alpha
     from ..execution.dispatch import execute
     from ..execution.lock import checkout_lock
     from ..matrix.user_benchmarks import check_path
     from ..progress import stderr_console
     from ..runners.choose import make_runner
-    from ..runners.common import RunRequest
+    from ..runners.common import SEQUENTIAL_SHARE, RunRequest
 
     console = stderr_console()
     matrix = load_matrix(args)
@@ -54,8 +55,11 @@ def cmd_ab(args: argparse.Namespace) -> int:
     reports = output_dir(args.reports, "--reports")
     only = tuple(args.only) or ("*side=*",)
     rounds = args.rounds or ROUNDS
-    request = RunRequest(preset=args.preset, only=only, rounds=rounds, repeats=args.samples * rounds,
-                         schedule="interleaved", seed=args.seed, bench_paths=files, sides=SIDES)
+    # rounds until every case is decided or the same (``execution.looks.ab_look``), at most ``rounds``; each process
+    # takes ``--samples`` (the suite gives a sequential run's process 1/SEQUENTIAL_SHARE of the repeats asked)
+    request = RunRequest(preset=args.preset, only=only, rounds=rounds, repeats=args.samples * SEQUENTIAL_SHARE,
+                         schedule="interleaved", seed=args.seed, bench_paths=files, sides=SIDES, sequential=True,
+                         judge="ab")
     with checkout_lock():
         runner = make_runner(args.runner, matrix.settings.base_registry, console)
         outcomes = execute(cells, runner, request, reports, console=console)
@@ -64,7 +68,7 @@ def cmd_ab(args: argparse.Namespace) -> int:
         print(f"tfmatrix: error: ab: {bad[0].name} {bad[0].status}: {bad[0].reason}", file=sys.stderr)
         return 1
     loaded = [c for c in load_dir(reports / "cells").cells if c.name in {cell.name for cell in cells}]
-    result = compare_sides(loaded)
+    result = compare_sides(loaded, alpha=run_alpha(loaded))
     if not result.variants and not result.broke:
         raise UserError(f"ab: no benchmark of {files[0].name} and {files[1].name} ran on both sides; see the cell "
                         f"logs in {reports / 'cells'}")

@@ -59,7 +59,7 @@ def _run_cells(args: argparse.Namespace, cells: Sequence[Cell], bench: Sequence[
                              args.preset or matrix.settings.preset)
         request = RunRequest(preset=args.preset, only=tuple(bench) or focus, repeats=args.repeats, rounds=rounds,
                              bench_paths=user_paths, processes=args.processes, schedule=schedule, seed=args.seed,
-                             sequential=sequential)
+                             sequential=sequential, claims_only=bool(focus) and not bench)
         outcomes = execute(cells, runner, request, reports, redo=redo, console=console)
         refused = refresh_report(reports, matrix, console)
     bad = [o for o in outcomes if o.status in CELL_FAILURES]

@@ -41,12 +41,12 @@ from ..analysis.noise_model import NoiseModel
 from ..analysis.sequential import (
     DECIDED,
     LOOK_ALPHA,
-    LOOK_AT,
     OPEN,
     SAME,
     LineState,
     first_look,
     is_look,
+    look_rounds,
     open_variants,
     why_stopped,
 )
@@ -216,7 +216,7 @@ def _provision_one(cell: Cell, asked: CellRequest, runner: Runner, request: RunR
         if outcome.status != "ok" or outcome.results is None:
             return outcome
         slices = {k: list(v) for k, v in (outcome.results.config.get("slices") or {}).items() if v}
-        if request.sequential and request.only:     # the claims decide the rounds: what answers none is not measured
+        if request.claims_only:     # the claims decide the rounds: what makes no line here is not measured
             from .looks import claims_here
 
             slices = claims_here(slices, asked.preset, cell, outcome.results)
@@ -294,11 +294,12 @@ def measure_until_decided(live: dict[str, LiveCell], request: RunRequest, journa
     Each round's turns are planned when it starts (seeded by the run's seed and the round, recorded); a resumed
     run replays the rounds its journal holds and, its data being the same, looks the same way.
     """
-    from .looks import covers, look
+    from .looks import ab_look, covers, look
 
+    judged = ab_look if request.judge == "ab" else look
     cap = request.rounds
     warm = covers(history, live)
-    head["sequential"] = {"cap": cap, "alpha": LOOK_ALPHA, "looks": [r for r in LOOK_AT if r <= cap],
+    head["sequential"] = {"cap": cap, "alpha": LOOK_ALPHA, "judge": request.judge, "looks": look_rounds(warm, cap),
                           "first_look": first_look(warm), "history": history.source if warm and history else "",
                           "lines": []}
     head["turns"] = []
@@ -306,7 +307,7 @@ def measure_until_decided(live: dict[str, LiveCell], request: RunRequest, journa
     last: dict[tuple[str, str, str, str], LineState] = {}
     t_start = time.monotonic()
     console.print("\\[tfmatrix] sequential rounds: up to %d; lines judged after rounds %s at %.2f%% each (%s)" % (
-        cap, ", ".join(str(r) for r in LOOK_AT if first_look(warm) <= r <= cap), 100 * LOOK_ALPHA,
+        cap, ", ".join(str(r) for r in look_rounds(warm, cap)), 100 * LOOK_ALPHA,
         "round 1 judged with the noise of %s" % history.source if warm and history else
         "no noise history of these cells here yet: the first look is after round 2"))
     round_no = 0
@@ -324,7 +325,7 @@ def measure_until_decided(live: dict[str, LiveCell], request: RunRequest, journa
             _turn(live, turn, turns + again, journal, head, console, how, t_start)
         if not is_look(round_no, warm, cap):
             continue
-        states = look(live, head, history)
+        states = judged(live, head, history)
         for st in states:           # a line stopped at its first look not open since (rounds for a neighbour can
             last[st.key] = st       # reopen it: it is then open again, and its stop is its later one)
             if st.state == OPEN:

@@ -18,7 +18,7 @@ from ..analysis.cells import CellResult, describe
 from ..analysis.claims import compute_claims
 from ..analysis.frame import build_frame
 from ..analysis.noise_model import NoiseModel, annotate
-from ..analysis.sequential import LOOK_ALPHA, LineState, line_states, needed_here
+from ..analysis.sequential import LOOK_ALPHA, LineState, case_state, line_states, needed_here
 from ..matrix import Cell
 from ..results.documents import SuiteResults
 from ..results.store import CellOutcome, cell_document
@@ -45,6 +45,26 @@ def look(live: Mapping[str, LiveCell], head: dict[str, Any], history: NoiseModel
         return []
     df = annotate(build_frame(cells), history)
     return line_states(compute_claims(df, cells, alpha=alpha), alpha)
+
+
+def ab_look(live: Mapping[str, LiveCell], head: dict[str, Any], history: NoiseModel | None,
+            alpha: float = LOOK_ALPHA) -> list[LineState]:
+    """Every case of an ``ab`` run (head against base, window-mates), judged at ``alpha`` on its rounds so far:
+    ``analysis.sequential.case_state``."""
+    from ..analysis.ab import SIDES, compare_sides, split_side
+
+    cells = live_results(live, head)
+    if not cells:
+        return []
+    full = {(name, *split_side(vid)): vid for name, lc in live.items() for ids in lc.slices.values() for vid in ids}
+    out = []
+    for v in compare_sides(cells, alpha=alpha).variants:
+        base, new = full.get((v.cell_a, SIDES[0], v.id)), full.get((v.cell_b, SIDES[1], v.id))
+        if base is None or new is None:
+            continue
+        out.append(LineState("ab", v.cell_a, (v.cell_b, new), (v.cell_a, base), v.verdict, case_state(v.ci, alpha),
+                             v.ci.ratio))
+    return out
 
 
 def covers(history: NoiseModel | None, live: Mapping[str, LiveCell]) -> bool:

@@ -48,7 +48,9 @@ class RunRequest:
     bench: str = ""                     # hash of their content
     processes: int | None = None        # fresh processes per variant; None: the preset's
     sides: tuple[str, ...] = ()         # per bench path, its side: versions of one file measured together (ab)
-    sequential: bool = False            # rounds = "auto": ``rounds`` is the cap; only open claim lines run again
+    sequential: bool = False            # rounds = "auto": ``rounds`` is the cap; only open lines run again
+    judge: str = "claims"               # what a sequential run's looks judge: the claims' lines, or "ab"'s cases
+    claims_only: bool = False           # ``only`` is the claims' variants: each cell keeps those that make its lines
 
     def for_cell(self, cell: Cell) -> CellRequest:
         """What this run asks of ``cell``: made once per cell, handed down, stored in its file."""
