@@ -177,3 +177,21 @@ def test_a_jax_cell_measures_its_own_answers_to_the_seed_questions() -> None:
     assert set(own) <= jax and not any("training.question" in i for i in jax)      # a TF-2-only claim
     tf_plan = [i for i in ids if i not in own]              # a TF cell's plan settles them n/a
     assert not set(own) & needed_here(catalogue, tf_plan, _cell("2.15.1", "2.15.0"))
+
+
+def test_every_finding_keeps_a_line_in_the_default() -> None:
+    """The findings the claims leave without a line get the cheapest variants that give them one (``EXTRAS``): seed
+    000's TF2 eager against the newest TF1 cell's graph mode, and a model every Keras 3 backend runs."""
+    from suite.registry import PRESETS, all_variants
+    from tfmatrix.analysis.sequential import EXTRAS, claim_variant_ids, needed_here
+
+    catalogue = [(v.benchmark, v.id, v.as_dict()) for v in all_variants(PRESETS["seed"])]
+    ids = claim_variant_ids(catalogue)
+    assert {x.finding for x in EXTRAS} == {"tf2_eager_vs_tf1_graph", "keras3_backends"}
+    tf115 = needed_here(catalogue, [i for i in ids if "api=keras," not in i], _cell("1.15.5", "2.2.4-tf"))
+    assert any(i.startswith("training.answer") and "mode=graph" in i for i in tf115)
+    jax_plan = [i for i in ids if "api=keras," in i or "api=backend" in i]
+    jax = needed_here(catalogue, jax_plan, _cell("", "3.15.1", "jax"))
+    assert any(i.startswith("inference.tiny") for i in jax)
+    tf215 = needed_here(catalogue, ids, _cell("2.15.1", "2.15.0"))
+    assert not any(i.startswith("inference.tiny") and "api=keras," in i for i in tf215)     # not a Keras 3 cell

@@ -168,7 +168,9 @@ def run_of(cells: Iterable[CellResult]) -> str:
     schedule's cells: their finish times), so a rebuilt report adds its run once."""
     ids = set()
     for c in cells:
-        schedule = c.results.config.get("schedule") if c.results is not None else None
+        if c.results is None:       # a skipped cell's file is written anew each run: it names no run
+            continue
+        schedule = c.results.config.get("schedule")
         run = schedule.get("run") if isinstance(schedule, dict) else None
         ids.add(str(run or c.finished or c.name))
     return "+".join(sorted(i for i in ids if i)) or "unnamed run"

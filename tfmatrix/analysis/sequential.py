@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from .cells import CellResult
 from .claims import CLAIMS, HOLDS, MARGIN, NOT_A, REVERSED, ClaimResult
 from .inference import ALPHA, RatioCI
-from .pairing import Compare, in_benchmarks, matches
+from .pairing import Compare, ParamSpec, in_benchmarks, matches, param_spec
 
 MAX_ROUNDS = 6                  # a line still open after this many rounds stops there, "no clear difference"
 LOOK_AT = (1, 2, 3, 4, 6)       # the rounds after which lines are judged (round 5 only adds data)
@@ -163,13 +163,41 @@ def stops(cells: Sequence[CellResult]) -> dict[tuple[str, str, str, str], tuple[
     return out
 
 
+@dataclass(frozen=True)
+class Extra:
+    """Variants a finding needs that no claim measures: kept, in the cells ``where`` says, by the default too."""
+
+    finding: str
+    benchmarks: tuple[str, ...]
+    spec: ParamSpec
+    tf_major: int | None = None     # only cells of this TF major version
+    keras3: bool = False            # only Keras 3 cells (any backend)
+
+    def wanted(self, cell: CellResult) -> bool:
+        return (self.tf_major is None or cell.tf_major == self.tf_major) and \
+            (not self.keras3 or cell.keras_version.startswith("3"))
+
+
+# The findings the claims' variants leave without a line (measured: a claims-only run answered 12 of 14), and the
+# cheapest variants that give each one: seed 000's TF2-eager-against-TF1-graph pairs with the newest TF1 cell, which
+# no claim measures in graph mode; which backend is fastest needs a model every Keras 3 backend runs.
+EXTRAS: tuple[Extra, ...] = (
+    Extra("tf2_eager_vs_tf1_graph", ("training.answer",),
+          param_spec(model="small", data="small", input="numpy", loop=("fit", "train_on_batch"), api="tf.keras",
+                     mode="graph"), tf_major=1),
+    Extra("keras3_backends", ("inference.tiny",),
+          param_spec(path=("call", "predict"), stage="compiled", mode="eager"), keras3=True),
+)
+
+
 def claim_variant_ids(catalogue: Iterable[tuple[str, str, Mapping[str, object]]]) -> list[str]:
     """The ids of the catalogue's variants (benchmark, id, parameters) that a claim's side names, in catalogue order:
     what the default run measures (``variants = "claims"``)."""
     setups = [s.compare for claim in CLAIMS for s in claim.setups]
     return [vid for bench, vid, params in catalogue
             if any(in_benchmarks(bench, cmp.benchmarks) and (matches(params, cmp.a) or matches(params, cmp.b))
-                   for cmp in setups)]
+                   for cmp in setups)
+            or any(in_benchmarks(bench, x.benchmarks) and matches(params, x.spec) for x in EXTRAS)]
 
 
 def attach_stops(claims: Sequence[ClaimResult], cells: Sequence[CellResult]) -> None:
@@ -216,4 +244,8 @@ def needed_here(catalogue: Iterable[tuple[str, str, Mapping[str, object]]], meas
             if a and b and major_ok[claim.key]:
                 needed |= a | b
                 break
+    for x in EXTRAS:
+        if x.wanted(cell):
+            needed |= {vid for bench, vid, params in rows
+                       if vid in here and in_benchmarks(bench, x.benchmarks) and matches(params, x.spec)}
     return needed
