@@ -195,3 +195,31 @@ def test_every_finding_keeps_a_line_in_the_default() -> None:
     assert any(i.startswith("inference.tiny") for i in jax)
     tf215 = needed_here(catalogue, ids, _cell("2.15.1", "2.15.0"))
     assert not any(i.startswith("inference.tiny") and "api=keras," in i for i in tf215)     # not a Keras 3 cell
+
+
+def test_an_ab_run_is_judged_on_its_cases_and_stops_when_each_is_decided_or_the_same(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``ab``'s request asks its looks of ``looks.ab_look`` (head against base per case), not of the claims; every
+    case decided at the first look (round 2 without a history): two rounds, no more."""
+    from tfmatrix.analysis.sequential import look_rounds
+
+    v1 = SLICES["eager:tf"][0]
+    calls: list[str] = []
+
+    def ab_look(live: Any, head: Any, history: Any, alpha: float = LOOK_ALPHA) -> list[LineState]:
+        calls.append("ab")
+        return [_line("a", "a", v1, v1, DECIDED)]
+
+    def look(*args: Any, **kw: Any) -> list[LineState]:
+        raise AssertionError("an ab run's looks are not the claims'")
+
+    monkeypatch.setattr("tfmatrix.execution.looks.ab_look", ab_look)
+    monkeypatch.setattr("tfmatrix.execution.looks.look", look)
+    runner = FakeRunner(tmp_path)
+    asked = RunRequest(rounds=10, sequential=True, judge="ab", seed=5)
+    outcomes = execution.execute([FakeCell("a")], runner, asked, tmp_path / "reports",
+                                 console=Console(file=open("/dev/null", "w")))  # noqa: SIM115
+    assert [o.status for o in outcomes] == ["ok"] and calls == ["ab"]
+    assert max(r for _, _, r in runner.calls) == 2
+    assert look_rounds(False, 10) == [2, 3, 4, 6, 10] and look_rounds(True, 10) == [2, 3, 4, 6, 10]
+    assert look_rounds(True, 6) == [1, 2, 3, 4, 6] and look_rounds(False, 3) == [2, 3]
