@@ -14,8 +14,8 @@ only for UNKNOWN; so does this rule, per line (claim x cell):
 * **open**: neither: its variants run another round, up to ``MAX_ROUNDS``.
 
 A line is looked at after every round from its first look on, so a test at
-``ALPHA`` each time would call too many lines (six looks at 5% call about
-12-15% of unchanged lines different). Each look tests at ``ALPHA / LOOKS``
+``ALPHA`` each time would call too many lines (five looks at 5% call about
+12-13% of unchanged lines different). Each look tests at ``ALPHA / LOOKS``
 (Bonferroni over the looks: the union bound holds whatever the correlation of
 the looks, so a line's error stays at ``ALPHA`` whenever it stops), and the
 report judges the line at the same level on all the rounds it has
@@ -31,13 +31,14 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from ..matrix.records import AUTO_ROUNDS_CAP
 from .cells import CellResult
 from .claims import CLAIMS, HOLDS, MARGIN, NOT_A, REVERSED, ClaimResult
 from .inference import ALPHA, RatioCI
 from .pairing import Compare, ParamSpec, in_benchmarks, matches, param_spec
 
-MAX_ROUNDS = 6                  # a line still open after this many rounds stops there, "no clear difference"
-LOOK_AT = (1, 2, 3, 4, 6)       # the rounds after which lines are judged (round 5 only adds data)
+MAX_ROUNDS = AUTO_ROUNDS_CAP    # a line still open after this many rounds stops there, "no clear difference"
+LOOK_AT = (1, 2, 3, 4)          # the rounds after which lines are judged
 LOOKS = len(LOOK_AT)
 LOOK_ALPHA = ALPHA / LOOKS      # each look's test: the looks' errors sum to at most ALPHA
 DECIDED, SAME, OPEN = "decided", "same", "open"

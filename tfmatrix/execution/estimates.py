@@ -28,6 +28,10 @@ from ..runners.common import RunRequest
 ESTIMATE_RUN_S = {"quick": 100.0, "seed": 110.0, "standard": 3600.0, "full": 4 * 3600.0}
 ESTIMATE_REFERENCE_S = 0.022
 ESTIMATE_SETUP_S = 60.0         # preparing a cell the first time (wheels and image build, or virtualenv install)
+# The default (the claims' variants, sequential rounds up to 4) per cell, at ESTIMATE_REFERENCE_S: measured on the
+# default matrix's 12 CPU cells on 2026-11-26 at a reference of 10.1-10.4 ms, scaled: 20.5 min for the first run on
+# the machine (its first look after round 2), 12.4-12.8 min warm (docs/measurement.md, "Sequential rounds").
+CLAIMS_RUN_S = {"cold": 216.0, "warm": 132.0}
 # A sequential run's rounds, on average over its slices (measured: docs/measurement.md, "Sequential rounds").
 EXPECTED_ROUNDS_WARM = 2.0      # a noise history of these cells here: the first look after round 1
 EXPECTED_ROUNDS_COLD = 3.0      # none: the first look after round 2
@@ -70,7 +74,10 @@ def cell_estimates(cells: Sequence[Cell], request: RunRequest, reports_dir: Path
         asked = preset_processes(preset)
         wanted = request.processes or asked
         share = selected_share(preset, request.only)
-        if doc is not None:
+        if request.claims_only and (doc is None or doc.cell_request.only != tuple(request.only)):
+            setup = 0.0 if built is not None and built(cell) else ESTIMATE_SETUP_S
+            out[cell.name] = CLAIMS_RUN_S["warm" if warm else "cold"] * _scale(reference, ESTIMATE_REFERENCE_S) + setup
+        elif doc is not None:
             then_asked = doc.cell_request
             had = then_asked.processes or asked
             then = selected_share(preset, then_asked.only)
@@ -138,5 +145,7 @@ def cold_estimate(cells: Sequence[Cell], rounds: int = 1, sequential: bool = Fal
     selected, as ids or patterns)."""
     per = min(float(rounds), EXPECTED_ROUNDS_COLD) if sequential else float(rounds)
     speed = _scale(reference, ESTIMATE_REFERENCE_S)
+    if sequential and only:         # the default: the claims' variants, measured as a whole
+        return sum(CLAIMS_RUN_S["cold"] * speed + ESTIMATE_SETUP_S for _ in cells)
     return sum(ESTIMATE_RUN_S.get(c.preset, 600.0) * per * speed * selected_share(c.preset, only) + ESTIMATE_SETUP_S
                for c in cells)
