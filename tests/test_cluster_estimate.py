@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
+import pytest
 from rich.console import Console
 
 from tfmatrix.execution.cluster_progress import ClusterProgress, makespan
@@ -75,3 +77,45 @@ def test_the_opening_estimate_counts_the_preparation_only_where_the_runner_has_n
     cold = dispatch.cell_estimates([cell], request, tmp_path, lambda c: False)[cell.name]
     warm = dispatch.cell_estimates([cell], request, tmp_path, lambda c: True)[cell.name]
     assert warm == dispatch.ESTIMATE_RUN_S["seed"] * 3 and cold == warm + dispatch.ESTIMATE_SETUP_S
+
+
+def _sequential_doc(reports: Path, name: str, only: tuple[str, ...], first_look: int, run_s: float,
+                    reference_s: float) -> None:
+    from report_docs import results_doc
+
+    from tfmatrix.results.documents import CellRequest, SuiteResults
+    from tfmatrix.results.store import CellOutcome, cell_document, cell_paths, write_cell
+
+    doc = results_doc([], tf="2.15.1", cell=name)
+    doc["config"].update(rounds=2, host_speed=[[1, 0.0, reference_s], [2, 1.0, reference_s]],
+                         schedule={"kind": "interleaved", "run": "r", "seed": 1,
+                                   "sequential": {"first_look": first_look, "lines": []}})
+    results = SuiteResults.from_json(doc, Path(f"{name}.json"))
+    asked = CellRequest(preset="seed", only=only, rounds=4, schedule="interleaved", sequential=True)
+    write_cell(cell_paths(reports, name)[0], cell_document({"name": name, "tf": "2.15", "target": "cpu"},
+               CellOutcome(name, "ok", None, {"name": "docker"}, {"run_s": run_s}, results), asked))
+
+
+def test_the_defaults_estimate_is_scaled_by_the_host_reference_and_by_what_the_last_run_was(tmp_path):
+    """The default (the claims' variants, sequential): never run here, its measured constants at the host's speed
+    now; run before with the same selection, that run's time at the speed now against then, less the round a first
+    run waited for its first look when a noise history now lets round 1 look."""
+    from tfmatrix.execution import estimates
+    from tfmatrix.matrix import load
+    from tfmatrix.runners.common import RunRequest
+
+    cell = load().cell("tf2.15-cpu")
+    only = ("a[x=1]", "b[x=1]")
+    request = RunRequest(preset="seed", only=only, rounds=4, sequential=True, claims_only=True)
+    ref = estimates.ESTIMATE_REFERENCE_S
+    fresh = estimates.cell_estimates([cell], request, tmp_path, lambda c: True, ref / 2, warm=False)[cell.name]
+    assert fresh == estimates.CLAIMS_RUN_S["cold"] / 2
+    _sequential_doc(tmp_path, cell.name, only, first_look=1, run_s=600.0, reference_s=0.010)
+    again = estimates.cell_estimates([cell], request, tmp_path, lambda c: True, 0.020, warm=True)[cell.name]
+    assert again == pytest.approx(1200.0)                       # the host twice as slow now
+    _sequential_doc(tmp_path, cell.name, only, first_look=2, run_s=600.0, reference_s=0.010)
+    after_first = estimates.cell_estimates([cell], request, tmp_path, lambda c: True, 0.010, warm=True)[cell.name]
+    assert after_first == pytest.approx(600.0 * estimates.CLAIMS_RUN_S["warm"] / estimates.CLAIMS_RUN_S["cold"])
+    _sequential_doc(tmp_path, cell.name, ("other[x=1]",), first_look=1, run_s=5.0, reference_s=0.010)
+    other = estimates.cell_estimates([cell], request, tmp_path, lambda c: True, ref, warm=True)[cell.name]
+    assert other == estimates.CLAIMS_RUN_S["warm"]                # another selection's time says nothing
