@@ -178,8 +178,8 @@ class CompareResult:
         found = [v for v in self.variants if v.discovery]
         slower = sum(1 for v in found if v.verdict == "slower")
         return (f"read as one list at a {FDR:.0%} false-discovery rate (Benjamini-Hochberg): {slower} slower, "
-                f"{len(found) - slower} faster; each variant's own verdict is a 5% test, so about 1 in 20 "
-                "unchanged variants is called different by chance")
+                f"{len(found) - slower} faster; each variant's own verdict is a {self.alpha * 100:.3g}% test, so about "
+                f"1 in {round(1 / self.alpha)} unchanged variants is called different by chance")
 
     def resolution_line(self) -> str:
         mdes = sorted(v.ci.mde for v in self.variants if math.isfinite(v.ci.mde))
