@@ -56,8 +56,7 @@ def run_line(rng: np.random.Generator, effect: float, sd_a: float, sd_b: float, 
         c = with_noise_model(c, *history)
         ci = ratio_ci(c).at(1 - alpha)
         said = verdict(ci, expect)
-        same = ci.at(1 - 2 * alpha)
-        state = state_of(said, expect, ci.low, ci.high, same.low, same.high)
+        state = state_of(said, expect, ci, alpha)
         if state != OPEN or r == cap:
             return Stop(r, said, state)
     raise AssertionError("unreachable")

@@ -27,15 +27,16 @@ effect; without one the first look is after round 2.
 """
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ..matrix.records import AUTO_ROUNDS_CAP
+from ..results.documents import SuiteResults
 from .cells import CellResult
 from .claims import CLAIMS, HOLDS, MARGIN, NOT_A, REVERSED, ClaimResult
 from .inference import ALPHA, RatioCI
-from .pairing import Compare, ParamSpec, in_benchmarks, matches, param_spec
+from .pairing import ParamSpec, in_benchmarks, matches, param_spec
 
 MAX_ROUNDS = AUTO_ROUNDS_CAP    # a line still open after this many rounds stops there, "no clear difference"
 LOOK_AT = (1, 2, 3, 4)          # the rounds after which lines are judged
@@ -78,20 +79,24 @@ class LineState:
         return (self.claim, self.cell, self.a[1], self.b[1])
 
 
-def state_of(verdict: str, expect: str, low: float, high: float, same_low: float, same_high: float) -> str:
-    """DECIDED, SAME or OPEN from a line's verdict and its intervals (``same_*``: the SAME test's, at 1 - 2 alpha).
+def _within(ci: RatioCI, alpha: float, margin: float) -> bool:
+    """Shown within ``margin`` of 1: the interval at ``1 - 2 alpha`` lies inside [1/(1 + margin), 1 + margin] (two
+    one-sided tests at ``alpha``)."""
+    same = ci.at(1 - 2 * alpha)
+    return ci.replicated and same.low > 1 / (1 + margin) and same.high < 1 + margin
+
+
+def state_of(verdict: str, expect: str, ci: RatioCI, alpha: float = LOOK_ALPHA) -> str:
+    """DECIDED, SAME or OPEN from a claim line's verdict and its interval.
 
     A "does not help" claim that holds is SAME (shown within the margin);
-    any other claim is SAME when its SAME interval lies inside
-    [1/(1 + MARGIN), 1 + MARGIN].
+    any other claim is SAME when it is shown within ``MARGIN`` of 1.
     """
     if verdict == HOLDS and expect == NOT_A:
         return SAME
     if verdict in (HOLDS, REVERSED):
         return DECIDED
-    if math.isfinite(same_low) and same_low > 1 / (1 + MARGIN) and same_high < 1 + MARGIN:
-        return SAME
-    return OPEN
+    return SAME if _within(ci, alpha, MARGIN) else OPEN
 
 
 AB_SAME = 0.02      # an A/B case whose interval lies within 2% of 1 is the same: more rounds would not move it
@@ -99,13 +104,10 @@ AB_SAME = 0.02      # an A/B case whose interval lies within 2% of 1 is the same
 
 def case_state(ci: RatioCI, alpha: float = LOOK_ALPHA, margin: float = AB_SAME) -> str:
     """An ``ab`` case (head against base) after a look: DECIDED when its interval at ``alpha`` excludes 1, SAME
-    when its interval at ``2 alpha`` lies within ``margin`` of 1 (two one-sided tests), else OPEN."""
+    when it is shown within ``margin`` of 1, else OPEN."""
     if ci.replicated and (ci.low > 1.0 or ci.high < 1.0):
         return DECIDED
-    same = ci.at(1 - 2 * alpha)
-    if ci.replicated and same.low > 1 / (1 + margin) and same.high < 1 + margin:
-        return SAME
-    return OPEN
+    return SAME if _within(ci, alpha, margin) else OPEN
 
 
 def line_states(claims: Sequence[ClaimResult], alpha: float = LOOK_ALPHA) -> list[LineState]:
@@ -116,10 +118,8 @@ def line_states(claims: Sequence[ClaimResult], alpha: float = LOOK_ALPHA) -> lis
             expect = result.claim.expected(cc.target)
             for line in cc.lines:
                 c = line.comparison
-                same = c.ci.at(1 - 2 * alpha)
                 out.append(LineState(result.claim.key, cc.name, (c.cell_a.name, c.a_id), (c.cell_b.name, c.b_id),
-                                     line.verdict, state_of(line.verdict, expect, c.ci.low, c.ci.high, same.low,
-                                                            same.high), c.ci.ratio))
+                                     line.verdict, state_of(line.verdict, expect, c.ci, alpha), c.ci.ratio))
     return out
 
 
@@ -142,13 +142,19 @@ def why_stopped(state: str, round_no: int, cap: int = MAX_ROUNDS) -> str:
     return "still open after round %d, the cap" % cap if round_no >= cap else "still open after round %d" % round_no
 
 
+def sequential_of(results: SuiteResults | None) -> Mapping[str, Any]:
+    """What a sequential run recorded in a cell's results (``config.schedule.sequential``; empty for any other run)."""
+    schedule = results.config.get("schedule") if results is not None else None
+    seq = schedule.get("sequential") if isinstance(schedule, dict) else None
+    return seq if isinstance(seq, dict) else {}
+
+
 def run_alpha(cells: Sequence[CellResult]) -> float:
     """The level the Claims are judged at: a sequential run's per-look level (its cell files say it), else ALPHA."""
     for c in cells:
-        schedule = c.results.config.get("schedule") if c.results is not None else None
-        seq = schedule.get("sequential") if isinstance(schedule, dict) else None
-        if isinstance(seq, dict) and isinstance(seq.get("alpha"), (int, float)):
-            return float(seq["alpha"])
+        alpha = sequential_of(c.results).get("alpha")
+        if isinstance(alpha, (int, float)):
+            return float(alpha)
     return ALPHA
 
 
@@ -156,9 +162,7 @@ def stops(cells: Sequence[CellResult]) -> dict[tuple[str, str, str, str], tuple[
     """Each line's rounds and why it stopped, as a sequential run's cell files recorded them (by ``LineState.key``)."""
     out: dict[tuple[str, str, str, str], tuple[int, str]] = {}
     for c in cells:
-        schedule = c.results.config.get("schedule") if c.results is not None else None
-        seq = schedule.get("sequential") if isinstance(schedule, dict) else None
-        for row in (seq.get("lines") if isinstance(seq, Mapping) else None) or []:
+        for row in sequential_of(c.results).get("lines") or []:
             if isinstance(row, list) and len(row) == 6:
                 out[(str(row[0]), str(row[1]), str(row[2]), str(row[3]))] = (int(row[4]), str(row[5]))
     return out
@@ -194,11 +198,14 @@ EXTRAS: tuple[Extra, ...] = (
 def claim_variant_ids(catalogue: Iterable[tuple[str, str, Mapping[str, object]]]) -> list[str]:
     """The ids of the catalogue's variants (benchmark, id, parameters) that a claim's side names, in catalogue order:
     what the default run measures (``variants = "claims"``)."""
-    setups = [s.compare for claim in CLAIMS for s in claim.setups]
-    return [vid for bench, vid, params in catalogue
-            if any(in_benchmarks(bench, cmp.benchmarks) and (matches(params, cmp.a) or matches(params, cmp.b))
-                   for cmp in setups)
-            or any(in_benchmarks(bench, x.benchmarks) and matches(params, x.spec) for x in EXTRAS)]
+    specs = [(s.compare.benchmarks, side) for claim in CLAIMS for s in claim.setups
+             for side in (s.compare.a, s.compare.b)] + [(x.benchmarks, x.spec) for x in EXTRAS]
+    return [vid for bench, vid, params in catalogue if any(_names(bench, params, *spec) for spec in specs)]
+
+
+def _names(bench: str, params: Mapping[str, object], benchmarks: tuple[str, ...], spec: Mapping[str, object]) -> bool:
+    """A catalogue row (its benchmark and parameters) is one that ``benchmarks`` and ``spec`` pick."""
+    return in_benchmarks(bench, benchmarks) and matches(params, spec)  # type: ignore[arg-type]
 
 
 def attach_stops(claims: Sequence[ClaimResult], cells: Sequence[CellResult]) -> None:
@@ -229,16 +236,15 @@ def needed_here(catalogue: Iterable[tuple[str, str, Mapping[str, object]]], meas
     rows = list(catalogue)
     here = set(measurable)
 
-    def side(cmp: Compare, spec: Mapping[str, object]) -> set[str]:
-        return {vid for bench, vid, params in rows
-                if vid in here and in_benchmarks(bench, cmp.benchmarks) and matches(params, spec)}  # type: ignore[arg-type]
+    def picked(benchmarks: tuple[str, ...], spec: Mapping[str, object]) -> set[str]:
+        return {vid for bench, vid, params in rows if vid in here and _names(bench, params, benchmarks, spec)}
     needed: set[str] = set()
     major_ok = {c.key: c.tf_major is None or cell.tf_major == c.tf_major for c in CLAIMS}
     for claim in CLAIMS:
         for setup in claim.setups:
             if not setup.applies(cell):             # another framework's own answer (JAX, PyTorch)
                 continue
-            a, b = side(setup.compare, setup.compare.a), side(setup.compare, setup.compare.b)
+            a, b = picked(setup.compare.benchmarks, setup.compare.a), picked(setup.compare.benchmarks, setup.compare.b)
             if claim.ref_cell is not None:          # across cells: each side where its cells are
                 needed |= (a if major_ok[claim.key] else set()) | (b if claim.ref_cell.matches(cell) else set())
                 break
@@ -247,6 +253,5 @@ def needed_here(catalogue: Iterable[tuple[str, str, Mapping[str, object]]], meas
                 break
     for x in EXTRAS:
         if x.wanted(cell):
-            needed |= {vid for bench, vid, params in rows
-                       if vid in here and in_benchmarks(bench, x.benchmarks) and matches(params, x.spec)}
+            needed |= picked(x.benchmarks, x.spec)
     return needed

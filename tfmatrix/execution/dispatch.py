@@ -31,10 +31,6 @@ from .estimates import cell_estimates, unknown_estimates
 from .sequential import one_cell
 
 
-def _is_existing(cell: Cell) -> bool:
-    return cell.existing
-
-
 def _count(n: int, one: str, many: str) -> str:
     return f"{n} {one if n == 1 else many}"
 
@@ -47,8 +43,8 @@ def cells_text(cells: Sequence[Cell], runner: str) -> str:
         by = ", ".join(f"{n} {t}" for n, t in ((len(group) - n_gpu, "CPU"), (n_gpu, "GPU")) if n)
         return _count(len(group), one, many) + (f" ({by})" if by else "")
 
-    built = counted([c for c in cells if not _is_existing(c)], "cell", "cells")
-    existing = [c for c in cells if _is_existing(c)]
+    built = counted([c for c in cells if not c.existing], "cell", "cells")
+    existing = [c for c in cells if c.existing]
     if not existing:
         return f"{built} with the {runner} runner"
     return f"{counted(existing, 'existing environment', 'existing environments')} beside {built} of the {runner} runner"

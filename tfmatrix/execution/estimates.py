@@ -16,6 +16,7 @@ import statistics
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from ..analysis.sequential import sequential_of
 from ..matrix import Cell
 from ..results.documents import CellDoc
 from ..results.store import cell_paths, load_cell
@@ -83,7 +84,8 @@ def cell_estimates(cells: Sequence[Cell], request: RunRequest, reports_dir: Path
             then = selected_share(preset, then_asked.only)
             if then_asked.sequential:       # its run time is its rounds' as they came: the same again if asked
                 then_rounds = rounds if request.sequential else EXPECTED_ROUNDS_WARM
-                if request.sequential and warm and first_look_of(doc) == 2:     # that one waited for round 2
+                waited = sequential_of(doc.results).get("first_look") == 2      # that one waited for round 2
+                if request.sequential and warm and waited:
                     then_rounds = rounds * CLAIMS_RUN_S["cold"] / CLAIMS_RUN_S["warm"]
             else:
                 then_rounds = doc.rounds
@@ -94,14 +96,6 @@ def cell_estimates(cells: Sequence[Cell], request: RunRequest, reports_dir: Path
             speed = _scale(reference, ESTIMATE_REFERENCE_S)
             out[cell.name] = ESTIMATE_RUN_S.get(preset, 600.0) * rounds * wanted / asked * share * speed + setup
     return out
-
-
-def first_look_of(doc: CellDoc) -> int | None:
-    """The round a sequential run first looked after (1: it had a noise history), as its cell file says."""
-    schedule = doc.results.config.get("schedule") if doc.results is not None else None
-    seq = schedule.get("sequential") if isinstance(schedule, dict) else None
-    look = seq.get("first_look") if isinstance(seq, dict) else None
-    return look if isinstance(look, int) else None
 
 
 def _last_run(cell: Cell, request: RunRequest, reports_dir: Path) -> CellDoc | None:
