@@ -80,8 +80,8 @@ def venv_cell(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], dict]
         if name not in cache:
             cell = matrix.cell(name)
             require(interpreters.find(cell.python), f"no CPython {cell.python} on this host for {name}")
-            proc = tfmatrix("cell", name, "--runner", "venv", "--preset", "quick", "--rounds", "2", "--reports",
-                            str(reports))
+            proc = tfmatrix("cell", name, "--runner", "venv", "--preset", "quick", "--rounds", "2", "--variants",
+                            "all", "--reports", str(reports))
             doc = cell_docs(reports).get(name)
             assert doc is not None, proc.stderr[-3000:]
             assert doc["status"] == "ok", (doc["reason"], doc["log_tail"][-3000:])

@@ -62,7 +62,7 @@ def test_a_cell_without_an_interpreter_is_skipped(tmp_path, monkeypatch):
 def test_processes_reaches_the_suite_and_each_variant_runs_in_that_many_fresh_processes(venv_cell, tmp_path):
     venv_cell("tf1.15-cpu")           # the virtualenv exists (built once per session)
     proc = tfmatrix("cell", "tf1.15-cpu", "--runner", "venv", "--preset", "quick", "--only", "selfcheck*",
-                    "--processes", "2", "--reports", str(tmp_path))
+                    "--processes", "2", "--rounds", "3", "--reports", str(tmp_path))
     doc = cell_docs(tmp_path)["tf1.15-cpu"]
     assert proc.returncode == 0 and doc["status"] == "ok", (doc["reason"], proc.stderr[-2000:])
     assert doc["request"]["processes"] == 2
