@@ -3,6 +3,7 @@ stand-in TensorFlow), a cell that cannot be profiled, and the command's one-line
 Docker cell is ``test_e2e_explain.py``."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -15,10 +16,11 @@ import pytest
 
 from suite.schema import validate_profiles
 from tfmatrix import cli
-from tfmatrix.analysis.profiles import explain, function_key, load_profiles, package_of, pair, ranked_keys, sentences
+from tfmatrix.analysis.profiles import explain, function_key, package_of, pair, ranked_keys, sentences
 from tfmatrix.errors import UserError
 from tfmatrix.execution.profiling import profile_in_cell
 from tfmatrix.matrix import load
+from tfmatrix.results.profile_docs import read_profiles
 from tfmatrix.results.store import CellOutcome
 from tfmatrix.runners.base import SuiteExit
 
@@ -29,8 +31,8 @@ FAULTS = ROOT / "tests" / "suite_plugins" / "faults.py"
 
 
 def _explained(name: str, a: str, b: str) -> Any:
-    cell, records = load_profiles(GOLDEN / name)
-    both = pair(records, cell, a, records, cell, b)
+    doc = read_profiles(GOLDEN / name)
+    both = pair(doc, a, doc, b)
     assert not isinstance(both, str), both
     return explain(*both)
 
@@ -89,18 +91,19 @@ def test_golden_retracing_is_named_with_its_trace_counts() -> None:
 
 
 def test_a_side_that_could_not_be_profiled_is_one_reason() -> None:
-    cell, records = load_profiles(GOLDEN / "tf2.15-cpu.json")
-    records = dict(records, broken={"id": "broken", "status": "error", "reason": "ValueError: no"})
-    assert pair(records, cell, "broken", records, cell, "inference.tiny[path=predict]") == (
+    doc = read_profiles(GOLDEN / "tf2.15-cpu.json")
+    doc = dataclasses.replace(doc, records=dict(doc.records, broken={"id": "broken", "status": "error",
+                                                                     "reason": "ValueError: no"}))
+    assert pair(doc, "broken", doc, "inference.tiny[path=predict]") == (
         "could not profile broken in tf2.15-cpu: ValueError: no")
-    assert "no such variant" in str(pair(records, cell, "missing", records, cell, "broken"))
+    assert "no such variant" in str(pair(doc, "missing", doc, "broken"))
 
 
 def test_a_file_that_is_not_a_profiles_file_is_one_line(tmp_path: Path) -> None:
     bad = tmp_path / "x.json"
     bad.write_text(json.dumps({"schema": "tfmatrix.results"}))
     with pytest.raises(UserError, match="not a profiles file"):
-        load_profiles(bad)
+        read_profiles(bad)
 
 
 def test_the_suite_profiles_a_variant_and_its_file_keeps_the_contract(tmp_path: Path) -> None:

@@ -20,9 +20,8 @@ from tfmatrix.history.search import Measure
 from tfmatrix.history.targets import claim_target
 from tfmatrix.history.timeline import timeline_doc, timeline_json
 from tfmatrix.matrix.releases import load_table
-from tfmatrix.report.bisect_view import load_bisections
-from tfmatrix.report.timeline_view import load_timelines
-from tfmatrix.results.history_docs import BISECT_DIR, BisectDoc, TimelineDoc, TimelinePoint, timeline_file
+from tfmatrix.report.timeline_view import timeline_view
+from tfmatrix.results.history_docs import BISECT_DIR, BisectDoc, TimelineDoc, TimelinePoint, history_in, timeline_file
 
 GOLDEN = Path(__file__).parent / "golden" / "report-inputs.tar.gz"
 
@@ -58,10 +57,10 @@ def test_files_from_before_the_version_load_as_version_one(tmp_path):
     out = tmp_path / "out"
     for path in [*(out / BISECT_DIR).glob("*.json"), out / timeline_file("tf")]:
         assert "schema" not in json.loads(path.read_text())
-    bisections, bad = load_bisections(out)
-    assert len(bisections) == 1 and bad == []
-    timelines, bad = load_timelines(out)
-    assert len(timelines) == 1 and bad == [] and timelines[0].releases
+    found = history_in(out)
+    assert len(found.bisections) == 1 and found.unreadable_bisections == []
+    assert len(found.timelines) == 1 and found.unreadable_timelines == []
+    assert timeline_view(found.timelines[0]).releases
 
 
 @pytest.mark.parametrize(("change", "says"), [
@@ -80,6 +79,7 @@ def test_the_report_lists_an_unreadable_answer_and_goes_on(tmp_path):
     (tmp_path / BISECT_DIR).mkdir()
     (tmp_path / BISECT_DIR / "new.json").write_text(json.dumps({**_answer().to_json(), "schema_version": 9}))
     (tmp_path / BISECT_DIR / "ok.json").write_text(json.dumps(_answer().to_json()))
-    views, bad = load_bisections(tmp_path)
-    assert [v.file for v in views] == [f"{BISECT_DIR}/ok.json"]
+    found = history_in(tmp_path)
+    assert [b.file for b in found.bisections] == [f"{BISECT_DIR}/ok.json"]
+    bad = found.unreadable_bisections
     assert len(bad) == 1 and bad[0].startswith(f"{BISECT_DIR}/new.json: UserError:")

@@ -302,6 +302,7 @@ def test_a_cell_whose_environment_cannot_be_made_again_ends_and_keeps_its_slices
 def test_a_cell_with_nothing_to_measure_in_the_selection_is_ok_with_its_plan(tmp_path: Path) -> None:
     """Every variant n/a or filtered out: the plan's records are the cell's (it said "failed: interrupted")."""
     from tfmatrix.execution.live import LiveCell, cell_results
+    from tfmatrix.results.journal import JournalHead
 
     plan = results_doc([record("fake.bench", _params("v1"), status="n/a", reason="not here")], tf="2.15.1")
     from tfmatrix.results.documents import SuiteResults
@@ -310,7 +311,7 @@ def test_a_cell_with_nothing_to_measure_in_the_selection_is_ok_with_its_plan(tmp
     from types import SimpleNamespace
 
     lc = LiveCell(FakeCell("a"), SimpleNamespace(rounds=3), None, None, doc, {})  # type: ignore[arg-type]
-    out = cell_results(lc, {"run": "r", "seed": 1})
+    out = cell_results(lc, JournalHead("", 1, "r"))
     assert out is not None and [r["status"] for r in out.records] == ["n/a"]
 
 

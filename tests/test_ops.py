@@ -151,10 +151,11 @@ def test_a_real_xla_pair_names_the_hlo_op_that_takes_the_time() -> None:
     """tf2.21-keras3-cpu's profiles of the seed's XLA claim (EfficientNetV2S 384x384, 2026-11-26): cProfile sees
     one native call on each side; TensorFlow's profiler sees 518 HLO ops against 1,947 graph ops, and the depthwise
     convolutions XLA compiled taking the time."""
-    from tfmatrix.analysis.profiles import load_profiles, pair
+    from tfmatrix.analysis.profiles import pair
+    from tfmatrix.results.profile_docs import read_profiles
 
-    cell, records = load_profiles(GOLDEN)
-    both = pair(records, cell, XLA_ON, records, cell, XLA_OFF)
+    doc = read_profiles(GOLDEN)
+    both = pair(doc, XLA_ON, doc, XLA_OFF)
     assert not isinstance(both, str)
     e = explain(*both)
     assert ranked_op_types(e)[:4] == [("function", "__inference_function_20298"), ("xla", "depthwise"),

@@ -18,6 +18,7 @@ from tfmatrix.execution.profiling import failed_doc, keep
 from tfmatrix.matrix import load
 from tfmatrix.report.build import build
 from tfmatrix.report.why_view import icicle_svg
+from tfmatrix.results.profile_docs import ProfilesDoc
 
 ROOT = Path(__file__).resolve().parent.parent
 STEP = ("/opt/tfmatrix/suite/benchmarks/inference.py", 10, "step")
@@ -118,10 +119,10 @@ def _cell() -> Any:
     return next(c for c in load(ROOT / "matrix.toml").cells if c.name == "tf2.15-cpu")
 
 
-def _doc(records: list[dict[str, Any]], image: str = "img:1") -> dict[str, Any]:
-    doc = failed_doc(_cell(), "x", "seed")
-    return dict(doc, status="ok", error=None, cell={"name": "tf2.15-cpu", "target": "cpu", "image": image},
-                records=records)
+def _doc(records: list[dict[str, Any]], image: str = "img:1") -> ProfilesDoc:
+    header = dict(failed_doc(_cell(), "x", "seed").header, status="ok", error=None,
+                  cell={"name": "tf2.15-cpu", "target": "cpu", "image": image})
+    return ProfilesDoc("tf2.15-cpu", {r["id"]: r for r in records}, header)
 
 
 def test_a_failed_profile_never_replaces_a_good_one_and_other_variants_stay(tmp_path: Path) -> None:
@@ -159,7 +160,7 @@ def test_the_report_gains_a_why_panel_for_a_profiled_claim_line(tmp_path: Path) 
     row = next(r for r in rows if r["a_id"] and r["b_id"] and r["verdict"] not in ("cannot exist here",))
     (out / "profiles").mkdir()
     (out / "profiles" / f"{row['cell']}.json").write_text(json.dumps(dict(
-        _doc([_direct(row["a_id"]), _predict(row["b_id"])]), cell={"name": row["cell"], "target": "cpu"})))
+        _doc([_direct(row["a_id"]), _predict(row["b_id"])]).to_json(), cell={"name": row["cell"], "target": "cpu"})))
     summary = build(cells, out)
     page = (out / "index.html").read_text()
     anchor = re.search(r'class="why-link" href="#([^"]+)"', page)
@@ -180,8 +181,8 @@ def test_a_claim_line_whose_side_could_not_be_profiled_says_why_and_a_bad_file_i
     row = next(r for r in rows if r["a_id"] and r["b_id"] and r["verdict"] not in ("cannot exist here",))
     (out / "profiles").mkdir()
     (out / "profiles" / f"{row['cell']}.json").write_text(json.dumps(dict(
-        _doc([_direct(row["a_id"]), {"id": row["b_id"], "status": "error", "reason": "MemoryError: out of memory"}]),
-        cell={"name": row["cell"], "target": "cpu"})))
+        _doc([_direct(row["a_id"]), {"id": row["b_id"], "status": "error", "reason": "MemoryError: out of memory"}])
+        .to_json(), cell={"name": row["cell"], "target": "cpu"})))
     (out / "profiles" / "broken.json").write_text("{")
     summary = build(cells, out)
     page = (out / "index.html").read_text()
@@ -197,9 +198,9 @@ def test_a_bisect_boundary_says_how_each_side_moved_and_where_the_one_that_moved
     claim = next(c for c in CLAIMS if c.key == "predict_slower_after_compile")
     after, before = "inference.tiny[path=predict,stage=compiled]", "inference.tiny[path=predict,stage=uncompiled]"
     target = Target(claim.key, "label", (after, before), claim)
-    good = {after: _direct(after), before: _direct(before)}         # both 10 ms a step in the last good release
-    bad = {after: _predict(after), before: _direct(before)}          # after compile 120 ms in the first bad one
-    lines = boundary_lines(target, "TensorFlow", "2.0.4", "2.1.4", "tf2.0-cpu", good, "tf2.1-cpu", bad)
+    good = ProfilesDoc("tf2.0-cpu", {after: _direct(after), before: _direct(before)})     # both 10 ms a step
+    bad = ProfilesDoc("tf2.1-cpu", {after: _predict(after), before: _direct(before)})     # after compile: 120 ms
+    lines = boundary_lines(target, "TensorFlow", "2.0.4", "2.1.4", good, bad)
     assert lines[0] == (f"predict after compile ({after}): 10 ms per step in TensorFlow 2.0.4, 120 ms in 2.1.4 "
                         "(profiler included)")
     assert lines[1].startswith(f"predict before compile ({before}): 10 ms per step in TensorFlow 2.0.4, 10 ms")
@@ -207,7 +208,7 @@ def test_a_bisect_boundary_says_how_each_side_moved_and_where_the_one_that_moved
     assert lines[3] == ("TensorFlow 2.1.4 takes 120 ms per step against 10 ms for TensorFlow 2.0.4 (12.00x, profiler "
                         "included): 110 ms more per step.")
     assert any("training.py:predict" in line for line in lines[4:])
-    missing = boundary_lines(target, "TensorFlow", "2.0.4", "2.1.4", "tf2.0-cpu", {}, "tf2.1-cpu", bad)
+    missing = boundary_lines(target, "TensorFlow", "2.0.4", "2.1.4", ProfilesDoc("tf2.0-cpu", {}), bad)
     assert missing == [f"could not profile {after} in tf2.0-cpu: the profiled run has no such variant"]
 
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from tfmatrix.analysis.inference import Contrast, Side
 from tfmatrix.analysis.moderation import Prior, judge
-from tfmatrix.analysis.noise_model import noise_model_of
+from tfmatrix.analysis.noise_model import noise_model_of, prior
 
 P90_Z = 1.2815515655446004
 
@@ -87,4 +87,4 @@ def noise_model_priors(model: Model, rng: np.random.Generator, sigma: np.ndarray
     replicated = side(model, rng, sigma, np.zeros(model.variants), rounds, "R")
     found = noise_model_of({("c", str(v)): s for v, s in enumerate(replicated)},
                            {("c", str(v)): "all" for v in range(model.variants)})
-    return [(found.prior(("c", str(v))), found.prior(("c", str(v)))) for v in range(model.variants)]
+    return [(prior(found, ("c", str(v))), prior(found, ("c", str(v)))) for v in range(model.variants)]

@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import UserError
-from . import noise_model
+from ..results.noise_history import NoiseModel, noise_file_beside, read_noise_history
 from .agreement import Agreement, ComparisonChange, comparison_changes
 from .cells import CellResult, load_dir, load_file
 from .control import container_reference, control_moves, host_reference, uniform_note
@@ -41,7 +41,7 @@ from .history import history_model, pair_priors
 from .inference import ALPHA, Contrast, RatioCI, ratio_ci
 from .moderation import judge
 from .multiplicity import bh, gate
-from .noise_model import NoiseModel
+from .noise_model import pooled
 from .run_level import MIN_RUNS, RunLevel, run_levels
 from .stats import deviation
 
@@ -397,7 +397,6 @@ def broken(df_a: pd.DataFrame, df_b: pd.DataFrame, pairs: Sequence[tuple[str, st
     return out
 
 
-
 def load_side(path: Path) -> list[CellResult]:
     """A directory of cell files, or one cell file."""
     if path.is_dir():
@@ -441,7 +440,8 @@ def compare_paths(a: Path, b: Path, cells: Sequence[str] = (), normalise: str = 
         if pairs is None:
             cells_a = [c for c in cells_a if c.name in wanted]
             cells_b = [c for c in cells_b if c.name in wanted]
-    model = noise_model.load(noise) if noise is not None else noise_model.beside(a, b)
+    where = noise if noise is not None else noise_file_beside(a, b)
+    model = (pooled(read_noise_history(where)) or NoiseModel({}, str(where))) if where is not None else None
     result = dataclasses.replace(
         compare_cells(cells_a, cells_b, str(a), str(b), pairs, normalise, model, history), run_levels=levels)
     if not result.cells:

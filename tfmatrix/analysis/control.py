@@ -23,7 +23,6 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
 import numpy as np
-import pandas as pd
 
 from .cells import CellResult
 from .inference import MIN_SD, Side, contrast
@@ -77,10 +76,9 @@ def control_moves(cells_a: Sequence[CellResult], cells_b: Sequence[CellResult],
 def host_reference(cells: Sequence[CellResult]) -> float | None:
     """The median time of the host's reference workload over a run (``hostspeed``), from its cells' files."""
     for cell in cells:
-        series = (cell.results.config.get("host_speed") if cell.results else None) or []
-        values = [float(p[2]) for p in series if isinstance(p, list) and len(p) == 3]
-        if values:
-            return float(pd.Series(values).median())
+        reference = cell.results.host_reference_s if cell.results else None
+        if reference is not None:
+            return reference
     return None
 
 

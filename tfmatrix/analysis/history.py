@@ -19,10 +19,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..results.noise_history import NoiseModel
 from .cells import CellResult
 from .frame import build_frame, row_side
 from .moderation import Prior, remove_process_effects
-from .noise_model import NoiseModel
+from .noise_model import prior
 
 SOURCE = "kept runs"
 
@@ -54,7 +55,7 @@ def pair_priors(name_a: str, name_b: str, vid: str, unreplicated: bool, noise: N
     """A variant's unit variances from elsewhere: its kept history, else (one process a side) a noise model."""
     for model in (history, noise if unreplicated else None):
         if model is not None:
-            found = model.prior((name_b, vid)), model.prior((name_a, vid))
+            found = prior(model, (name_b, vid)), prior(model, (name_a, vid))
             if found[0] is not None and found[1] is not None:
                 return found
     return None, None

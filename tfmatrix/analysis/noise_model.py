@@ -3,71 +3,40 @@
 A comparison of one process a side measures no noise of its own ("not
 enough replication"). A replicated run of the same cells did: per variant,
 the variance of one round's log time (process effects out, moderated per
-benchmark). ``report`` keeps it beside the report (``reports/noise-model.json``)
-whenever a run has rounds, **pooled with the runs kept before it** (the last
-``KEEP_RUNS``, each run once, however often its report is rebuilt): a
-``NoiseHistory``. What it knows serves three readers: ``compare`` for variants
+benchmark). ``report`` keeps it beside the report whenever a run has rounds,
+with the runs kept before it (``results.noise_history``: the file, its
+records ``NoiseModel`` and ``NoiseHistory``, its reader); here they are made
+(``from_frame``) and pooled (``pooled``). What it knows serves three readers: ``compare`` for variants
 with one process a side on both (``--noise-model``, or the file beside
 either side's cells); the report's findings and Claims, whose lines borrow it
 where this run has few rounds (``annotate``); and a sequential run's first
 look, which can decide a large effect after one round on a warm machine
 (``analysis.sequential``). A run never borrows its own variances from the
-history (``NoiseHistory.pooled(without=...)``): a prior must be independent
+history (``pooled(history, without=...)``): a prior must be independent
 of the data it judges.
 """
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Hashable, Iterable, Mapping
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ..errors import UserError
+from ..results.noise_history import NoiseHistory, NoiseModel
 from .cells import CellResult
 from .frame import row_side
 from .inference import Contrast, Side
 from .moderation import Prior, moderate, remove_process_effects
 
-FILE = "noise-model.json"
-FORMAT = "tfmatrix.noise-model"
-VERSION = 2             # 2: the runs kept one by one (1: one run's variances)
-KEEP_RUNS = 5           # the runs a history keeps: the host's noise drifts by days, so old runs leave
 MAX_D = 12.0            # the most degrees of freedom pooled runs lend a variance: a history is a prior, not a
 #                         known value (a noisier day than the kept runs must still widen the interval)
 
 
-@dataclass(frozen=True)
-class NoiseModel:
-    """What a replicated run measured about each variant's unit variance, for a later run of one unit a side.
-
-    ``variances``: key (cell, variant id) -> (s2 of one unit's log time, its
-    degrees of freedom: moderated). Made from the sides of a replicated run
-    (``noise_model_of``, ``from_frame``); ``to_json``/``from_json`` are its file.
-    """
-
-    variances: Mapping[tuple[str, str], tuple[float, float]]
-    source: str = ""
-
-    def rows(self) -> list[list[Any]]:
-        return [[cell, vid, s2, d] for (cell, vid), (s2, d) in sorted(self.variances.items())]
-
-    @classmethod
-    def from_rows(cls, rows: Any, source: str, where: str) -> NoiseModel:
-        try:
-            found = {(str(c), str(v)): (float(s2), float(d)) for c, v, s2, d in rows}
-        except (KeyError, TypeError, ValueError):
-            raise UserError(f"{where}: variances: expected [cell, variant id, variance, degrees of freedom] rows; "
-                            "write the file again with `python -m tfmatrix report`")
-        return cls(found, source)
-
-    def prior(self, key: tuple[str, str]) -> Prior | None:
-        found = self.variances.get(key)
-        return Prior(found[0], found[1], f"noise model {self.source}".strip()) if found else None
+def prior(model: NoiseModel, key: tuple[str, str]) -> Prior | None:
+    """What ``model`` knows of one variant's unit variance, as a prior for its comparison (None: nothing)."""
+    found = model.variances.get(key)
+    return Prior(found[0], found[1], f"noise model {model.source}".strip()) if found else None
 
 
 def pool(models: Iterable[NoiseModel], source: str = "", max_d: float = MAX_D) -> NoiseModel:
@@ -83,44 +52,13 @@ def pool(models: Iterable[NoiseModel], source: str = "", max_d: float = MAX_D) -
     return NoiseModel({k: (ss[k] / dd[k], min(dd[k], max_d)) for k in ss}, source)
 
 
-@dataclass(frozen=True)
-class NoiseHistory:
-    """The noise models of the last ``KEEP_RUNS`` replicated runs on this machine, newest last (the file)."""
-
-    runs: tuple[tuple[str, NoiseModel], ...] = ()
-
-    def with_run(self, run: str, model: NoiseModel) -> NoiseHistory:
-        """This history with ``run``'s model (replacing an earlier one of the same run), the oldest dropped."""
-        kept = tuple((r, m) for r, m in self.runs if r != run) + ((run, model),)
-        return NoiseHistory(kept[-KEEP_RUNS:])
-
-    def pooled(self, without: Iterable[str] = ()) -> NoiseModel | None:
-        """Every kept run's variances pooled, but those of the runs ``without`` (None: nothing left)."""
-        skip = set(without)
-        models = [m for r, m in self.runs if r not in skip]
-        if not models:
-            return None
-        return pool(models, f"({len(models)} earlier run{'s' * (len(models) != 1)})")
-
-    def to_json(self) -> dict[str, Any]:
-        return {"schema": FORMAT, "schema_version": VERSION,
-                "runs": [{"run": r, "source": m.source, "variances": m.rows()} for r, m in self.runs]}
-
-    @classmethod
-    def from_json(cls, doc: Any, where: str) -> NoiseHistory:
-        """A history file; a version 1 file (one run's model) reads as a history of that one run."""
-        if not isinstance(doc, dict) or doc.get("schema") != FORMAT or doc.get("schema_version") not in (1, VERSION):
-            raise UserError(f"{where}: not a tfmatrix noise model (schema {FORMAT} v{VERSION}); write one with "
-                            "`python -m tfmatrix report` on a run with --rounds 2 or more")
-        if doc["schema_version"] == 1:
-            source = str(doc.get("source") or where)
-            return cls(((source, NoiseModel.from_rows(doc.get("variances"), source, where)),))
-        runs = doc.get("runs")
-        if not isinstance(runs, list) or not all(isinstance(r, dict) and "run" in r for r in runs):
-            raise UserError(f"{where}: runs: expected a list of {{run, source, variances}}; write the file again "
-                            "with `python -m tfmatrix report`")
-        return cls(tuple((str(r["run"]), NoiseModel.from_rows(r.get("variances"), str(r.get("source") or ""),
-                                                              where)) for r in runs))
+def pooled(history: NoiseHistory, without: Iterable[str] = ()) -> NoiseModel | None:
+    """Every kept run's variances pooled, but those of the runs ``without`` (None: nothing left)."""
+    skip = set(without)
+    models = [m for r, m in history.runs if r not in skip]
+    if not models:
+        return None
+    return pool(models, f"({len(models)} earlier run{'s' * (len(models) != 1)})")
 
 
 def unit_variance(sides: Iterable[Side]) -> tuple[float, float]:
@@ -174,40 +112,6 @@ def run_of(cells: Iterable[CellResult]) -> str:
         run = schedule.get("run") if isinstance(schedule, dict) else None
         ids.add(str(run or c.finished or c.name))
     return "+".join(sorted(i for i in ids if i)) or "unnamed run"
-
-
-def load_history(path: Path) -> NoiseHistory:
-    """A noise model file as its history (``UserError`` with the fix when it cannot be read)."""
-    try:
-        doc = json.loads(path.read_text())
-    except (OSError, ValueError) as e:
-        raise UserError(f"{path}: cannot read the noise model ({e}); give a file `python -m tfmatrix report` wrote")
-    return NoiseHistory.from_json(doc, str(path))
-
-
-def history_at(path: Path) -> NoiseHistory:
-    """The history kept at ``path`` (an empty one where none is, or where it cannot be read: it is started anew)."""
-    if not path.is_file():
-        return NoiseHistory()
-    try:
-        return load_history(path)
-    except UserError:
-        return NoiseHistory()
-
-
-def load(path: Path) -> NoiseModel:
-    """A noise model file, every kept run pooled (``UserError`` with the fix when it cannot be read)."""
-    model = load_history(path).pooled()
-    return model if model is not None else NoiseModel({}, str(path))
-
-
-def beside(*paths: Path) -> NoiseModel | None:
-    """The noise model kept beside a result set (``<dir>/../noise-model.json``), the first found."""
-    for path in paths:
-        where = (path if path.is_dir() else path.parent).parent / FILE
-        if where.is_file():
-            return load(where)
-    return None
 
 
 def annotate(df: pd.DataFrame, history: NoiseModel | None = None) -> pd.DataFrame:

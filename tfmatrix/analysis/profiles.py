@@ -10,23 +10,20 @@ function, and the functions one side calls and the other never does are
 listed. Functions match across releases by where they live inside their
 package and their name, not by line number (lines move between releases).
 
-Pure: ``load_profiles`` reads the suite's file, everything else works on the
-records. The sentences (``sentences``) are built from the figures alone, so
-a golden pair of profiles gives the same ranking and the same words.
+Pure: it works on the records of a cell's profiles file
+(``results.profile_docs.ProfilesDoc``, read there). The sentences
+(``sentences``) are built from the figures alone, so a golden pair of
+profiles gives the same ranking and the same words.
 """
 from __future__ import annotations
 
-import json
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from suite.schema import PROFILES_SCHEMA_NAME, validate_profiles
-
-from ..errors import UserError
+from ..results.profile_docs import ProfilesDoc
 
 # package -> how a path (or a built-in's name) shows it; the first match wins, in this order
 PACKAGES: tuple[tuple[str, str], ...] = (
@@ -122,21 +119,6 @@ def profile_of(record: dict[str, Any], cell: str) -> Profile:
                    int(traces) if isinstance(traces, (int, float)) else None,
                    record.get("first_call_s"), record.get("ops"), record.get("ops_unavailable"),
                    record.get("plain_step_s"))
-
-
-def load_profiles(path: Path) -> tuple[str, dict[str, dict[str, Any]]]:
-    """(cell name, records by variant id) of a profiles file; a file that is not one is one clear line."""
-    try:
-        doc = json.loads(path.read_text())
-    except (OSError, ValueError) as e:
-        raise UserError(f"{path}: not a readable profiles file ({e})") from None
-    if not isinstance(doc, dict) or doc.get("schema") != PROFILES_SCHEMA_NAME:
-        raise UserError(f"{path}: not a profiles file (schema {PROFILES_SCHEMA_NAME!r})")
-    problems = validate_profiles(doc)
-    if problems:
-        raise UserError(f"{path}: {problems[0]}")
-    cell = str((doc.get("cell") or {}).get("name") or path.stem)
-    return cell, {str(r["id"]): r for r in doc["records"]}
 
 
 @dataclass(frozen=True)
@@ -309,12 +291,13 @@ def report_lines(e: Explanation, label_a: str = "A", label_b: str = "B", rows: i
     return lines
 
 
-def pair(records_a: dict[str, dict[str, Any]], cell_a: str, id_a: str, records_b: dict[str, dict[str, Any]],
-         cell_b: str, id_b: str) -> tuple[Profile, Profile] | str:
-    """Both sides' profiles, or why there is nothing to explain ("could not profile: ...")."""
+def pair(doc_a: ProfilesDoc, id_a: str, doc_b: ProfilesDoc, id_b: str) -> tuple[Profile, Profile] | str:
+    """Both sides' profiles (``id_a`` of ``doc_a``'s cell, ``id_b`` of ``doc_b``'s), or why there is nothing to
+    explain ("could not profile: ...")."""
     found = []
-    for records, cell, vid in ((records_a, cell_a, id_a), (records_b, cell_b, id_b)):
-        rec = records.get(vid)
+    for doc, vid in ((doc_a, id_a), (doc_b, id_b)):
+        cell = doc.cell
+        rec = doc.records.get(vid)
         if rec is None:
             return f"could not profile {vid} in {cell}: the profiled run has no such variant"
         if rec.get("status") != "ok":

@@ -29,10 +29,11 @@ CALLS = 20
 
 def cmd_explain(args: argparse.Namespace) -> int:
     from ..analysis.ops import explanation_sentences, op_lines, overhead_line
-    from ..analysis.profiles import explain, load_profiles, pair, report_lines
+    from ..analysis.profiles import explain, pair, report_lines
     from ..execution.lock import checkout_lock
     from ..execution.profiling import profile_in_cell
     from ..progress import stderr_console
+    from ..results.profile_docs import ProfilesDoc, read_profiles
     from ..runners.choose import make_runner
 
     console = stderr_console()
@@ -57,7 +58,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
         wanted.setdefault(cell.name, [])
         if vid not in wanted[cell.name]:
             wanted[cell.name].append(vid)
-    found: dict[str, dict[str, dict]] = {}
+    found: dict[str, ProfilesDoc] = {}
     with checkout_lock():
         runner = make_runner(args.runner, matrix.settings.base_registry, console)
         for cell, _ in sides:
@@ -69,9 +70,9 @@ def cmd_explain(args: argparse.Namespace) -> int:
             if isinstance(made, str):
                 print(f"{cell.name}: {made}")
                 return then_report(args, 1)
-            found[cell.name] = load_profiles(made)[1]
+            found[cell.name] = read_profiles(made)
     (cell_a, id_a), (cell_b, id_b) = sides
-    both = pair(found[cell_a.name], cell_a.name, id_a, found[cell_b.name], cell_b.name, id_b)
+    both = pair(found[cell_a.name], id_a, found[cell_b.name], id_b)
     if isinstance(both, str):
         print(both)
         return then_report(args, 1)

@@ -104,10 +104,11 @@ def execute(cells: Sequence[Cell], runner: Runner, request: RunRequest, reports_
 
 def _history_covers(reports_dir: Path, cells: Sequence[Cell]) -> bool:
     """Whether the noise history kept here knows any of ``cells`` (a sequential run then looks at round 1)."""
-    from ..analysis.noise_model import FILE, history_at
+    from ..analysis.noise_model import pooled
+    from ..results.noise_history import noise_history_at
 
-    pooled = history_at(reports_dir / FILE).pooled()
-    return pooled is not None and any(cell == c.name for cell, _ in pooled.variances for c in cells)
+    model = pooled(noise_history_at(reports_dir))
+    return model is not None and any(cell == c.name for cell, _ in model.variances for c in cells)
 
 
 def _sequential(cells: Sequence[Cell], runner: Runner, request: RunRequest, reports_dir: Path, redo: bool,

@@ -12,7 +12,6 @@ default matrix, at ``ESTIMATE_REFERENCE_S``).
 from __future__ import annotations
 
 import functools
-import statistics
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -40,9 +39,7 @@ EXPECTED_ROUNDS_COLD = 3.0      # none: the first look after round 2
 
 def reference_of(doc: CellDoc) -> float | None:
     """The host reference a cell file's run saw: the median of its host-speed points (None: none recorded)."""
-    series = (doc.results.config.get("host_speed") if doc.results is not None else None) or []
-    seconds = [float(p[2]) for p in series if isinstance(p, list) and len(p) == 3 and isinstance(p[2], (int, float))]
-    return statistics.median(seconds) if seconds else None
+    return doc.results.host_reference_s if doc.results is not None else None
 
 
 def expected_rounds(request: RunRequest, warm: bool) -> float:

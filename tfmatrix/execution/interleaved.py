@@ -37,7 +37,6 @@ from typing import Any
 
 from rich.console import Console
 
-from ..analysis.noise_model import NoiseModel
 from ..analysis.sequential import (
     DECIDED,
     LOOK_ALPHA,
@@ -52,7 +51,9 @@ from ..analysis.sequential import (
 )
 from ..matrix import Cell
 from ..progress import fmt_duration
-from ..results.documents import CellRequest
+from ..results.documents import CellRequest, HostSpeedPoint
+from ..results.journal import JournalHead, read_head, write_head
+from ..results.noise_history import NoiseModel
 from ..results.store import (
     CellOutcome,
     cell_paths,
@@ -61,7 +62,6 @@ from ..results.store import (
     load_cell,
     record_outcome,
     reusable,
-    write_json_atomic,
 )
 from ..runners.base import Runner
 from ..runners.common import CellLog, RunRequest, plan_args, read_suite_results
@@ -85,23 +85,18 @@ def identity(cells: Sequence[Cell], runner: Runner, asks: Mapping[str, CellReque
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def open_journal(reports_dir: Path, key: str, seed: int | None, console: Console) -> tuple[Path, dict[str, Any]]:
+def open_journal(reports_dir: Path, key: str, seed: int | None, console: Console) -> tuple[Path, JournalHead]:
     """The journal directory and its header: the interrupted run's (same identity and seed), else a new one."""
     journal = reports_dir / JOURNAL_DIR
-    head_path = journal / "run.json"
-    try:
-        head = json.loads(head_path.read_text())
-    except (OSError, ValueError):
-        head = None
-    if head and head.get("identity") == key and (seed is None or head.get("seed") == seed):
+    head = read_head(journal)
+    if head is not None and head.identity == key and (seed is None or head.seed == seed):
         console.print("\\[tfmatrix] resuming the interrupted run %s (seed %d) from %s"
-                      % (head["run"], head["seed"], journal))
+                      % (head.run, head.seed, journal))
         return journal, head
     shutil.rmtree(journal, ignore_errors=True)
     seed = seed if seed is not None else new_seed()
-    head = {"identity": key, "seed": seed, "run": "%s-%d" % (time.strftime("%Y%m%dT%H%M%S"), seed),
-            "host_speed": []}
-    write_json_atomic(head_path, head)
+    head = JournalHead(key, seed, "%s-%d" % (time.strftime("%Y%m%dT%H%M%S"), seed))
+    write_head(journal, head)
     return journal, head
 
 
@@ -132,7 +127,7 @@ def run(cells: Sequence[Cell], runner: Runner, request: RunRequest, reports_dir:
 
 
 def measure_and_write(live: dict[str, LiveCell], request: RunRequest, reports_dir: Path, journal: Path,
-                      head: dict[str, Any], console: Console, how: OneAfterAnother) -> dict[str, CellOutcome]:
+                      head: JournalHead, console: Console, how: OneAfterAnother) -> dict[str, CellOutcome]:
     """Measure the live cells turn by turn (``how``: how one turn's cells run), then write their files.
 
     Interrupted: every cell's file says so (earlier complete results stay) and
@@ -140,10 +135,11 @@ def measure_and_write(live: dict[str, LiveCell], request: RunRequest, reports_di
     """
     try:
         if request.sequential:
-            from ..analysis.noise_model import FILE, history_at
+            from ..analysis.noise_model import pooled
+            from ..results.noise_history import noise_history_at
 
             measure_until_decided(live, request, journal, head, console, how,
-                                  history_at(reports_dir / FILE).pooled(without=[head["run"]]))
+                                  pooled(noise_history_at(reports_dir), without=[head.run]))
         else:
             measure(live, request, journal, head, console, how)
     except BaseException:
@@ -262,14 +258,14 @@ class OneAfterAnother:
             fmt_duration(_seconds_left(live, turns, turn)))
 
 
-def measure(live: dict[str, LiveCell], request: RunRequest, journal: Path, head: dict[str, Any],
+def measure(live: dict[str, LiveCell], request: RunRequest, journal: Path, head: JournalHead,
             console: Console, how: OneAfterAnother) -> None:
     """The turns, in the seeded order, each run ``how`` says; every complete slice goes to the journal at once."""
     keys = sorted({k for lc in live.values() for k in lc.slices})
-    turns = plan_turns(keys, list(live), request.rounds, int(head["seed"]))
-    head["turns"] = [t.to_json() for t in turns]
-    head.update(how.note())
-    write_json_atomic(journal / "run.json", head)
+    turns = plan_turns(keys, list(live), request.rounds, head.seed)
+    head.turns = [t.to_json() for t in turns]
+    head.how.update(how.note())
+    write_head(journal, head)
     resume(live, journal, turns)
     t_start = time.monotonic()
     for turn in turns:
@@ -278,7 +274,7 @@ def measure(live: dict[str, LiveCell], request: RunRequest, journal: Path, head:
     if again:
         console.print("\\[tfmatrix] measuring again %d slice(s) that failed: %s" % (
             len(again), ", ".join("%s round %d %s" % (t.order[0], t.round, t.slice) for t in again)))
-        head["turns"] += [t.to_json() for t in again]
+        head.turns += [t.to_json() for t in again]
     for turn in again:
         lc = live[turn.order[0]]
         if (turn.round, turn.slice) in lc.retries:
@@ -286,7 +282,7 @@ def measure(live: dict[str, LiveCell], request: RunRequest, journal: Path, head:
         _turn(live, turn, turns + again, journal, head, console, how, t_start)
 
 
-def measure_until_decided(live: dict[str, LiveCell], request: RunRequest, journal: Path, head: dict[str, Any],
+def measure_until_decided(live: dict[str, LiveCell], request: RunRequest, journal: Path, head: JournalHead,
                           console: Console, how: OneAfterAnother, history: NoiseModel | None) -> None:
     """Sequential rounds (``analysis.sequential``): round after round, judged at each look; after a look only the
     open claim lines' variants run again, until none is open or the cap (``request.rounds``) is reached.
@@ -299,10 +295,10 @@ def measure_until_decided(live: dict[str, LiveCell], request: RunRequest, journa
     judged = ab_look if request.judge == "ab" else look
     cap = request.rounds
     warm = covers(history, live)
-    head["sequential"] = {"cap": cap, "alpha": LOOK_ALPHA, "judge": request.judge, "looks": look_rounds(warm, cap),
+    head.sequential = seq = {"cap": cap, "alpha": LOOK_ALPHA, "judge": request.judge, "looks": look_rounds(warm, cap),
                           "first_look": first_look(warm), "history": history.source if warm and history else "",
                           "lines": []}
-    head["turns"] = []
+    head.turns = []
     first: dict[tuple[str, str, str, str], tuple[int, str]] = {}    # each line's first stop: (round, why)
     last: dict[tuple[str, str, str, str], LineState] = {}
     t_start = time.monotonic()
@@ -312,14 +308,14 @@ def measure_until_decided(live: dict[str, LiveCell], request: RunRequest, journa
         "no noise history of these cells here yet: the first look is after round 2"))
     round_no = 0
     for round_no in range(1, cap + 1):
-        turns = plan_round(live, round_no, int(head["seed"]), len(head["turns"]))
-        head["turns"] += [t.to_json() for t in turns]
-        write_json_atomic(journal / "run.json", head)
+        turns = plan_round(live, round_no, head.seed, len(head.turns))
+        head.turns += [t.to_json() for t in turns]
+        write_head(journal, head)
         resume(live, journal, turns)
         for turn in turns:
             _turn(live, turn, turns, journal, head, console, how, t_start)
-        again = [t for t in retry_turns(live, len(head["turns"])) if t.round == round_no]
-        head["turns"] += [t.to_json() for t in again]
+        again = [t for t in retry_turns(live, len(head.turns)) if t.round == round_no]
+        head.turns += [t.to_json() for t in again]
         for turn in again:
             live[turn.order[0]].retries.remove((turn.round, turn.slice))
             _turn(live, turn, turns + again, journal, head, console, how, t_start)
@@ -341,7 +337,7 @@ def measure_until_decided(live: dict[str, LiveCell], request: RunRequest, journa
         for name, lc in live.items():
             wanted = still.get(name, set())
             lc.focus = {k: [v for v in ids if v in wanted] for k, ids in lc.slices.items() if wanted & set(ids)}
-    head["sequential"]["lines"] = [
+    seq["lines"] = [
         [*key, _rounds_of(live, st), *first.get(key, (round_no, why_stopped(OPEN, round_no, cap)))[1:], st.a[0]]
         for key, st in sorted(last.items())]
     for lc in live.values():
@@ -364,14 +360,14 @@ def plan_round(live: Mapping[str, LiveCell], round_no: int, seed: int, before: i
     return [Turn(before + i + 1, round_no, t.slice, t.order) for i, t in enumerate(turns)]
 
 
-def _turn(live: dict[str, LiveCell], turn: Turn, turns: Sequence[Turn], journal: Path, head: dict[str, Any],
+def _turn(live: dict[str, LiveCell], turn: Turn, turns: Sequence[Turn], journal: Path, head: JournalHead,
           console: Console, how: OneAfterAnother, t_start: float) -> None:
     """One turn: the host's speed timed, the cells that want its slice run as ``how`` says, its line printed."""
     jobs = how.jobs(live, turn)
     if not jobs:
         return
-    head["host_speed"].append([turn.number, round(time.time(), 3), hostspeed.probe()])
-    write_json_atomic(journal / "run.json", head)
+    head.host_speed.append(HostSpeedPoint(turn.number, round(time.time(), 3), hostspeed.probe()))
+    write_head(journal, head)
     how.run(jobs, turn, journal)
     console.print("\\[tfmatrix] " + how.line(jobs, turn, turns, live, time.monotonic() - t_start))
 

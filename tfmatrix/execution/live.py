@@ -28,6 +28,7 @@ from typing import Any
 
 from ..matrix import Cell
 from ..results.documents import CellRequest, SuiteResults
+from ..results.journal import JournalHead
 from ..results.store import (
     CellOutcome,
     cell_paths,
@@ -228,7 +229,7 @@ def _never_measured(ids: list[str]) -> str:
     return "%d variants were never measured: %s" % (len(ids), ", ".join(ids[:3]) + (" ..." if len(ids) > 3 else ""))
 
 
-def cell_results(lc: LiveCell, head: dict[str, Any]) -> SuiteResults | None:
+def cell_results(lc: LiveCell, head: JournalHead) -> SuiteResults | None:
     """The cell's suite document: the plan's header and n/a records, then every measured variant's pooled record."""
     if not lc.records and lc.slices:       # nothing measured (a cell with nothing to measure has its plan)
         return None
@@ -248,17 +249,17 @@ def cell_results(lc: LiveCell, head: dict[str, Any]) -> SuiteResults | None:
                                                       "; " + _never_measured(missing) if missing else ""))
     warnings = pooled_warnings(plan.warnings, records, float(plan.config.get("unstable_cv") or 0.1), *failure,
                                *failure_warnings(lc))
-    turns = [t for t in head.get("turns", []) if lc.cell.name in t[3]]
-    schedule = {"kind": "interleaved", "run": head["run"], "seed": head["seed"], "rounds_asked": rounds,
+    turns = [t for t in head.turns if lc.cell.name in t[3]]
+    schedule = {"kind": "interleaved", "run": head.run, "seed": head.seed, "rounds_asked": rounds,
                 "turns": turns}
     ran = max((r for r, _ in lc.done), default=1)
-    if "sequential" in head:       # rounds: the most any slice ran; each claim line's own rounds and stop
-        seq = head["sequential"]
+    seq = head.sequential
+    if seq is not None:       # rounds: the most any slice ran; each claim line's own rounds and stop
         schedule["sequential"] = {**{k: v for k, v in seq.items() if k != "lines"},
                                   "lines": [row[:6] for row in seq.get("lines", []) if row[6] == lc.cell.name]}
-    config = {**plan.config, "rounds": ran if "sequential" in head else max(1, len(complete)),
+    config = {**plan.config, "rounds": ran if seq is not None else max(1, len(complete)),
               "schedule": schedule,
-              "host_speed": list(head.get("host_speed", [])),
+              "host_speed": [p.to_json() for p in head.host_speed],
               "container_reference": sorted(lc.reference)}
     config.pop("slices", None)
     config.pop("order", None)
@@ -266,7 +267,7 @@ def cell_results(lc: LiveCell, head: dict[str, Any]) -> SuiteResults | None:
                                finished=now_iso())
 
 
-def finish(lc: LiveCell, reports_dir: Path, head: dict[str, Any], interrupted: bool = False) -> CellOutcome:
+def finish(lc: LiveCell, reports_dir: Path, head: JournalHead, interrupted: bool = False) -> CellOutcome:
     """Write the cell's file from what it measured; an interrupted cell keeps its earlier file (journal kept)."""
     json_path = cell_paths(reports_dir, lc.cell.name)[0]
     earlier = load_cell(json_path)

@@ -12,20 +12,21 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from ..analysis.cells import CellResult, describe
 from ..analysis.claims import compute_claims
 from ..analysis.frame import build_frame
-from ..analysis.noise_model import NoiseModel, annotate
+from ..analysis.noise_model import annotate
 from ..analysis.sequential import LOOK_ALPHA, LineState, case_state, line_states, needed_here
 from ..matrix import Cell
 from ..results.documents import SuiteResults
+from ..results.journal import JournalHead
+from ..results.noise_history import NoiseModel
 from ..results.store import CellOutcome, cell_document
 from .live import LiveCell, cell_results
 
 
-def live_results(live: Mapping[str, LiveCell], head: dict[str, Any]) -> list[CellResult]:
+def live_results(live: Mapping[str, LiveCell], head: JournalHead) -> list[CellResult]:
     """Each live cell's rounds so far as the report reads a cell (cells with nothing measured yet left out)."""
     out = []
     for name, lc in sorted(live.items()):
@@ -37,7 +38,7 @@ def live_results(live: Mapping[str, LiveCell], head: dict[str, Any]) -> list[Cel
     return out
 
 
-def look(live: Mapping[str, LiveCell], head: dict[str, Any], history: NoiseModel | None,
+def look(live: Mapping[str, LiveCell], head: JournalHead, history: NoiseModel | None,
          alpha: float = LOOK_ALPHA) -> list[LineState]:
     """Every claim line of the live cells, judged at ``alpha`` on what they measured so far."""
     cells = live_results(live, head)
@@ -47,7 +48,7 @@ def look(live: Mapping[str, LiveCell], head: dict[str, Any], history: NoiseModel
     return line_states(compute_claims(df, cells, alpha=alpha), alpha)
 
 
-def ab_look(live: Mapping[str, LiveCell], head: dict[str, Any], history: NoiseModel | None,
+def ab_look(live: Mapping[str, LiveCell], head: JournalHead, history: NoiseModel | None,
             alpha: float = LOOK_ALPHA) -> list[LineState]:
     """Every case of an ``ab`` run (head against base, window-mates), judged at ``alpha`` on its rounds so far:
     ``analysis.sequential.case_state``."""

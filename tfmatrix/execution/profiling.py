@@ -15,20 +15,19 @@ explained in a cell keeps its panel.
 """
 from __future__ import annotations
 
+import dataclasses
 import datetime
-import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from suite.schema import PROFILES_SCHEMA_NAME, PROFILES_SCHEMA_VERSION
 
 from ..matrix import Cell
-from ..results.store import CellOutcome, write_text_atomic
+from ..results.profile_docs import PROFILES_DIR, ProfilesDoc, peek_profiles, write_profiles
+from ..results.store import CellOutcome
 from ..runners.base import Runner
 from ..runners.common import CellLog, RunRequest
 
-PROFILES_DIR = "profiles"
 PROFILES_FILE = "profiles.json"
 
 
@@ -44,61 +43,50 @@ def profile_args(cell: Cell, variant_ids: Sequence[str], out: str, image: str | 
     return args
 
 
-def _read(path: Path) -> dict[str, Any] | None:
-    try:
-        doc = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-    return doc if isinstance(doc, dict) and doc.get("schema") == PROFILES_SCHEMA_NAME else None
+def _same_environment(a: ProfilesDoc, b: ProfilesDoc) -> bool:
+    return (a.preset, a.image) == (b.preset, b.image)
 
 
-def _same_environment(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    def env(doc: dict[str, Any]) -> tuple[Any, Any]:
-        return doc.get("preset"), (doc.get("cell") or {}).get("image")
-    return env(a) == env(b)
-
-
-def failed_doc(cell: Cell, reason: str, preset: str | None) -> dict[str, Any]:
+def failed_doc(cell: Cell, reason: str, preset: str | None) -> ProfilesDoc:
     """A profiles file for a cell that could not profile at all: its header, no records yet."""
     now = datetime.datetime.now(datetime.UTC).replace(microsecond=0).isoformat()
-    return {"schema": PROFILES_SCHEMA_NAME, "schema_version": PROFILES_SCHEMA_VERSION, "suite_version": "",
-            "status": "error", "error": reason, "preset": preset or cell.preset, "config": {},
-            "cell": {"name": cell.name, "target": cell.target}, "environment": {}, "gpu": {}, "warnings": [],
-            "started": now, "finished": now, "wall_s": 0.0, "records": []}
+    return ProfilesDoc(cell.name, {}, {
+        "schema": PROFILES_SCHEMA_NAME, "schema_version": PROFILES_SCHEMA_VERSION, "suite_version": "",
+        "status": "error", "error": reason, "preset": preset or cell.preset, "config": {},
+        "cell": {"name": cell.name, "target": cell.target}, "environment": {}, "gpu": {}, "warnings": [],
+        "started": now, "finished": now, "wall_s": 0.0})
 
 
-def keep(target: Path, new: dict[str, Any], variant_ids: Sequence[str]) -> None:
+def keep(target: Path, new: ProfilesDoc, variant_ids: Sequence[str]) -> None:
     """Write ``new``'s records to ``target`` (atomically) beside the earlier file's: a failed profile never
     replaces an earlier good one of the same variant, earlier records stay while they come from the same
     environment (image and preset; a failed run keeps them all), and a variant with no record at all gets an
     error record saying why."""
-    earlier = _read(target)
-    failed = new.get("status") != "ok"
+    earlier = peek_profiles(target)
+    failed = not new.ok
     base = earlier if earlier is not None and (failed or _same_environment(earlier, new)) else None
-    records = {str(r.get("id")): r for r in (base or {}).get("records") or []}
-    for r in new.get("records") or []:
-        vid = str(r.get("id"))
+    records = dict(base.records) if base is not None else {}
+    for vid, r in new.records.items():
         if r.get("status") == "ok" or records.get(vid, {}).get("status") != "ok":
             records[vid] = r
     for vid in variant_ids:
         if vid not in records:
             records[vid] = {"id": vid, "status": "error",
-                            "reason": new.get("error") or "the profiled run wrote no record of it"}
+                            "reason": new.error or "the profiled run wrote no record of it"}
     header = base if failed and base is not None else new
-    write_text_atomic(target, json.dumps(dict(header, records=list(records.values()))) + "\n")
+    write_profiles(target, dataclasses.replace(header, records=records))
 
 
 def profiled_before(target: Path, cell: Cell, runner: Runner, variant_ids: Sequence[str], calls: int,
                     preset: str) -> bool:
     """Whether ``target`` already holds good profiles of every one of ``variant_ids``, taken with the same number
     of calls and preset in the same image (the cell's inputs as the runner would build them now)."""
-    doc = _read(target)
-    if doc is None or (doc.get("config") or {}).get("profile_calls") != calls or doc.get("preset") != preset:
+    doc = peek_profiles(target)
+    if doc is None or doc.calls != calls or doc.preset != preset:
         return False
-    image = (doc.get("cell") or {}).get("image")
-    if not image or image != runner.inputs(cell):
+    if not doc.image or doc.image != runner.inputs(cell):
         return False
-    ok = {str(r.get("id")) for r in doc.get("records") or [] if r.get("status") == "ok"}
+    ok = {vid for vid, r in doc.records.items() if r.get("status") == "ok"}
     return all(v in ok for v in variant_ids)
 
 
@@ -120,7 +108,7 @@ def profile_in_cell(cell: Cell, runner: Runner, variant_ids: Sequence[str], repo
 
 
 def _profile(cell: Cell, runner: Runner, variant_ids: Sequence[str], where: Path, calls: int,
-             preset: str | None) -> dict[str, Any] | str:
+             preset: str | None) -> ProfilesDoc | str:
     """The suite's profiles document for ``variant_ids``, or why there is none."""
     log = CellLog(where / f"{cell.name}.log")
     try:
@@ -136,7 +124,7 @@ def _profile(cell: Cell, runner: Runner, variant_ids: Sequence[str], where: Path
                 return f"the profiled run passed the cell's {cell.timeout_s} s limit"
             if ran.oom:
                 return "the profiled run ran out of memory"
-            doc = _read(made) if made.is_file() else None
+            doc = peek_profiles(made) if made.is_file() else None
             if doc is None:
                 return f"the suite wrote no profiles file (exit code {ran.returncode}; see {log.path})"
             return doc

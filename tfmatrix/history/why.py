@@ -8,7 +8,7 @@ across the two releases (``analysis.profiles``), and the variant whose step
 moved most under the profiler leads: its sentences, labelled by release. A
 claim is a ratio of two variants, so the lines first say how each side moved.
 
-``boundary_lines`` is pure (records in, sentences out); ``explain_boundary``
+``boundary_lines`` is pure (profiles in, sentences out); ``explain_boundary``
 is its edge (profiles both cells, or says why it could not).
 """
 from __future__ import annotations
@@ -16,20 +16,17 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 
 from ..analysis.ops import explanation_sentences
-from ..analysis.profiles import Explanation, explain, load_profiles, ms, pair
+from ..analysis.profiles import Explanation, explain, ms, pair
 from ..matrix import Cell
+from ..results.profile_docs import ProfilesDoc, read_profiles
 from ..runners.base import Runner
 from .targets import Target
 
 CALLS = 10          # samples' worth of calls profiled per variant and release
-
-Records = dict[str, dict[str, Any]]
-
 
 
 def side_names(target: Target) -> dict[str, str]:
@@ -40,14 +37,14 @@ def side_names(target: Target) -> dict[str, str]:
     return {v: v for v in target.variant_ids}
 
 
-def boundary_lines(target: Target, what: str, good: str, bad: str, good_cell: str, good_records: Records,
-                   bad_cell: str, bad_records: Records) -> list[str]:
+def boundary_lines(target: Target, what: str, good: str, bad: str, good_doc: ProfilesDoc,
+                   bad_doc: ProfilesDoc) -> list[str]:
     """How each of the target's variants moved from ``good`` to ``bad`` under the profiler, then the sentences of
     the one that moved most (or why there is nothing to line up)."""
     names = side_names(target)
     found: list[tuple[str, Explanation]] = []
     for vid in target.variant_ids:
-        both = pair(good_records, good_cell, vid, bad_records, bad_cell, vid)
+        both = pair(good_doc, vid, bad_doc, vid)
         if isinstance(both, str):
             return [both]
         found.append((vid, explain(*both)))
@@ -65,7 +62,7 @@ def explain_boundary(target: Target, what: str, cells: Sequence[tuple[str, Cell]
     "could not profile" line (a cell that cannot profile never fails the bisect)."""
     from ..execution.profiling import profile_in_cell
 
-    loaded: list[tuple[str, Records]] = []
+    loaded: list[ProfilesDoc] = []
     for release, cell in cells:
         console.print(f"\\[tfmatrix] bisect: profiling {len(target.variant_ids)} variant(s) in {what} {release} "
                       f"({cell.name}; a run of its own, never a measurement; reused from an earlier bisect when the "
@@ -73,7 +70,7 @@ def explain_boundary(target: Target, what: str, cells: Sequence[tuple[str, Cell]
         made = profile_in_cell(cell, runner, list(target.variant_ids), reports, calls, preset, reuse=True)
         if isinstance(made, str):
             return [f"{what} {release}: {made}"]
-        loaded.append(load_profiles(made))
+        loaded.append(read_profiles(made))
     (good, _), (bad, _) = cells
-    (good_cell, good_records), (bad_cell, bad_records) = loaded
-    return boundary_lines(target, what, good, bad, good_cell, good_records, bad_cell, bad_records)
+    good_doc, bad_doc = loaded
+    return boundary_lines(target, what, good, bad, good_doc, bad_doc)

@@ -1,21 +1,18 @@
 """The report's "When did it change" section: the answers ``tfmatrix bisect`` wrote beside the cells.
 
 ``tfmatrix bisect`` writes one JSON file per search into ``<reports>/bisect/``
-(``results.history_docs.BisectDoc``, the one definition of its shape); the
+(``results.history_docs.BisectDoc``, the one definition of its shape, read
+by ``history_in``: a file that cannot be read is listed, never fatal); the
 report shows each: the answer, every probe with its value and interval, and
 the packages that differ at the boundary and, where both were profiled,
-where it changed (``history.why``). A file that cannot be read is
-listed, never fatal.
+where it changed (``history.why``).
 """
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
-from ..errors import UserError
-from ..results.history_docs import BISECT_DIR, BisectDoc, ProbeDoc
+from ..results.history_docs import FoundBisect, ProbeDoc
 
 
 @dataclass
@@ -42,17 +39,10 @@ def _value(p: ProbeDoc) -> str:
     return "%.3gx [%.3g, %.3g]" % (p.value, p.low, p.high)
 
 
-def load_bisections(out_dir: Path) -> tuple[list[BisectView], list[str]]:
-    """Every answer in ``out_dir/bisect/*.json`` (newest first), and the files that could not be read."""
-    views, bad = [], []
-    files = sorted((out_dir / BISECT_DIR).glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
-    for path in files:
-        try:
-            doc = BisectDoc.from_json(json.loads(path.read_text(encoding="utf-8")), path)
-            probes = [dict(asdict(p), shown=_value(p)) for p in doc.probes]
-            axis = "TensorFlow" if doc.axis == "tf" else f"Keras on TF {doc.tf}"
-            views.append(BisectView(doc.target, doc.label, axis, doc.good, doc.bad, bool(doc.found), doc.answer,
-                                    probes, doc.packages, doc.notes, f"{BISECT_DIR}/{path.name}", doc.why))
-        except (OSError, ValueError, UserError) as exc:
-            bad.append(f"{BISECT_DIR}/{path.name}: {type(exc).__name__}: {exc}")
-    return views, bad
+def bisect_view(found: FoundBisect) -> BisectView:
+    """One answer as the page shows it: its probes with their values in words, the axis named."""
+    doc = found.doc
+    probes = [dict(asdict(p), shown=_value(p)) for p in doc.probes]
+    axis = "TensorFlow" if doc.axis == "tf" else f"Keras on TF {doc.tf}"
+    return BisectView(doc.target, doc.label, axis, doc.good, doc.bad, bool(doc.found), doc.answer, probes,
+                      doc.packages, doc.notes, found.file, doc.why)

@@ -1,38 +1,48 @@
 """The cross-version report: ``reports/cells/*.json`` -> ``reports/index.html``, ``results.csv``, ``claims.csv|json``,
 ``hardware.csv``.
 
-``build(cells_dir, out_dir, baseline=None)`` reads every cell file (see
-``load``), makes the tidy frame (``frame``), the cross-version tables
-(``tables``), each seed's claim at the seed's own configuration
-(``claims``), the seeds' findings with bootstrap CIs (``findings``), the same
-cells on different hardware side by side (``hardware_view``), inline SVG
-charts (``charts``) and renders one self-contained page (``html``).
-Nothing runs: the report can be rebuilt at any time from the cell files.
+``build(cells_dir, out_dir, baseline=None)`` is four steps, each a function
+here: ``load`` reads every document the report is made from, once (the cell
+files, the previous run's, the noise history, and what ``bisect``,
+``timeline`` and ``explain`` left beside the report: ``results``' readers);
+``analyse`` asks the questions of them (the tidy frame, the cross-version
+tables, each seed's claim at the seed's own configuration, the findings, the
+same cells on other hardware or devices, the warnings); ``render`` makes the
+page (``html``, its sections from the ``*_view`` modules, which read no file)
+and the CSV and JSON texts; ``write`` puts them in ``out_dir`` atomically,
+with the noise history this run adds to. Nothing runs: the report can be
+rebuilt at any time from the cell files.
 """
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pandas as pd
+
 from ..analysis import noise_model
-from ..analysis.cells import CellResult, Refused, load_dir
-from ..analysis.claims import CLAIMS, compute_claims
+from ..analysis.cells import CellResult, Loaded, Refused, load_dir
+from ..analysis.claims import CLAIMS, ClaimResult, compute_claims
 from ..analysis.findings import FINDINGS, compute_all
 from ..analysis.frame import attach_previous, build_frame
+from ..analysis.pairing import FindingResult
 from ..analysis.sequential import attach_stops, run_alpha
-from ..analysis.upgrade import check_pair, upgrade_view
+from ..analysis.upgrade import UpgradeView, check_pair, upgrade_view
 from ..errors import UserError
+from ..results.history_docs import HistoryFound, history_in
+from ..results.noise_history import NoiseHistory, noise_history_at, write_noise_history
+from ..results.profile_docs import PROFILES_DIR, ProfilesFound, profiles_in
 from ..results.store import PREVIOUS_DIR, write_text_atomic
 from . import claims_view, devices_view, hardware_view, why_view
-from .bisect_view import load_bisections
-from .html import render, warnings_for
-from .tables import build_tables, resolve_baselines, results_csv
-from .timeline_view import load_timelines
+from .bisect_view import bisect_view
+from .devices_view import DevicePair
+from .hardware_view import HardwarePair
+from .html import render
+from .tables import Baselines, BenchTable, build_tables, resolve_baselines, results_csv
+from .timeline_view import timeline_view
 from .upgrade_view import page_view, upgrade_csv
-
-__all__ = ["Refused", "Summary", "build"]
+from .warnings import Warning_, refused_warnings, warnings_for
 
 
 @dataclass
@@ -81,18 +91,66 @@ class Summary:
         return text
 
 
-def previous_run(cells: list[CellResult], previous_dir: Path) -> list[CellResult]:
-    """The previous complete run of the same cells (``reports/previous/``) with the same request, if any.
+# -- load: every document the report is made from, read once ---------------------------------------
+
+@dataclass(frozen=True)
+class Inputs:
+    """What a report is made from, as read by ``load``."""
+
+    source: str                    # the cells directory, as the noise history names the run's source
+    loaded: Loaded                 # the readable cell files, and the refused ones
+    earlier: list[CellResult]      # the previous complete run's cell files (``reports/previous``), if any
+    noise: NoiseHistory            # the noise history kept beside the report (empty: none yet)
+    history: HistoryFound          # bisect answers and timelines beside the report
+    profiles: ProfilesFound        # ``explain``'s profiles beside the report
+
+
+def load(cells_dir: Path, out_dir: Path, previous: Path | None = None) -> Inputs:
+    """Read ``cells_dir`` (``UserError`` when no cell file can be read) and what lies beside the report in
+    ``out_dir``; ``previous`` (default ``<cells_dir>/../previous``) holds the last complete run before this one."""
+    loaded = load_dir(cells_dir)
+    earlier = _cells_in(previous if previous is not None else cells_dir.parent / PREVIOUS_DIR)
+    return Inputs(str(cells_dir), loaded, earlier, noise_history_at(out_dir), history_in(out_dir),
+                  profiles_in(out_dir))
+
+
+def _cells_in(previous_dir: Path) -> list[CellResult]:
+    """The cell files of an earlier run (none where there is no such directory, or none can be read)."""
+    if not previous_dir.is_dir() or not any(previous_dir.glob("*.json")):
+        return []
+    try:
+        return load_dir(previous_dir).cells
+    except UserError:
+        return []
+
+
+# -- analyse: the questions asked of them --------------------------------------------------------
+
+@dataclass
+class Analysed:
+    """Everything the page and the files show, computed from ``Inputs``; ``noise``: the history to keep (None:
+    this run is not replicated, the kept one stays as it is)."""
+
+    cells: list[CellResult]
+    df: pd.DataFrame
+    tables: list[BenchTable]
+    baselines: Baselines
+    findings: list[FindingResult]
+    agreement: list[str]
+    claims: list[ClaimResult]
+    upgrade: UpgradeView | None
+    hardware: list[HardwarePair]
+    devices: list[DevicePair]
+    warnings: list[Warning_]       # about the cells (the page adds the refused files)
+    noise: NoiseHistory | None
+
+
+def previous_run(cells: list[CellResult], earlier: list[CellResult]) -> list[CellResult]:
+    """The cells of the previous complete run measured with the same request as this one's.
 
     Only cells measured with the same request (preset, benchmarks, suite,
     rounds) count: a run of other benchmarks says nothing about this one's noise.
     """
-    if not previous_dir.is_dir() or not any(previous_dir.glob("*.json")):
-        return []
-    try:
-        earlier = load_dir(previous_dir).cells
-    except UserError:
-        return []
     now = {c.name: c for c in cells if c.has_records}
     return [c for c in earlier if c.name in now and c.has_records
             and c.doc.request == now[c.name].doc.request]
@@ -110,6 +168,63 @@ def run_to_run(cells: list[CellResult], earlier: list[CellResult]) -> list[str]:
     head = (f"compared with the previous run of {len(earlier)} cell(s) ({when[0] if when else 'date not recorded'}); "
             "each comparison below shows its ratio in that run beside it")
     return [head] + result.summary_lines()[1:]
+
+
+def analyse(inputs: Inputs, baseline: str | None, baseline_source: str, baseline_fallback: bool,
+            upgrade: tuple[str, str] | None, upgrade_source: str) -> Analysed:
+    """The report's figures (``UserError`` when the baseline or the upgrade pair is not a cell with results)."""
+    cells = inputs.loaded.cells
+    baselines = resolve_baselines(cells, baseline, baseline_source, baseline_fallback)
+    if upgrade is not None:
+        check_pair(cells, *upgrade, upgrade_source)
+    earlier = previous_run(cells, inputs.earlier)
+    df = build_frame(cells)
+    # the comparisons see the previous run's samples too (its ratios count as noise); results.csv does not
+    compared = attach_previous(df, build_frame(earlier)) if earlier else df
+    this_run = noise_model.run_of(cells)
+    compared = noise_model.annotate(compared, noise_model.pooled(inputs.noise, without=[this_run]))  # never its own
+    claims = compute_claims(compared, cells, CLAIMS, alpha=run_alpha(cells))
+    attach_stops(claims, cells)
+    model = noise_model.from_frame(df, inputs.source)
+    return Analysed(
+        cells, df, build_tables(df, cells, baselines), baselines, compute_all(compared, cells, FINDINGS),
+        run_to_run(cells, earlier), claims, upgrade_view(df, *upgrade) if upgrade is not None else None,
+        hardware_view.hardware_pairs(df, cells), devices_view.device_pairs(df, cells),
+        warnings_for(cells),
+        # a replicated run: kept, with the runs before it, for later runs and comparisons
+        inputs.noise.with_run(this_run, model) if model is not None else None)
+
+
+# -- render and write --------------------------------------------------------------------------
+
+def render_files(made: Analysed, inputs: Inputs, generated: str | None) -> dict[str, str]:
+    """Every file the report writes, by its path under the report's directory, as text."""
+    cells, refused = made.cells, inputs.loaded.refused
+    page = render(cells, made.df, made.tables, made.findings, made.baselines, generated, made.claims, made.agreement,
+                  refused=refused, upgrade=page_view(made.upgrade) if made.upgrade is not None else None,
+                  hardware=hardware_view.page_view(made.hardware, cells, sum(p.gpu_cpu for p in made.devices)),
+                  devices=devices_view.page_view(made.devices),
+                  bisections=[bisect_view(b) for b in inputs.history.bisections],
+                  timelines=[timeline_view(t) for t in inputs.history.timelines],
+                  whys=why_view.why_views(made.claims, inputs.profiles),
+                  warnings=made.warnings + refused_warnings(refused))
+    rows = claims_view.rows(made.claims)
+    files = {"results.csv": results_csv(made.df), "claims.csv": claims_view.claims_csv(rows),
+             "claims.json": claims_view.claims_json(rows),
+             "hardware.csv": hardware_view.hardware_csv(made.hardware), "index.html": page}
+    if made.upgrade is not None:
+        files["upgrade.csv"] = upgrade_csv(made.upgrade)
+    for name, text in why_view.speedscope_files(inputs.profiles).items():
+        files[f"{PROFILES_DIR}/{name}"] = text
+    return files
+
+
+def write(out_dir: Path, files: dict[str, str], noise: NoiseHistory | None) -> None:
+    """The report's files, each atomically, and the noise history when this run adds to it."""
+    for name, text in files.items():
+        write_text_atomic(out_dir / name, text)
+    if noise is not None:
+        write_noise_history(out_dir, noise)
 
 
 def build(cells_dir: Path, out_dir: Path, baseline: str | None = None, *, baseline_source: str = "baseline",
@@ -131,63 +246,27 @@ def build(cells_dir: Path, out_dir: Path, baseline: str | None = None, *, baseli
     two agree. ``upgrade`` (baseline, candidate) adds the upgrade view for that pair of cells to the page
     and writes ``upgrade.csv``; ``upgrade_source`` names where the pair came from in error messages.
     """
-    cells_dir, out_dir = Path(cells_dir), Path(out_dir)
-    loaded = load_dir(cells_dir)
-    cells = loaded.cells
-    baselines = resolve_baselines(cells, baseline, baseline_source, baseline_fallback)
-    if upgrade is not None:
-        check_pair(cells, *upgrade, upgrade_source)
-    earlier = previous_run(cells, previous if previous is not None else cells_dir.parent / PREVIOUS_DIR)
-    df = build_frame(cells)
-    tables = build_tables(df, cells, baselines)
-    # the comparisons see the previous run's samples too (its ratios count as noise); results.csv does not
-    compared = attach_previous(df, build_frame(earlier)) if earlier else df
-    kept = noise_model.history_at(out_dir / noise_model.FILE)
-    this_run = noise_model.run_of(cells)
-    compared = noise_model.annotate(compared, kept.pooled(without=[this_run]))     # earlier runs' noise, never its own
-    results = compute_all(compared, cells, FINDINGS)
-    agreement = run_to_run(cells, earlier)
-    claims = compute_claims(compared, cells, CLAIMS, alpha=run_alpha(cells))
-    attach_stops(claims, cells)
-    view = upgrade_view(df, *upgrade) if upgrade is not None else None
-    hw_pairs = hardware_view.hardware_pairs(df, cells)
-    dev_pairs = devices_view.device_pairs(df, cells)
-    bisections, unreadable = load_bisections(out_dir)
-    timelines, unreadable_timelines = load_timelines(out_dir)
-    profiles = why_view.load_profile_dir(out_dir)
-    whys = why_view.why_views(claims, profiles)
-    page = render(cells, df, tables, results, baselines, generated, claims, agreement, refused=loaded.refused,
-                  upgrade=page_view(view) if view is not None else None,
-                  hardware=hardware_view.page_view(hw_pairs, cells, sum(p.gpu_cpu for p in dev_pairs)),
-                  devices=devices_view.page_view(dev_pairs), bisections=bisections,
-                  timelines=timelines, whys=whys)
-    html_path, csv_path = out_dir / "index.html", out_dir / "results.csv"
-    claims_csv, claims_json = out_dir / "claims.csv", out_dir / "claims.json"
-    hardware_csv = out_dir / "hardware.csv"
-    claim_rows = claims_view.rows(claims)
-    write_text_atomic(csv_path, results_csv(df))
-    write_text_atomic(claims_csv, claims_view.claims_csv(claim_rows))
-    write_text_atomic(claims_json, claims_view.claims_json(claim_rows))
-    write_text_atomic(hardware_csv, hardware_view.hardware_csv(hw_pairs))
-    write_text_atomic(html_path, page)
-    if view is not None:
-        write_text_atomic(out_dir / "upgrade.csv", upgrade_csv(view))
-    for name, text in why_view.speedscope_files(profiles).items():
-        write_text_atomic(out_dir / why_view.PROFILES / name, text)
-    model = noise_model.from_frame(df, str(cells_dir))
-    if model is not None:       # a replicated run: kept, with the runs before it, for later runs and comparisons
-        history = kept.with_run(this_run, model)
-        write_text_atomic(out_dir / noise_model.FILE, json.dumps(history.to_json(), indent=1) + "\n")
+    out_dir = Path(out_dir)
+    inputs = load(Path(cells_dir), out_dir, previous)
+    made = analyse(inputs, baseline, baseline_source, baseline_fallback, upgrade, upgrade_source)
+    write(out_dir, render_files(made, inputs, generated), made.noise)
+    return summary(made, inputs, out_dir)
+
+
+def summary(made: Analysed, inputs: Inputs, out_dir: Path) -> Summary:
+    cells, claims, findings = made.cells, made.claims, made.findings
+    history, refused = inputs.history, inputs.loaded.refused
     return Summary(
-        html=html_path, csv=csv_path, cells=len(cells), statuses=dict(Counter(c.status for c in cells)),
-        variants=len(df), findings_answered=sum(1 for r in results if r.comparisons), findings_total=len(results),
-        baseline=baselines.describe(), baseline_note=baselines.note,
-        warnings=[w.text for w in warnings_for(cells) if w.level == "loud"]
-        + [f"a bisect answer could not be read: {why}" for why in unreadable]
-        + [f"a timeline could not be read: {why}" for why in unreadable_timelines]
-        + [f"a profile could not be read: {why}" for why in profiles.unreadable], refused=loaded.refused,
-        claims_csv=claims_csv, claims_json=claims_json,
+        html=out_dir / "index.html", csv=out_dir / "results.csv", cells=len(cells),
+        statuses=dict(Counter(c.status for c in cells)), variants=len(made.df),
+        findings_answered=sum(1 for r in findings if r.comparisons), findings_total=len(findings),
+        baseline=made.baselines.describe(), baseline_note=made.baselines.note,
+        warnings=[w.text for w in made.warnings if w.level == "loud"]
+        + [f"a bisect answer could not be read: {why}" for why in history.unreadable_bisections]
+        + [f"a timeline could not be read: {why}" for why in history.unreadable_timelines]
+        + [f"a profile could not be read: {why}" for why in inputs.profiles.unreadable], refused=list(refused),
+        claims_csv=out_dir / "claims.csv", claims_json=out_dir / "claims.json",
         claims_answered=sum(1 for r in claims if any(c.lines for c in r.cells)), claims_total=len(claims),
-        upgrade=view.line() if view is not None else None,
-        hardware_csv=hardware_csv, hardware_pairs=len(hw_pairs), device_pairs=len(dev_pairs),
+        upgrade=made.upgrade.line() if made.upgrade is not None else None,
+        hardware_csv=out_dir / "hardware.csv", hardware_pairs=len(made.hardware), device_pairs=len(made.devices),
     )

@@ -11,7 +11,6 @@ import datetime
 import math
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,6 @@ from .. import __version__
 from ..analysis.cells import CellResult, Refused
 from ..analysis.chart_data import CHARTS, chart_data
 from ..analysis.claims import ClaimResult
-from ..analysis.hardware import hardware_groups, mixed_hardware
 from ..analysis.pairing import Comparison, FindingResult, GroupSummary
 from ..analysis.stats import noise_of, pct_faster
 from ..results.documents import CELL_FAILURES, CELL_STATUSES
@@ -31,14 +29,9 @@ from .charts import chart_html, host_speed_svg
 from .claims_view import claim_view, line_label, ratio_words, sequential_note, varying_keys
 from .grid import grid_view
 from .tables import Baselines, BenchTable, fmt_interval, fmt_seconds, row_anchor
+from .warnings import Warning_, first_line, host_line
 
 HERE = Path(__file__).resolve().parent
-
-
-@dataclass
-class Warning_:
-    level: str          # "loud": the numbers are wrong or missing; "warn": handle with care
-    text: str
 
 
 def fmt_pct(p: float) -> str:
@@ -187,95 +180,6 @@ def finding_view(f: FindingResult, claims: list[ClaimResult] | None = None) -> d
     }
 
 
-def warnings_for(cells: list[CellResult]) -> list[Warning_]:
-    out: list[Warning_] = []
-    for c in cells:
-        if c.gpu_problem and c.has_records:
-            out.append(Warning_("loud", f"{c.gpu_problem}, so its numbers are CPU timings, not GPU ones "
-                                        "(its columns are marked ⚠ NO GPU)."))
-        elif c.gpu_problem:
-            out.append(Warning_("loud", f"{c.gpu_problem}, so the suite stopped it ({c.status}): "
-                                        f"{_first(c.reason or (c.results.error if c.results else None))}"))
-    failed: dict[str, list[str]] = {}
-    for c in cells:
-        if c.status in CELL_FAILURES and not c.gpu_problem:
-            what = "FAILED" if c.status == "failed" else "TIMED OUT"
-            failed.setdefault(f"{what}: {_first(c.reason)}", []).append(c.name)
-    for text, names in failed.items():
-        out.append(Warning_("loud", f"{_cells_text(names)} {text} (see Failures)."))
-    for c in cells:
-        if c.attempt_note:
-            out.append(Warning_("warn", f"Cell {c.name}: {c.attempt_note} (the attempt's log: "
-                                        f"{(c.last_attempt.log if c.last_attempt else None) or '?'})."))
-    skipped_gpu = [c for c in cells if c.status == "skipped" and c.target == "gpu"]
-    if skipped_gpu:
-        reasons: dict[str, list[str]] = {}
-        for c in skipped_gpu:
-            reasons.setdefault(_first(c.reason), []).append(c.name)
-        listed = "; ".join(f"{', '.join(names)} ({reason})" for reason, names in reasons.items())
-        out.append(Warning_("warn", f"GPU cells skipped, so this report has no GPU numbers for them: {listed}."))
-    unstable: list[str] = []
-    limits: set[str] = set()
-    per_warning: dict[str, list[str]] = {}
-    for c in cells:
-        n = c.unstable_count()
-        if n:
-            unstable.append(f"{c.name} ({n} of {c.ok_count()})")
-            cv = c.results.config.get("unstable_cv") if c.results else None
-            limits.add(f"CV {100 * cv:.0f}%" if cv else "the preset's limit")
-        for w in c.results.warnings if c.results else []:
-            if "unstable" in w or (c.gpu_problem and "GPU" in w):
-                continue                    # said above
-            per_warning.setdefault(w, []).append(c.name)
-    if unstable:
-        out.append(Warning_("warn", f"UNSTABLE measured variants (spread above {' or '.join(sorted(limits))}) in "
-                                    f"{len(unstable)} cell{'s' * (len(unstable) != 1)}: {', '.join(unstable)}; "
-                                    "their medians cannot resolve small differences (marked ⚠)."))
-    for w, names in per_warning.items():
-        out.append(Warning_("warn", f"{_cells_text(names)}: {w}"))
-    ran = [c for c in cells if c.has_records]
-    presets = sorted({c.preset for c in ran})
-    if len(presets) > 1:
-        out.append(Warning_("warn", f"Cells ran different presets ({', '.join(presets)}): shapes differ between "
-                                    "presets, so their variants are separate rows, not comparable columns."))
-    suites = sorted({c.suite_version for c in ran})
-    if len(suites) > 1:
-        out.append(Warning_("warn", f"Cells ran different suite versions ({', '.join(suites)})."))
-    side_by_side = sum(len(g.cells) for g in hardware_groups(ran))
-    out += [Warning_("loud", line) for line in mixed_hardware(ran, side_by_side)]
-    hosts = sorted({_host_line(c) for c in ran})
-    if len(hosts) > 1:
-        out.append(Warning_("warn", "Cells ran on different hosts; timings are comparable only within a host: "
-                                    + "; ".join(hosts) + "."))
-    return out
-
-
-def _cells_text(names: list[str]) -> str:
-    return f"Cell {names[0]}" if len(names) == 1 else f"Cells {', '.join(names)}"
-
-
-def refused_warnings(refused: Sequence[Refused]) -> list[Warning_]:
-    """One loud line when cell files were left out: the report is missing cells the user ran."""
-    if not refused:
-        return []
-    names = ", ".join(r.path.name for r in refused)
-    n = len(refused)
-    return [Warning_("loud", f"{n} cell file{'s' * (n != 1)} could not be read and {'are' if n != 1 else 'is'} "
-                             f"left out of this report: {names} (see Failures).")]
-
-
-def _first(text: Any) -> str:
-    lines = str(text or "").strip().splitlines()
-    return lines[0] if lines else "no reason recorded"
-
-
-def _host_line(c: CellResult) -> str:
-    h = c.doc.host
-    cpu = c.host_facts.get("cpu") or {}
-    return (f"{h.get('hostname') or '?'} ({h.get('cpu') or cpu.get('model') or '?'}, "
-            f"{h.get('cpus') or cpu.get('logical_cpus') or '?'} CPUs)")
-
-
 def env_row(c: CellResult) -> dict[str, Any]:
     tf = c.tf_facts
     host = c.host_facts
@@ -332,7 +236,7 @@ def variant_errors(cells: list[CellResult]) -> list[dict[str, Any]]:
     for c in cells:
         for v in c.variants:
             if v.status in ("error", "timeout"):
-                out.append({"cell": c.name, "id": v.id, "status": v.status, "reason": _first(v.reason),
+                out.append({"cell": c.name, "id": v.id, "status": v.status, "reason": first_line(v.reason),
                             "detail": str(v.traceback or v.reason or "").strip()[-4000:]})
     return out
 
@@ -347,7 +251,7 @@ def summary_view(cells: list[CellResult], df: pd.DataFrame, baselines: Baselines
         "counts": [(s, counts.get(s, 0)) for s in CELL_STATUSES if counts.get(s, 0)]
         + [(s, n) for s, n in counts.items() if s not in CELL_STATUSES],
         "n_cells": len(cells),
-        "hosts": sorted({_host_line(c) for c in cells if c.doc.host or c.host_facts}),
+        "hosts": sorted({host_line(c) for c in cells if c.doc.host or c.host_facts}),
         "presets": sorted({c.preset for c in ran}) or sorted({c.preset for c in cells}),
         "suites": sorted({c.suite_version + (f" ({c.suite_hash})" if c.suite_hash else "") for c in ran}),
         "first": finished[0] if finished else "",
@@ -383,7 +287,7 @@ def render(cells: list[CellResult], df: pd.DataFrame, tables: list[BenchTable], 
            agreement: list[str] | None = None, refused: Sequence[Refused] = (),
            upgrade: dict[str, Any] | None = None, hardware: dict[str, Any] | None = None,
            devices: dict[str, Any] | None = None, bisections: Sequence[Any] = (), timelines: Sequence[Any] = (),
-           whys: Sequence[dict[str, Any]] = ()) -> str:
+           whys: Sequence[dict[str, Any]] = (), warnings: Sequence[Warning_] = ()) -> str:
     generated = generated or datetime.datetime.now(datetime.UTC).replace(microsecond=0).isoformat()
     charts = []
     for chart in CHARTS:
@@ -400,7 +304,7 @@ def render(cells: list[CellResult], df: pd.DataFrame, tables: list[BenchTable], 
         css=Markup((HERE / "report.css").read_text(encoding="utf-8")),
         js=Markup((HERE / "report.js").read_text(encoding="utf-8")),
         summary={**summary_view(cells, df, baselines, generated), "agreement": agreement or []},
-        warnings=warnings_for(cells) + refused_warnings(refused),
+        warnings=list(warnings),
         claims=[claim_view(r, {w["anchor"] for w in whys}) for r in claims or []],
         claims_level=sequential_note(claims or []),
         whys=list(whys),
@@ -428,10 +332,10 @@ def schedule_view(cells: list[CellResult]) -> dict[str, Any] | None:
     """How the run was scheduled (interleaved: seed, rounds, turns) and the host's speed over it, from the first
     cell that recorded them (every cell of one run holds the same series)."""
     for c in cells:
-        config = c.results.config if c.results else {}
-        schedule, series = config.get("schedule"), config.get("host_speed")
+        schedule = c.results.config.get("schedule") if c.results else None
+        series = c.results.host_speed if c.results else []
         if isinstance(schedule, dict) and series:
-            points = [(int(p[0]), float(p[2]) * 1e3) for p in series if isinstance(p, list) and len(p) == 3]
+            points = [(p.turn, p.seconds * 1e3) for p in series]
             runs = {str(((x.results.config.get("schedule") or {}) if x.results else {}).get("run")) for x in cells
                     if x.results and x.results.config.get("schedule")}
             values = sorted(ms for _, ms in points)

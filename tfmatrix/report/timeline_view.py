@@ -11,17 +11,14 @@ and does not mark).
 """
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from html import escape
-from pathlib import Path
 
 from markupsafe import Markup
 
 from ..analysis.timeline import DECIDED, Reading, reading, verdict_counts, verdict_steps
-from ..errors import UserError
-from ..results.history_docs import TIMELINE_FILES, TimelineDoc, TimelinePoint, timeline_file
+from ..results.history_docs import FoundTimeline, TimelineDoc, TimelinePoint
 from .charts import SPARK_COLOURS
 
 
@@ -45,20 +42,10 @@ class TimelineView:
     left_out: list[str]
 
 
-def load_timelines(out_dir: Path) -> tuple[list[TimelineView], list[str]]:
-    """The timelines found beside the report, and the files that could not be read."""
-    views, bad = [], []
-    for axis, _, title in TIMELINE_FILES:
-        name = timeline_file(axis)
-        path = out_dir / name
-        if not path.exists():
-            continue
-        try:
-            doc = TimelineDoc.from_json(json.loads(path.read_text(encoding="utf-8")), path)
-            views.append(view(doc, title + (f" on TF {doc.tf}" if doc.tf else ""), name))
-        except (OSError, ValueError, UserError) as exc:
-            bad.append(f"{name}: {type(exc).__name__}: {exc}")
-    return views, bad
+def timeline_view(found: FoundTimeline) -> TimelineView:
+    """A timeline found beside the report, as its section shows it (titled by its axis, and its TF for Keras)."""
+    doc = found.doc
+    return view(doc, found.title + (f" on TF {doc.tf}" if doc.tf else ""), found.file)
 
 
 def view(doc: TimelineDoc, title: str, file: str) -> TimelineView:

@@ -10,16 +10,14 @@ the other. A side that could not be profiled is its reason, not a panel.
 Profiles are never timings: the panel says so, and nothing here feeds a
 verdict.
 
-Pure but for ``load_profile_dir`` (reads the files) and the report's write of
-each cell's speedscope file (``speedscope_files``).
+Pure: the profiles come read (``results.profile_docs.profiles_in``), and the
+speedscope files go back as text for the report to write (``speedscope_files``).
 """
 from __future__ import annotations
 
 import html
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from markupsafe import Markup
@@ -27,53 +25,15 @@ from markupsafe import Markup
 from ..analysis.calltree import Frame, diff_tree, speedscope
 from ..analysis.claims import ClaimResult
 from ..analysis.ops import explanation_sentences
-from ..analysis.profiles import (
-    Explanation,
-    Profile,
-    explain,
-    load_profiles,
-    ms,
-    pair,
-    profile_of,
-    short,
-)
-from ..errors import UserError
+from ..analysis.profiles import Explanation, Profile, explain, ms, pair, profile_of, short
+from ..results.profile_docs import PROFILES_DIR, SPEEDSCOPE, ProfilesDoc, ProfilesFound
 from .claims_view import why_anchor
 
-PROFILES = "profiles"
 WIDTH = 1200                 # the drawing's units are pixels at full width (the page is 1366 wide at its smallest)
 ROW = 17
 HEAD = 20
 CHAR = 6.6                   # width of one character of the frames' 11 px text
 ROWS = 8                     # differences in a panel's table
-
-Records = dict[str, dict[str, Any]]
-
-
-@dataclass(frozen=True)
-class LoadedProfiles:
-    """Every readable ``profiles/<cell>.json`` by cell name, and why each unreadable one was left out."""
-
-    by_cell: dict[str, Records]
-    unreadable: tuple[str, ...] = ()
-
-
-def load_profile_dir(reports: Path) -> LoadedProfiles:
-    where = Path(reports) / PROFILES
-    by_cell: dict[str, Records] = {}
-    bad = []
-    for path in sorted(where.glob("*.json")) if where.is_dir() else []:
-        if path.name.endswith(".speedscope.json"):
-            continue
-        try:
-            cell, records = load_profiles(path)
-        except UserError as e:
-            bad.append(str(e))
-            continue
-        by_cell[cell] = records
-    return LoadedProfiles(by_cell, tuple(bad))
-
-
 
 
 def _colour(mine: float, other: float, extra: float) -> str:
@@ -143,28 +103,28 @@ def table_rows(e: Explanation, rows: int = ROWS) -> list[dict[str, str]]:
              "cls": "slower" if c.delta * e.extra_s > 0 else "faster"} for c in e.changes[:rows]]
 
 
-def panel(result: ClaimResult, sides: tuple[tuple[str, str, Records], tuple[str, str, Records]],
+def panel(result: ClaimResult, sides: tuple[tuple[ProfilesDoc, str], tuple[ProfilesDoc, str]],
           anchor: str) -> dict[str, Any]:
     """One claim line's why panel: sentences, differences and the icicle, or its "could not profile" reason.
 
-    ``sides``: (cell, variant id, that cell's records) for A and for B (two cells when the claim spans two).
+    ``sides``: (that cell's profiles, variant id) for A and for B (two cells when the claim spans two).
     """
     claim = result.claim
-    (cell_a, a_id, records_a), (cell_b, b_id, records_b) = sides
-    cells = [cell_a] if cell_a == cell_b else [cell_a, cell_b]
+    (doc_a, a_id), (doc_b, b_id) = sides
+    cells = [doc_a.cell] if doc_a.cell == doc_b.cell else [doc_a.cell, doc_b.cell]
     head = {"anchor": anchor, "claim": claim.key, "text": claim.claim, "cell": " and ".join(cells),
             "a": claim.a, "b": claim.b, "a_id": a_id, "b_id": b_id,
-            "speedscope": [(c, f"{PROFILES}/{c}.speedscope.json") for c in cells]}
-    both = pair(records_a, cell_a, a_id, records_b, cell_b, b_id)
+            "speedscope": [(c, f"{PROFILES_DIR}/{c}{SPEEDSCOPE}") for c in cells]}
+    both = pair(doc_a, a_id, doc_b, b_id)
     if isinstance(both, str):
         return dict(head, reason=both)
     e = explain(*both)
     return dict(head, reason="", sentences=explanation_sentences(e, "A", "B"), rows=table_rows(e),
-                calls=f"{records_a[a_id]['step_calls']} and {records_b[b_id]['step_calls']}",
+                calls=f"{doc_a.records[a_id]['step_calls']} and {doc_b.records[b_id]['step_calls']}",
                 svg=Markup(icicle_svg(diff_tree(*both), *both, f"A = {claim.a}", f"B = {claim.b}")))
 
 
-def why_views(claims: Sequence[ClaimResult], profiles: LoadedProfiles) -> list[dict[str, Any]]:
+def why_views(claims: Sequence[ClaimResult], profiles: ProfilesFound) -> list[dict[str, Any]]:
     """A panel for every claim line whose two sides both have a profile record in their cells (the line links to
     it); a claim that spans two cells takes each side from its own cell's profiles."""
     out = []
@@ -172,18 +132,19 @@ def why_views(claims: Sequence[ClaimResult], profiles: LoadedProfiles) -> list[d
         for c in result.headline():
             for n, line in enumerate(c.lines):
                 cmp = line.comparison
-                sides = ((cmp.cell_a.name, cmp.a_id, profiles.by_cell.get(cmp.cell_a.name) or {}),
-                         (cmp.cell_b.name, cmp.b_id, profiles.by_cell.get(cmp.cell_b.name) or {}))
-                if all(vid in records for _, vid, records in sides):
-                    out.append(panel(result, sides, why_anchor(result.claim.key, c.name, n)))
+                sides = ((profiles.by_cell.get(cmp.cell_a.name), cmp.a_id),
+                         (profiles.by_cell.get(cmp.cell_b.name), cmp.b_id))
+                found = [(doc, vid) for doc, vid in sides if doc is not None and vid in doc.records]
+                if len(found) == 2:
+                    out.append(panel(result, (found[0], found[1]), why_anchor(result.claim.key, c.name, n)))
     return out
 
 
-def speedscope_files(profiles: LoadedProfiles) -> dict[str, str]:
+def speedscope_files(profiles: ProfilesFound) -> dict[str, str]:
     """``<cell>.speedscope.json`` text for each cell with a profile: every profiled variant of it, for a viewer."""
     out = {}
-    for cell, records in sorted(profiles.by_cell.items()):
-        ok = [profile_of(r, cell) for r in records.values() if r.get("status") == "ok"]
+    for cell, doc in sorted(profiles.by_cell.items()):
+        ok = [profile_of(r, cell) for r in doc.records.values() if r.get("status") == "ok"]
         if ok:
-            out[f"{cell}.speedscope.json"] = json.dumps(speedscope(ok, f"tfmatrix profiles: {cell}")) + "\n"
+            out[f"{cell}{SPEEDSCOPE}"] = json.dumps(speedscope(ok, f"tfmatrix profiles: {cell}")) + "\n"
     return out

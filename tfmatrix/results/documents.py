@@ -20,6 +20,7 @@ normalised.
 from __future__ import annotations
 
 import json
+import statistics
 from collections.abc import Callable, Mapping
 from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
@@ -120,6 +121,38 @@ def _dump(obj: Any, fmt: Format) -> dict[str, Any]:
     return out
 
 
+# -- the host's speed over a run -------------------------------------------------------------
+
+@dataclass(frozen=True)
+class HostSpeedPoint:
+    """One timing of the host's reference workload before a turn (``execution.hostspeed``): ``[turn, time, s]``.
+
+    The interleaved run keeps them in its journal's head and writes them into
+    every cell's ``results.config.host_speed``; the estimates, ``compare``'s
+    host normalisation and the report's chart of the run read them back here.
+    """
+
+    turn: int
+    at: float                      # Unix time, to the millisecond
+    seconds: float                 # the reference workload's time
+
+    def to_json(self) -> list[Any]:
+        return [self.turn, self.at, self.seconds]
+
+    @classmethod
+    def from_json(cls, row: Any) -> HostSpeedPoint | None:
+        """A stored point, or None for anything that is not ``[turn, time, seconds]`` (left out, never fatal)."""
+        if not isinstance(row, list) or len(row) != 3 or not all(isinstance(x, (int, float)) for x in row):
+            return None
+        return cls(int(row[0]), float(row[1]), float(row[2]))
+
+
+def host_speed_points(rows: Any) -> list[HostSpeedPoint]:
+    """Every readable point of a stored series (the one parser of the triple)."""
+    points = [HostSpeedPoint.from_json(row) for row in rows or []] if isinstance(rows, list) else []
+    return [p for p in points if p is not None]
+
+
 # -- the suite's document ------------------------------------------------------------------
 
 @dataclass
@@ -171,6 +204,17 @@ class SuiteResults:
     @property
     def host_facts(self) -> dict[str, Any]:
         return dict(self.environment.get("host") or {})
+
+    @property
+    def host_speed(self) -> list[HostSpeedPoint]:
+        """The host's speed over the run that wrote this document, turn by turn (empty: none recorded)."""
+        return host_speed_points(self.config.get("host_speed"))
+
+    @property
+    def host_reference_s(self) -> float | None:
+        """The host reference workload's median time over that run (None: none recorded)."""
+        seconds = [p.seconds for p in self.host_speed]
+        return statistics.median(seconds) if seconds else None
 
     def strict_problems(self) -> list[str]:
         """How the document breaks ``suite.schema`` (every key there, required): an ``ok`` cell must pass."""

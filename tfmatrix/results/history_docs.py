@@ -1,8 +1,8 @@
-"""The two documents ``history/`` writes beside a report and ``report/`` reads back: a bisect answer and a timeline.
+"""The two documents ``history/`` writes beside a report and the report reads back: a bisect answer and a timeline.
 
 One definition of each shape, one writer (``history.bisect`` / ``history.timeline``
-build the record, ``to_json`` dumps it) and one reader (``from_json``, used by
-the report's views), with a version like the cell file's (``documents.Format``):
+build the record, ``to_json`` dumps it) and one reader (``from_json``; ``history_in``
+finds them beside a report), with a version like the cell file's (``documents.Format``):
 a newer file is refused with one line, an older one upgraded step by step.
 Files written before the version existed carry no ``schema`` key; they are
 read as version 1, which they are. Where they live is declared here too
@@ -11,6 +11,7 @@ disagree on a name.
 """
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -157,3 +158,59 @@ class TimelineDoc:
                        [TimelinePoint(**p) for p in doc["points"]])
         except (KeyError, TypeError, AttributeError) as exc:
             raise UserError(f"{path}: not a {TIMELINE_FORMAT.what} this tfmatrix reads ({exc})") from None
+
+
+# -- reading them back beside a report -----------------------------------------------------------
+
+@dataclass(frozen=True)
+class FoundBisect:
+    """A bisect answer found beside a report, and its file (relative to the reports directory)."""
+
+    file: str
+    doc: BisectDoc
+
+
+@dataclass(frozen=True)
+class FoundTimeline:
+    """A timeline found beside a report: its file, what its releases are ("TensorFlow releases"), the timeline."""
+
+    file: str
+    title: str
+    doc: TimelineDoc
+
+
+@dataclass(frozen=True)
+class HistoryFound:
+    """Every bisect answer (newest first) and timeline beside a report, and why each unreadable one was left out."""
+
+    bisections: list[FoundBisect] = field(default_factory=list)
+    timelines: list[FoundTimeline] = field(default_factory=list)
+    unreadable_bisections: list[str] = field(default_factory=list)
+    unreadable_timelines: list[str] = field(default_factory=list)
+
+
+def _read(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def history_in(reports: Path) -> HistoryFound:
+    """What ``bisect`` and ``timeline`` left in ``reports``: a file that cannot be read is listed, never fatal."""
+    bisections, bad_bisections = [], []
+    files = sorted((reports / BISECT_DIR).glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+    for path in files:
+        file = f"{BISECT_DIR}/{path.name}"
+        try:
+            bisections.append(FoundBisect(file, BisectDoc.from_json(_read(path), path)))
+        except (OSError, ValueError, UserError) as exc:
+            bad_bisections.append(f"{file}: {type(exc).__name__}: {exc}")
+    timelines, bad_timelines = [], []
+    for axis, _, title in TIMELINE_FILES:
+        name = timeline_file(axis)
+        path = reports / name
+        if not path.exists():
+            continue
+        try:
+            timelines.append(FoundTimeline(name, title, TimelineDoc.from_json(_read(path), path)))
+        except (OSError, ValueError, UserError) as exc:
+            bad_timelines.append(f"{name}: {type(exc).__name__}: {exc}")
+    return HistoryFound(bisections, timelines, bad_bisections, bad_timelines)

@@ -1,0 +1,124 @@
+"""The noise history kept beside a report: ``reports/noise-model.json``, its records, its one reader and writer.
+
+A replicated run measures each variant's noise; ``report`` keeps that
+(a ``NoiseModel``) with the runs kept before it, the last ``KEEP_RUNS``, each
+run once however often its report is rebuilt: a ``NoiseHistory``. What the
+numbers mean and how runs are pooled is ``analysis.noise_model``'s; this
+module is the file: its format (version 2 keeps the runs one by one; a
+version 1 file, one run's model, is upgraded to a history of that run),
+where it lives, and reading it back for ``compare``, the report and a
+sequential run's first look.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import UserError
+from .documents import Format, upgrade
+from .store import write_text_atomic
+
+NOISE_FILE = "noise-model.json"      # <reports>/noise-model.json
+KEEP_RUNS = 5           # the runs a history keeps: the host's noise drifts by days, so old runs leave
+
+
+def _v1_to_v2(doc: dict[str, Any]) -> dict[str, Any]:
+    """One run's variances (version 1) as a history of that one run."""
+    source = str(doc.get("source") or "")
+    return {"schema": doc["schema"], "schema_version": 1,
+            "runs": [{"run": source, "source": source, "variances": doc.get("variances")}]}
+
+
+NOISE_FORMAT = Format("tfmatrix.noise-model", 2, {1: _v1_to_v2}, "noise model")
+
+
+@dataclass(frozen=True)
+class NoiseModel:
+    """What a replicated run measured about each variant's unit variance, for a later run of one unit a side.
+
+    ``variances``: key (cell, variant id) -> (s2 of one unit's log time, its
+    degrees of freedom: moderated). Made from the sides of a replicated run
+    (``analysis.noise_model.noise_model_of``, ``from_frame``).
+    """
+
+    variances: Mapping[tuple[str, str], tuple[float, float]]
+    source: str = ""
+
+    def rows(self) -> list[list[Any]]:
+        return [[cell, vid, s2, d] for (cell, vid), (s2, d) in sorted(self.variances.items())]
+
+    @classmethod
+    def from_rows(cls, rows: Any, source: str, where: str) -> NoiseModel:
+        try:
+            found = {(str(c), str(v)): (float(s2), float(d)) for c, v, s2, d in rows}
+        except (KeyError, TypeError, ValueError):
+            raise UserError(f"{where}: variances: expected [cell, variant id, variance, degrees of freedom] rows; "
+                            "write the file again with `python -m tfmatrix report`")
+        return cls(found, source)
+
+
+@dataclass(frozen=True)
+class NoiseHistory:
+    """The noise models of the last ``KEEP_RUNS`` replicated runs on this machine, newest last (the file)."""
+
+    runs: tuple[tuple[str, NoiseModel], ...] = ()
+
+    def with_run(self, run: str, model: NoiseModel) -> NoiseHistory:
+        """This history with ``run``'s model (replacing an earlier one of the same run), the oldest dropped."""
+        kept = tuple((r, m) for r, m in self.runs if r != run) + ((run, model),)
+        return NoiseHistory(kept[-KEEP_RUNS:])
+
+    def to_json(self) -> dict[str, Any]:
+        return {"schema": NOISE_FORMAT.schema, "schema_version": NOISE_FORMAT.version,
+                "runs": [{"run": r, "source": m.source, "variances": m.rows()} for r, m in self.runs]}
+
+    @classmethod
+    def from_json(cls, doc: Any, where: str) -> NoiseHistory:
+        """A history file, upgraded to this version (a version 1 file reads as a history of its one run)."""
+        if not isinstance(doc, dict) or doc.get("schema") != NOISE_FORMAT.schema \
+                or doc.get("schema_version") not in range(1, NOISE_FORMAT.version + 1):
+            raise UserError(f"{where}: not a tfmatrix noise model (schema {NOISE_FORMAT.schema} "
+                            f"v{NOISE_FORMAT.version}); write one with `python -m tfmatrix report` on a run with "
+                            "--rounds 2 or more")
+        runs = upgrade(doc, NOISE_FORMAT, Path(where)).get("runs")
+        if not isinstance(runs, list) or not all(isinstance(r, dict) and "run" in r for r in runs):
+            raise UserError(f"{where}: runs: expected a list of {{run, source, variances}}; write the file again "
+                            "with `python -m tfmatrix report`")
+        return cls(tuple((str(r["run"]), NoiseModel.from_rows(r.get("variances"), str(r.get("source") or ""),
+                                                              where)) for r in runs))
+
+
+def read_noise_history(path: Path) -> NoiseHistory:
+    """A noise model file as its history (``UserError`` with the fix when it cannot be read)."""
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        raise UserError(f"{path}: cannot read the noise model ({e}); give a file `python -m tfmatrix report` wrote")
+    return NoiseHistory.from_json(doc, str(path))
+
+
+def noise_history_at(reports: Path) -> NoiseHistory:
+    """The history kept in ``reports`` (an empty one where none is, or where it cannot be read: it is started anew)."""
+    path = reports / NOISE_FILE
+    if not path.is_file():
+        return NoiseHistory()
+    try:
+        return read_noise_history(path)
+    except UserError:
+        return NoiseHistory()
+
+
+def noise_file_beside(*paths: Path) -> Path | None:
+    """The noise model kept beside a result set (``<dir>/../noise-model.json``), the first found."""
+    for path in paths:
+        where = (path if path.is_dir() else path.parent).parent / NOISE_FILE
+        if where.is_file():
+            return where
+    return None
+
+
+def write_noise_history(reports: Path, history: NoiseHistory) -> None:
+    write_text_atomic(reports / NOISE_FILE, json.dumps(history.to_json(), indent=1) + "\n")
