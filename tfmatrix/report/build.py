@@ -7,11 +7,12 @@ files, the previous run's, the noise history, and what ``bisect``,
 ``timeline`` and ``explain`` left beside the report: ``results``' readers);
 ``analyse`` asks the questions of them (the tidy frame, the cross-version
 tables, each seed's claim at the seed's own configuration, the findings, the
-same cells on other hardware or devices, the warnings); ``render`` makes the
-page (``html``, its sections from the ``*_view`` modules, which read no file)
-and the CSV and JSON texts; ``write`` puts them in ``out_dir`` atomically,
-with the noise history this run adds to. Nothing runs: the report can be
-rebuilt at any time from the cell files.
+same cells on other hardware or devices, the warnings); ``render_files``
+makes the page (``html``, its sections from the ``*_view`` modules, which
+read no file) and the CSV and JSON texts, and ``summary`` the command line's
+account of them; ``write`` puts them in ``out_dir`` atomically, with the
+noise history this run adds to. Nothing runs: the report can be rebuilt at
+any time from the cell files.
 """
 from __future__ import annotations
 
@@ -249,11 +250,13 @@ def build(cells_dir: Path, out_dir: Path, baseline: str | None = None, *, baseli
     out_dir = Path(out_dir)
     inputs = load(Path(cells_dir), out_dir, previous)
     made = analyse(inputs, baseline, baseline_source, baseline_fallback, upgrade, upgrade_source)
-    write(out_dir, render_files(made, inputs, generated), made.noise)
-    return summary(made, inputs, out_dir)
+    files, said = render_files(made, inputs, generated), summary(made, inputs, out_dir)
+    write(out_dir, files, made.noise)
+    return said
 
 
 def summary(made: Analysed, inputs: Inputs, out_dir: Path) -> Summary:
+    """What the files about to be written hold, in figures and loud warnings, for the command line."""
     cells, claims, findings = made.cells, made.claims, made.findings
     history, refused = inputs.history, inputs.loaded.refused
     return Summary(
