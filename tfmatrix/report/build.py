@@ -171,13 +171,24 @@ def run_to_run(cells: list[CellResult], earlier: list[CellResult]) -> list[str]:
     return [head] + result.summary_lines()[1:]
 
 
-def analyse(inputs: Inputs, baseline: str | None, baseline_source: str, baseline_fallback: bool,
-            upgrade: tuple[str, str] | None, upgrade_source: str) -> Analysed:
+@dataclass(frozen=True)
+class Asked:
+    """What the report is asked to compare: the baseline cell and the upgrade pair, each with where it came from
+    (for error messages); ``build`` documents each."""
+
+    baseline: str | None = None
+    baseline_source: str = "baseline"
+    baseline_fallback: bool = False
+    upgrade: tuple[str, str] | None = None
+    upgrade_source: str = "[report] compare"
+
+
+def analyse(inputs: Inputs, asked: Asked) -> Analysed:
     """The report's figures (``UserError`` when the baseline or the upgrade pair is not a cell with results)."""
-    cells = inputs.loaded.cells
-    baselines = resolve_baselines(cells, baseline, baseline_source, baseline_fallback)
+    cells, upgrade = inputs.loaded.cells, asked.upgrade
+    baselines = resolve_baselines(cells, asked.baseline, asked.baseline_source, asked.baseline_fallback)
     if upgrade is not None:
-        check_pair(cells, *upgrade, upgrade_source)
+        check_pair(cells, *upgrade, asked.upgrade_source)
     earlier = previous_run(cells, inputs.earlier)
     df = build_frame(cells)
     # the comparisons see the previous run's samples too (its ratios count as noise); results.csv does not
@@ -248,8 +259,9 @@ def build(cells_dir: Path, out_dir: Path, baseline: str | None = None, *, baseli
     and writes ``upgrade.csv``; ``upgrade_source`` names where the pair came from in error messages.
     """
     out_dir = Path(out_dir)
+    asked = Asked(baseline, baseline_source, baseline_fallback, upgrade, upgrade_source)
     inputs = load(Path(cells_dir), out_dir, previous)
-    made = analyse(inputs, baseline, baseline_source, baseline_fallback, upgrade, upgrade_source)
+    made = analyse(inputs, asked)
     files, said = render_files(made, inputs, generated), summary(made, inputs, out_dir)
     write(out_dir, files, made.noise)
     return said
