@@ -6,12 +6,12 @@ the variance of one round's log time (process effects out, moderated per
 benchmark). ``report`` keeps it beside the report whenever a run has rounds,
 with the runs kept before it (``results.noise_history``: the file, its
 records ``NoiseModel`` and ``NoiseHistory``, its reader); here they are made
-(``from_frame``) and pooled (``pooled``). What it knows serves three readers: ``compare`` for variants
-with one process a side on both (``--noise-model``, or the file beside
-either side's cells); the report's findings and Claims, whose lines borrow it
-where this run has few rounds (``annotate``); and a sequential run's first
-look, which can decide a large effect after one round on a warm machine
-(``analysis.sequential``). A run never borrows its own variances from the
+(``from_frame``) and pooled (``pooled``). What it knows serves three
+readers: ``compare`` for variants with one process a side on both
+(``--noise-model``, or the file beside either side's cells); the report's
+findings and Claims, whose lines borrow it where this run has few rounds
+(``annotate``); and a sequential run's first look, which can decide a large
+effect after one round on a warm machine (``analysis.sequential``). A run never borrows its own variances from the
 history (``pooled(history, without=...)``): a prior must be independent
 of the data it judges.
 """
