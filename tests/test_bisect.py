@@ -194,13 +194,14 @@ def test_bad_bisect_input_is_one_line_and_exit_2(capsys, argv, message):
 
 def test_the_opening_estimate_counts_only_the_variants_a_probe_runs(tmp_path):
     from tfmatrix.execution import estimates as execution
+    from tfmatrix.execution.request import RunRequest
     from tfmatrix.matrix import load
-    from tfmatrix.runners.common import RunRequest
 
     cell = load().cell("tf2.1-cpu")
     ids = claim_target("predict_slower_after_compile", "seed").variant_ids
     assert execution.selected_share("seed", ()) == 1.0
     assert 0 < execution.selected_share("seed", ids) <= 0.05
-    whole = execution.cell_estimates([cell], RunRequest(preset="seed"), tmp_path)[cell.name]
-    probe = execution.cell_estimates([cell], RunRequest(preset="seed", only=ids), tmp_path)[cell.name]
+    whole_request, probe_request = RunRequest(preset="seed"), RunRequest(preset="seed", only=ids)
+    whole = execution.cell_estimates([whole_request.job(cell)], whole_request, tmp_path)[cell.name]
+    probe = execution.cell_estimates([probe_request.job(cell)], probe_request, tmp_path)[cell.name]
     assert probe < whole / 2

@@ -135,10 +135,10 @@ def test_a_run_whose_builds_cannot_fit_on_the_disk_stops_before_provisioning_wit
 
     from tfmatrix.errors import UserError
     from tfmatrix.execution import dispatch
+    from tfmatrix.execution.request import RunRequest
     from tfmatrix.matrix import load
     from tfmatrix.provision import hygiene
     from tfmatrix.runners.base import DiskRoom
-    from tfmatrix.runners.common import RunRequest
 
     class Full:
         name, slots, interleaves = "fake", 1, True

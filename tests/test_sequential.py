@@ -21,7 +21,7 @@ from tfmatrix.analysis.claims import HOLDS, REVERSED, UNCLEAR
 from tfmatrix.analysis.inference import ALPHA
 from tfmatrix.analysis.sequential import DECIDED, LOOK_ALPHA, MAX_ROUNDS, OPEN, SAME, LineState, open_variants
 from tfmatrix.execution import dispatch as execution
-from tfmatrix.runners.common import RunRequest
+from tfmatrix.execution.request import RunRequest
 
 N = 1500
 
@@ -107,8 +107,8 @@ def test_only_the_open_lines_variants_run_again_and_each_cell_file_says_why_each
     args: list[list[str]] = []
     real = type(runner).prepare
 
-    def prepare(self: Any, cell: Any, request: Any, log: Any, progress: Any) -> Any:
-        env = real(self, cell, request, log, progress)
+    def prepare(self: Any, job: Any, log: Any, progress: Any) -> Any:
+        env = real(self, job, log, progress)
         run_suite = env.run_suite
 
         def spy(a: list[str], *rest: Any, **kw: Any) -> Any:

@@ -36,10 +36,11 @@ def cmd_ab(args: argparse.Namespace) -> int:
     from ..analysis.sequential import run_alpha
     from ..execution.dispatch import execute
     from ..execution.lock import checkout_lock
+    from ..execution.request import RunRequest
     from ..matrix.user_benchmarks import check_path
     from ..progress import stderr_console
     from ..runners.choose import make_runner
-    from ..runners.common import SEQUENTIAL_SHARE, RunRequest
+    from ..runners.job import SEQUENTIAL_SHARE
 
     console = stderr_console()
     matrix = load_matrix(args)

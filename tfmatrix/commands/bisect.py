@@ -36,11 +36,11 @@ def _axis(args: argparse.Namespace) -> Axis:
 def _bisect(args: argparse.Namespace) -> int:
     """``python -m tfmatrix bisect (--claim NAME | --bench ID) --good A --bad B [--axis tf|keras] [--patches]``."""
     from ..execution.lock import checkout_lock
+    from ..execution.request import RunRequest
     from ..history.bisect import Prober, bisect, relative, with_evidence, write_answer
     from ..history.targets import bench_target, claim_target
     from ..progress import stderr_console
     from ..runners.choose import make_runner
-    from ..runners.common import RunRequest
 
     console = stderr_console()
     matrix = load_matrix(args)

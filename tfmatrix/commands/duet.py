@@ -21,12 +21,10 @@ def cmd_duet(args: argparse.Namespace) -> int:
     from ..analysis.compare import compare_cells
     from ..execution import duet
     from ..execution.lock import checkout_lock
-    from ..matrix.user_benchmarks import files_hash
+    from ..execution.request import RunRequest
     from ..progress import stderr_console
     from ..report.compare_view import table_rows
-    from ..results.store import suite_fingerprint
     from ..runners.choose import make_runner
-    from ..runners.common import RunRequest
 
     console = stderr_console()
     matrix = load_matrix(args)
@@ -35,7 +33,7 @@ def cmd_duet(args: argparse.Namespace) -> int:
         raise UserError("duet: name two different cells")
     reports = output_dir(args.reports, "--reports")
     request = RunRequest(preset=args.preset, only=tuple(args.bench), rounds=args.rounds or matrix.settings.rounds,
-                         schedule="duet", seed=args.seed, suite=suite_fingerprint(), bench=files_hash(()))
+                         schedule="duet", seed=args.seed)
     with checkout_lock():
         runner = make_runner(args.runner, matrix.settings.base_registry, console)
         outcomes = duet.run(cells, runner, request, reports, console)

@@ -38,9 +38,9 @@ def _run_cells(args: argparse.Namespace, cells: Sequence[Cell], bench: Sequence[
     """
     from ..execution.dispatch import execute
     from ..execution.lock import checkout_lock
+    from ..execution.request import RunRequest
     from ..progress import stderr_console
     from ..runners.choose import make_runner
-    from ..runners.common import RunRequest
 
     console = stderr_console()
     matrix = args.loaded_matrix

@@ -18,11 +18,11 @@ from .common import load_matrix, output_dir, then_report
 def _timeline(args: argparse.Namespace) -> int:
     """Measure (or reuse) one cell per release, then write the timeline and print where verdicts changed."""
     from ..execution.lock import checkout_lock
+    from ..execution.request import RunRequest
     from ..history import timeline
     from ..history.axis import minor_steps
     from ..progress import stderr_console
     from ..runners.choose import make_runner
-    from ..runners.common import RunRequest
 
     console = stderr_console()
     matrix = load_matrix(args)

@@ -26,7 +26,8 @@ from suite.schema import PROFILES_SCHEMA_NAME, PROFILES_SCHEMA_VERSION
 from ..matrix import Cell
 from ..results.store import CellOutcome, write_text_atomic
 from ..runners.base import Runner
-from ..runners.common import CellLog, RunRequest
+from ..runners.common import CellLog
+from .request import RunRequest
 
 PROFILES_DIR = "profiles"
 PROFILES_FILE = "profiles.json"
@@ -124,7 +125,7 @@ def _profile(cell: Cell, runner: Runner, variant_ids: Sequence[str], where: Path
     """The suite's profiles document for ``variant_ids``, or why there is none."""
     log = CellLog(where / f"{cell.name}.log")
     try:
-        env = runner.prepare(cell, RunRequest(preset=preset, only=tuple(variant_ids)), log, None)
+        env = runner.prepare(RunRequest(preset=preset, only=tuple(variant_ids)).job(cell), log, None)
         if isinstance(env, CellOutcome):
             return f"{env.status}: {env.reason}"
         try:

@@ -38,7 +38,8 @@ from ..provision import render
 from ..results.store import CellOutcome
 from . import shipping
 from .base import Runner
-from .common import CellLog, RunRequest
+from .common import CellLog
+from .job import CellJob
 from .node import Event
 
 POOL_SHARE = 0.001          # what a cell asks of its pool's resource: any number of cells may share a node
@@ -227,7 +228,8 @@ class RayRunner(Runner):
     def skip_reason(self, cell: Cell) -> str | None:
         return unserved(needs(cell, self.cpus), self.nodes())
 
-    def run_cell(self, cell: Cell, request: RunRequest, log: CellLog, progress: Progress | None) -> CellOutcome:
+    def run_cell(self, job: CellJob, log: CellLog, progress: Progress | None) -> CellOutcome:
+        cell = job.cell
         need = needs(cell, self.cpus)
         why = unserved(need, self.nodes())
         if why:
@@ -235,7 +237,7 @@ class RayRunner(Runner):
         lost: list[str] = []
         while True:
             try:
-                outcome = self._follow(cell, self._submit(cell, request, need), log, progress)
+                outcome = self._follow(cell, self._submit(job, need), log, progress)
                 break
             except NodeLost as e:
                 lost.append(str(e))
@@ -255,25 +257,26 @@ class RayRunner(Runner):
 
     # -- one attempt -----------------------------------------------------------
 
-    def _submit(self, cell: Cell, request: RunRequest, need: Needs) -> Iterator[Any]:
-        """Start the cell's task; an iterator of its event refs."""
+    def _submit(self, job: CellJob, need: Needs) -> Iterator[Any]:
+        """Start the job's task; an iterator of its event refs."""
         import ray
 
         from .node import UP, cell_task, relayed_cell_task
 
         if self._cancelled.is_set():
             raise KeyboardInterrupt("interrupted")
+        cell = job.cell
         key = "%s#%s" % (cell.name, uuid.uuid4().hex[:12])
-        bench = shipping.pack_files(request.bench_paths) if request.bench_paths else None
+        bench = shipping.pack_files(job.bench_paths) if job.bench_paths else None
         mailbox = self.mailbox()
         if self.client_mode:      # Ray Client has no streaming tasks: the node relays its events through the mailbox
             relayed = ray.remote(relayed_cell_task).options(name="tfmatrix:" + cell.name, **need.options())
-            ref = relayed.remote(cell, request, self.registry, mailbox, key, bench)
+            ref = relayed.remote(job, self.registry, mailbox, key, bench)
             with self._lock:
                 self._running[cell.name] = ref
             return _polled(ref, lambda: ray.get(mailbox.drain.remote(UP + key)))
         task = ray.remote(cell_task).options(num_returns="streaming", name="tfmatrix:" + cell.name, **need.options())
-        stream = task.remote(cell, request, self.registry, mailbox, key, bench)
+        stream = task.remote(job, self.registry, mailbox, key, bench)
         with self._lock:
             self._running[cell.name] = stream
         return _gets(stream)

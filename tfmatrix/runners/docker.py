@@ -32,11 +32,11 @@ from .common import (
     GPU_WITHOUT_DOCKER,
     CellLog,
     LineReader,
-    RunRequest,
     WheelsSource,
     own_wheelhouse,
     requirements_failure,
 )
+from .job import CellJob
 from .whole import run_whole
 
 SUITE_MOUNT = "/opt/tfmatrix/suite"
@@ -301,23 +301,22 @@ class DockerRunner(Runner):
         """Why this runner cannot serve ``cell`` here (it is then ``skipped``), or None."""
         return gpu_support(self.client) if cell.target == "gpu" else None
 
-    def run_cell(self, cell: Cell, request: RunRequest, log: CellLog, progress: Progress | None) -> CellOutcome:
-        return run_whole(self, cell, request, log, progress)
+    def run_cell(self, job: CellJob, log: CellLog, progress: Progress | None) -> CellOutcome:
+        return run_whole(self, job, log, progress)
 
-    def prepare(self, cell: Cell, request: RunRequest, log: CellLog, progress: Progress | None
-                ) -> DockerCellEnv | CellOutcome:
+    def prepare(self, job: CellJob, log: CellLog, progress: Progress | None) -> DockerCellEnv | CellOutcome:
         """Base image, wheels and image build as needed, then the cell's container, idle, for suite commands.
 
         An engine that goes away while this runs (a restart that began just after it answered) is waited for
         and the environment made once more, rather than failing the cell on a race."""
-        made = self._prepare(cell, request, log, progress)
+        made = self._prepare(job, log, progress)
         if isinstance(made, CellOutcome) and made.status == "failed" and _ping(self.client) is not None \
                 and wait_for_engine(self.client, ENGINE_WAIT_S, log) is None:
-            made = self._prepare(cell, request, log, progress)
+            made = self._prepare(job, log, progress)
         return made
 
-    def _prepare(self, cell: Cell, request: RunRequest, log: CellLog, progress: Progress | None
-                 ) -> DockerCellEnv | CellOutcome:
+    def _prepare(self, job: CellJob, log: CellLog, progress: Progress | None) -> DockerCellEnv | CellOutcome:
+        cell = job.cell
         timings: dict[str, float] = {}
         runner: dict[str, Any] = {"name": self.name}
         why = self.skip_reason(cell)
@@ -353,8 +352,8 @@ class DockerRunner(Runner):
         out_dir = Path(tempfile.mkdtemp(prefix="tfmatrix-out-"))
         os.chmod(out_dir, 0o777)   # written by the container's non-root user
         try:
-            container = self.client.containers.run(**run_request(cell, tag, out_dir, IDLE, request.bench_paths,
-                                                                 self.gpu_ids, self.suite_dir, request.sides))
+            container = self.client.containers.run(**run_request(cell, tag, out_dir, IDLE, job.bench_paths,
+                                                                 self.gpu_ids, self.suite_dir, job.sides))
         except Exception as e:
             shutil.rmtree(out_dir, ignore_errors=True)
             return CellOutcome(cell.name, "failed", "could not start the container: %s" % str(e).splitlines()[0],
