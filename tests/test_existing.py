@@ -168,7 +168,7 @@ def test_a_gpu_cell_without_a_gpu_names_its_framework_and_its_tf_column_is_a_das
 
 def test_a_gpu_cell_skipped_for_want_of_a_gpu_runtime_names_the_existing_environment_way(
         monkeypatch: pytest.MonkeyPatch, load_snippet: Callable[..., Matrix]) -> None:
-    from tfmatrix.runners import docker
+    from tfmatrix.runners import engine as docker
     from tfmatrix.runners.venv import VenvRunner
 
     class _Engine:

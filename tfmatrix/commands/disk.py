@@ -23,10 +23,11 @@ def cmd_disk(args: argparse.Namespace) -> int:
     from ..provision.base_images import DEBIAN_REF
     from ..provision.wheelhouse import requirements_key, wheelhouse_dir
     from ..runners import docker as docker_runner
+    from ..runners.engine import engine
     from ..runners.venv import venv_root
 
     matrix = load_matrix(args)
-    client = docker_runner.engine()
+    client = engine()
     wheel_root = wheelhouse_dir()
     manifests = hygiene.wheel_manifests(wheel_root)
     uses = hygiene.Uses()

@@ -143,7 +143,7 @@ def configure_wheels(p: argparse.ArgumentParser) -> None:
 def cmd_base_images(args: argparse.Namespace) -> int:
     """Build the base images the selected CPU cells expect, from this host (no registry needed)."""
     from ..provision import base_images
-    from ..runners.docker import engine
+    from ..runners.engine import engine
 
     matrix = load_matrix(args)
     cells = [c for c in selected(matrix, args.only) if c.target == "cpu"]

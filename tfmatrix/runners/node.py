@@ -32,7 +32,7 @@ from typing import Any, cast
 from ..matrix.records import Cell
 from ..paths import SUITE_DIR, cache_dir
 from ..results.store import CellOutcome, host_summary, suite_fingerprint
-from . import docker, shipping
+from . import docker, engine, shipping
 from .base import Runner
 from .common import CellLog
 from .job import CellJob
@@ -202,10 +202,10 @@ def _drain(events: queue.Queue[Event]) -> list[Event]:
 
 def remove_own_containers() -> int:
     """Remove the containers this worker process started (the Docker runner labels them with host:pid)."""
-    client = docker.engine()
+    client = engine.engine()
     if client is None:
         return 0
-    mine = client.containers.list(all=True, filters={"label": "%s=%s" % (docker.OWNER_LABEL, docker.owner())},
+    mine = client.containers.list(all=True, filters={"label": "%s=%s" % (engine.OWNER_LABEL, engine.owner())},
                                    ignore_removed=True)
     for c in mine:
         try:
@@ -217,10 +217,10 @@ def remove_own_containers() -> int:
 
 def sweep_leftovers() -> int:
     """Remove this node's tfmatrix containers whose worker is gone (a force-cancelled or crashed task)."""
-    client = docker.engine()
+    client = engine.engine()
     if client is None:
         return 0
-    gone = docker.leftover_containers(client)
+    gone = engine.leftover_containers(client)
     for c in gone:
         try:
             c.remove(force=True)
