@@ -16,9 +16,10 @@ from tfmatrix.results.documents import CellRequest
 from tfmatrix.results.store import CellOutcome
 from tfmatrix.runners import docker as docker_runner
 from tfmatrix.runners import node
-from tfmatrix.runners.cluster import Needs, NodeLost, RayRunner, connect_runner, needs, unserved
+from tfmatrix.runners.cluster import NodeLost, RayRunner, connect_runner
 from tfmatrix.runners.common import CellLog
 from tfmatrix.runners.job import CellJob
+from tfmatrix.runners.placement import Needs, needs, unserved
 
 MATRICES = Path(__file__).resolve().parent / "matrices"
 

@@ -8,7 +8,7 @@ import pytest
 from rich.console import Console
 
 from tfmatrix.execution.cluster_progress import ClusterProgress, makespan
-from tfmatrix.runners.cluster import Needs, capacity
+from tfmatrix.runners.placement import Needs, capacity
 
 
 def _node(cpu: float, gpu: float = 0, alive: bool = True) -> dict:
