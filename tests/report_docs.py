@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from suite import stats
-from suite.run import GPU_MISSING
+from suite.document import GPU_MISSING
 from suite.schema import validate
 from tfmatrix.results.documents import SuiteResults
 from tfmatrix.results.store import CellOutcome, cell_document, write_cell
