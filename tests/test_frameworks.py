@@ -19,7 +19,8 @@ import pytest
 from report_docs import cell_doc, noisy, record, results_doc, write
 
 from suite.backend import BackendCompat
-from suite.benchmarks.graphs import a_regular_function, jax_expected_traces, power, tracing_arguments
+from suite.benchmarks.graphs import a_regular_function, power
+from suite.benchmarks.graphs_tracing import jax_expected_traces, tracing_arguments
 from suite.benchmarks.tensor_ops import einsum, loop_stack
 from suite.document import cell_framework
 from suite.frameworks import BACKEND_API, Ops, backend_step, materialize

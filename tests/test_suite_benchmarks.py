@@ -34,8 +34,7 @@ from variant_sizes import volume as _volume
 from suite.registry import PRESETS, NotApplicable, Variant, all_variants
 
 ROOT = Path(__file__).resolve().parent.parent
-MODULES = ("inference", "graphs", "tensor_ops", "input_pipelines")
-PATTERNS = tuple(m + ".*" for m in MODULES)
+MODULES = ("inference", "graphs", "graphs_tracing", "tensor_ops", "input_pipelines")
 SEEDS = {
     "inference.tiny": "001",
     "inference.medium": "001",
