@@ -25,8 +25,9 @@ import sys
 import time
 from typing import IO, Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+from .definitions import Benchmark, Preset, Variant
 from .harness import timer
-from .registry import Benchmark, Preset, Variant, all_variants, load_benchmarks, select
+from .registry import all_variants, load_benchmarks, select
 from .schema import PROFILES_SCHEMA_NAME, PROFILES_SCHEMA_VERSION
 
 PROFILER = "cProfile"

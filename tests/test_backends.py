@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from suite.backend import BackendCompat, cell_backend
+from suite.definitions import NotApplicable, Variant
 from suite.document import GPU_MISSING_BACKEND
-from suite.registry import NotApplicable, Variant
 from suite.run import unavailable
 from tfmatrix.matrix import Cell, Matrix
 from tfmatrix.matrix.releases import load_table
