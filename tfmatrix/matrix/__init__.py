@@ -128,7 +128,7 @@ from typing import Any
 from .. import paths
 from ..errors import UserError
 from ..versions import version_key
-from .checks import _suggest, _Where, parse_settings
+from .checks import Where, parse_settings, suggest
 from .product import expand_product
 from .records import (
     BASE_KEYWORDS,
@@ -196,10 +196,10 @@ def parse_matrix(text: str, file: str, path: Path, environ: Mapping[str, str], t
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise _toml_error(file, text, exc)
-    top = _Where(file, "top level")
+    top = Where(file, "top level")
     for key in doc:
         if key not in TOP_KEYS:
-            raise top.error(key, "unknown table", _suggest(key, TOP_KEYS))
+            raise top.error(key, "unknown table", suggest(key, TOP_KEYS))
     settings = suite_settings(file, doc, path.parent, parse_settings(file, doc, environ))
     raw: list[tuple[dict[str, Any], str, bool]] = []     # values, origin, pool is an axis (a hardware axis)
     for i, cell_table in enumerate(_tables(file, doc, "cell")):

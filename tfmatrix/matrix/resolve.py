@@ -14,13 +14,13 @@ from ..versions import minor_series, version_key
 from . import backends, existing
 from .checks import (
     Limits,
-    _check_keys,
-    _checked,
-    _get_str,
-    _type_name,
-    _Where,
+    Where,
     cell_limits,
+    check_keys,
+    checked,
     gated_requirements,
+    get_str,
+    type_name,
     user_pins,
 )
 from .names import resolve_name
@@ -81,12 +81,12 @@ def _image_kind(ref: str) -> str:
 
 
 
-def _resolve_tf(where: _Where, values: Mapping[str, Any], table: Table) -> tuple[Release, str, str]:
+def _resolve_tf(where: Where, values: Mapping[str, Any], table: Table) -> tuple[Release, str, str]:
     """-> (release row, exact version, version as written)."""
-    given = _get_str(where, values, "tf", "1.15")
+    given = get_str(where, values, "tf", "1.15")
     if given is None:
         raise where.error("tf", "missing", 'every cell needs a TF release, e.g. tf = "1.15"')
-    _checked(where, "tf", given, "tf", 'a version like "1.15" or "1.15.5"',
+    checked(where, "tf", given, "tf", 'a version like "1.15" or "1.15.5"',
              "write the TF release as major.minor or major.minor.patch")
     try:
         rel = table.release(given)
@@ -102,9 +102,9 @@ def _resolve_tf(where: _Where, values: Mapping[str, Any], table: Table) -> tuple
     return rel, given, given
 
 
-def _resolve_keras(where: _Where, values: Mapping[str, Any], rel: Release) -> tuple[KerasSpec, str | None]:
+def _resolve_keras(where: Where, values: Mapping[str, Any], rel: Release) -> tuple[KerasSpec, str | None]:
     """-> (KerasSpec, the name fragment: None for the release's default Keras)."""
-    given = _get_str(where, values, "keras", "2.2.5")
+    given = get_str(where, values, "keras", "2.2.5")
     fix_all = 'use "tf.keras", a Keras 2 version like "2.2.5", "keras3" or a 3.x version, or "tf_keras"'
     if given is None:
         given = rel.keras
@@ -127,7 +127,7 @@ def _resolve_keras(where: _Where, values: Mapping[str, Any], rel: Release) -> tu
             raise where.error("keras", f"tf_keras is for TF >= 2.16; TF {rel.tf} bundles Keras 2 as tf.keras",
                               'use keras = "tf.keras"')
         version = rel.tf_keras if given == "tf_keras" else given.removeprefix("tf_keras==")
-        _checked(where, "keras", version, "keras_version", "a tf_keras version like 2.16.0",
+        checked(where, "keras", version, "keras_version", "a tf_keras version like 2.16.0",
                  'write keras = "tf_keras==2.16.0" or just "tf_keras"')
         if minor_series(version) != rel.tf:
             raise where.error("keras", f"tf_keras {version} pairs with TF {minor_series(version)} only, "
@@ -147,7 +147,7 @@ def _resolve_keras(where: _Where, values: Mapping[str, Any], rel: Release) -> tu
     raise where.error("keras", f"{given!r} is not a Keras choice", fix_all)
 
 
-def _check_python(where: _Where, python: str, rel: Release, table: Table) -> None:
+def _check_python(where: Where, python: str, rel: Release, table: Table) -> None:
     if version_key(python) < version_key(table.suite_min_python):
         raise where.error("python", f"the suite needs Python >= {table.suite_min_python}, not {python}",
                           f"use Python {table.suite_min_python} or newer")
@@ -165,16 +165,16 @@ class _BaseChoice:
     bootstrap: tuple[str, ...]
 
 
-def _resolve_base(where: _Where, values: Mapping[str, Any], rel: Release, target: str, table: Table,
+def _resolve_base(where: Where, values: Mapping[str, Any], rel: Release, target: str, table: Table,
                   registry: str | None) -> _BaseChoice:
     """Base image and the cell's Python (they constrain each other)."""
-    given = _get_str(where, values, "base", "python")
-    python_given = _get_str(where, values, "python", rel.default_python)
+    given = get_str(where, values, "base", "python")
+    python_given = get_str(where, values, "python", rel.default_python)
     if python_given is not None:
-        _checked(where, "python", python_given, "python", 'a Python version like "3.7"', 'write python = "3.X"')
-    digest = _get_str(where, values, "base_digest", "sha256:...")
+        checked(where, "python", python_given, "python", 'a Python version like "3.7"', 'write python = "3.X"')
+    digest = get_str(where, values, "base_digest", "sha256:...")
     if digest is not None:
-        _checked(where, "base_digest", digest, "digest", "a sha256 digest",
+        checked(where, "base_digest", digest, "digest", "a sha256 digest",
                  'write base_digest = "sha256:<64 hex digits>"')
     gpu = target == "gpu"
     keyword = given if given is not None else ("python" if not gpu else rel.gpu_base)
@@ -215,7 +215,7 @@ def _resolve_base(where: _Where, values: Mapping[str, Any], rel: Release, target
         kind, os_python = keyword, True
         carries, pip_cuda = gpu and not rel.pip_cuda, gpu and rel.pip_cuda
     else:
-        _checked(where, "base", keyword, "image", "an image reference",
+        checked(where, "base", keyword, "image", "an image reference",
                  'use "python", "tensorflow" or a reference like "nvidia/cuda:12.3.2-cudnn9-runtime-ubuntu22.04"')
         if "@" in keyword:
             raise where.error("base", "digests go in base_digest", 'write base_digest = "sha256:..." next to base')
@@ -238,19 +238,19 @@ def _resolve_base(where: _Where, values: Mapping[str, Any], rel: Release, target
     return _BaseChoice(base, python, carries, pip_cuda, bootstrap)
 
 
-def _resolve_cuda(where: _Where, values: Mapping[str, Any], rel: Release, target: str,
+def _resolve_cuda(where: Where, values: Mapping[str, Any], rel: Release, target: str,
                   choice: _BaseChoice, table: Table) -> tuple[str | None, str | None]:
-    cuda_given = _get_str(where, values, "cuda", rel.cuda)
-    cudnn_given = _get_str(where, values, "cudnn", rel.cudnn)
+    cuda_given = get_str(where, values, "cuda", rel.cuda)
+    cudnn_given = get_str(where, values, "cudnn", rel.cudnn)
     if target == "cpu":
         for key, value in (("cuda", cuda_given), ("cudnn", cudnn_given)):
             if value is not None:
                 raise where.error(key, "only GPU cells have CUDA/cuDNN versions", f'remove {key} or set target = "gpu"')
         return None, None
     if cuda_given is not None:
-        _checked(where, "cuda", cuda_given, "cuda", 'a CUDA version like "11.2"', 'write cuda = "major.minor"')
+        checked(where, "cuda", cuda_given, "cuda", 'a CUDA version like "11.2"', 'write cuda = "major.minor"')
     if cudnn_given is not None:
-        _checked(where, "cudnn", cudnn_given, "cudnn", 'a cuDNN version like "8.1"', 'write cudnn = "major.minor"')
+        checked(where, "cudnn", cudnn_given, "cudnn", 'a cuDNN version like "8.1"', 'write cudnn = "major.minor"')
     cuda, cudnn = cuda_given or rel.cuda, cudnn_given or rel.cudnn
     cuda_differs, cudnn_differs = not _vmatch(cuda, rel.cuda), not _vmatch(cudnn, rel.cudnn)
     if cuda_differs:
@@ -278,7 +278,7 @@ def _resolve_cuda(where: _Where, values: Mapping[str, Any], rel: Release, target
     return cuda, cudnn
 
 
-def _requirements(where: _Where, values: Mapping[str, Any], rel: Release, exact: str, target: str,
+def _requirements(where: Where, values: Mapping[str, Any], rel: Release, exact: str, target: str,
                   keras: KerasSpec, cudnn: str | None, choice: _BaseChoice, table: Table) -> tuple[str, ...]:
     """requirements.txt lines: TF (+ CUDA wheels), Keras, the table's pins, the cell's pins."""
     lines: list[str] = []
@@ -306,12 +306,12 @@ def _requirements(where: _Where, values: Mapping[str, Any], rel: Release, exact:
     return gated_requirements(where, lines)
 
 
-def _resolve_env(where: _Where, values: Mapping[str, Any], keras: KerasSpec,
+def _resolve_env(where: Where, values: Mapping[str, Any], keras: KerasSpec,
                  table: Table) -> tuple[tuple[str, str], ...]:
     derived = list(table.tf_keras.env) if keras.flavour == "tf_keras" else []
     env = values.get("env", {})
     if not isinstance(env, dict):
-        raise where.error("env", f"expected a table, got {_type_name(env)}", 'write env = { NAME = "value" }')
+        raise where.error("env", f"expected a table, got {type_name(env)}", 'write env = { NAME = "value" }')
     out = list(derived)
     for name, value in env.items():
         if not PATTERNS["env_name"].fullmatch(name):
@@ -319,7 +319,7 @@ def _resolve_env(where: _Where, values: Mapping[str, Any], keras: KerasSpec,
         if name in RESERVED_ENV or name.startswith(RESERVED_ENV_PREFIX) or name in dict(derived):
             raise where.error("env", f"{name} is set by tfmatrix itself", f"remove {name} from env")
         if isinstance(value, bool) or not isinstance(value, str | int):
-            raise where.error("env", f"{name}: expected a string, got {_type_name(value)}", f'write {name} = "..."')
+            raise where.error("env", f"{name}: expected a string, got {type_name(value)}", f'write {name} = "..."')
         text = str(value)
         if not PATTERNS["env_value"].fullmatch(text):
             raise where.error("env", f"{name}: {text!r} contains characters that are not allowed",
@@ -335,14 +335,14 @@ def resolve_cell(file: str, origin: str, values: Mapping[str, Any], settings: Se
     ``pool_axis``: the cell's pool came from an array (a hardware axis), so its
     default name shows the pool (``naming.resolve_name``).
     """
-    where = _Where(file, origin)
-    _check_keys(where, values, CELL_KEYS, "cell")
+    where = Where(file, origin)
+    check_keys(where, values, CELL_KEYS, "cell")
     allow = values.get("allow_untested", False)
     if not isinstance(allow, bool):
-        raise where.error("allow_untested", f"expected true or false, got {_type_name(allow)}",
+        raise where.error("allow_untested", f"expected true or false, got {type_name(allow)}",
                           "write allow_untested = true")
     where.allow_untested = allow
-    target = _get_str(where, values, "target", "cpu") or "cpu"
+    target = get_str(where, values, "target", "cpu") or "cpu"
     if target not in TARGETS:
         raise where.error("target", f"{target!r} is not a target", 'use "cpu" or "gpu"')
     limits = cell_limits(where, values, settings)
@@ -376,7 +376,7 @@ def resolve_cell(file: str, origin: str, values: Mapping[str, Any], settings: Se
     )  # fmt: skip
 
 
-def _with_backend_env(where: _Where, env: tuple[tuple[str, str], ...], backend: str,
+def _with_backend_env(where: Where, env: tuple[tuple[str, str], ...], backend: str,
                       name: str) -> tuple[tuple[str, str], ...]:
     derived = backends.backend_env(backend, name)
     for key, _ in derived:
@@ -386,7 +386,7 @@ def _with_backend_env(where: _Where, env: tuple[tuple[str, str], ...], backend: 
     return derived + env
 
 
-def _resolve_backend_cell(where: _Where, file: str, origin: str, values: Mapping[str, Any], settings: Settings,
+def _resolve_backend_cell(where: Where, file: str, origin: str, values: Mapping[str, Any], settings: Settings,
                           table: Table, backend: str, target: str, limits: Limits, pool_axis: bool) -> Cell:
     """A jax/torch cell: Keras 3 and the backend's pinned wheels on the slim Python image, no TensorFlow."""
     k3 = backends.keras3_table(where, table)
