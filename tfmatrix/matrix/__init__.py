@@ -128,6 +128,7 @@ from typing import Any
 from .. import paths
 from ..errors import UserError
 from ..versions import version_key
+from .base_image import redirect
 from .checks import Where, parse_settings, suggest
 from .product import expand_product
 from .records import (
@@ -154,7 +155,7 @@ from .records import (
     Settings,
 )
 from .releases import Table, load_table
-from .resolve import redirect, resolve_cell
+from .resolve import resolve_cell
 from .size import empty_products, product_size, too_big
 from .suite_tables import check_compare, suite_settings, with_requirements
 

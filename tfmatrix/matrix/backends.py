@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..versions import version_key
+from .base_image import redirect
 from .checks import Where, checked, gated_requirements, get_str, user_pins
 from .records import PATTERNS, BaseImage, KerasSpec
 from .releases import Keras3Table, Table
@@ -93,8 +94,7 @@ def resolve_python(where: Where, values: Mapping[str, Any], backend: str, keras:
     return python
 
 
-def resolve_base(where: Where, values: Mapping[str, Any], backend: str, python: str, registry: str | None,
-                 redirect: Any) -> BaseImage:
+def resolve_base(where: Where, values: Mapping[str, Any], backend: str, python: str, registry: str | None) -> BaseImage:
     """The official slim Python image: CPU and GPU alike (CUDA comes as the backend's pip wheels)."""
     for key in ("base", "base_digest", "cuda", "cudnn"):
         if key in values:

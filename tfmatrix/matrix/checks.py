@@ -267,7 +267,7 @@ def user_pins(where: Where, values: Mapping[str, Any], example: str) -> list[str
         raise where.error("pins", "expected an array of requirement strings", f'write pins = ["{example}"]')
     for pin in pins:
         checked(where, "pins", pin, "requirement", "a requirement with a version specifier",
-                 f'write one requirement per string, like "{example}" or "numpy<1.19" (no markers, no spaces)')
+                f'write one requirement per string, like "{example}" or "numpy<1.19" (no markers, no spaces)')
     return list(pins)
 
 

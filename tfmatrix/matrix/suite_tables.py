@@ -54,8 +54,8 @@ def parse_suite(file: str, doc: Mapping[str, Any], base: Path) -> tuple[tuple[Pa
     requirements = []
     for line in _strings(where, table, "requirements", '"keras-hub==0.17.0"'):
         requirements.append(checked(where, "requirements", line, "requirement",
-                                     "a requirement with a version specifier",
-                                     'write name==version, like "keras-hub==0.17.0"'))
+                                    "a requirement with a version specifier",
+                                    'write name==version, like "keras-hub==0.17.0"'))
     return tuple(paths), tuple(requirements)
 
 
