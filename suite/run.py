@@ -266,7 +266,7 @@ def run_slice(preset: Preset, plan_path: str, key: str, pass_no: int, out_path: 
     """``python -m suite run --plan P --slice KEY --pass N --of R``: one slice of a planned cell, in fresh processes.
 
     Writes a results document holding only the slice's records, each process
-    tagged with the matrix round (``schedule.passes``) it ran in. With ``R``
+    tagged with the matrix round it ran in (the record's ``schedule["passes"]``). With ``R``
     rounds each process takes 1/R of the preset's samples (``spread_over``).
     ``ids``: only these of the slice's variants (a sequential run's later
     rounds measure only what an open line needs; the plan's order is kept).
