@@ -152,7 +152,8 @@ def test_a_claims_ratio_and_a_variants_time_are_read_from_real_cell_files(tmp_pa
     slow = target.measure(cells["tf2.0-keras2.3.1-cpu"])
     # the golden run measured one process a variant: no interval, so no measure a bisection could step on
     assert isinstance(slow, str) and slow.startswith("not enough replication")
-    from suite.registry import PRESETS, all_variants
+    from suite.definitions import PRESETS
+    from suite.registry import all_variants
 
     quick = {v.id for v in all_variants(PRESETS["quick"])}
     variant = next(r["id"] for r in cells["tf2.1-cpu"].results.records if r["status"] == "ok" and r["id"] in quick)

@@ -6,7 +6,8 @@ import json
 import pytest
 from e2e import MATRICES, require, tfmatrix
 
-from suite.registry import PRESETS, all_variants
+from suite.definitions import PRESETS
+from suite.registry import all_variants
 from suite.schema import validate_profiles
 from tfmatrix.runners import engine as docker_engine
 

@@ -318,8 +318,8 @@ def test_a_cell_with_nothing_to_measure_in_the_selection_is_ok_with_its_plan(tmp
 
 def test_each_round_takes_its_share_of_the_samples() -> None:
     """pyperf's trade: three rounds take about the samples and sampling time of one process, spread over three."""
+    from suite.definitions import QUICK_BUDGET
     from suite.harness import spread_over
-    from suite.registry import QUICK_BUDGET
 
     one = spread_over(QUICK_BUDGET, 1)
     three = spread_over(QUICK_BUDGET, 3)

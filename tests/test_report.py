@@ -29,7 +29,7 @@ from report_docs import (
     write,
 )
 
-from suite.run import GPU_MISSING
+from suite.document import GPU_MISSING
 from tfmatrix.analysis.cells import load_dir
 from tfmatrix.analysis.frame import build_frame
 from tfmatrix.errors import UserError

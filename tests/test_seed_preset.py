@@ -15,7 +15,8 @@ from variant_sizes import SIZE_PARAMS
 from variant_sizes import code_path as _code_path
 from variant_sizes import volume as _volume
 
-from suite.registry import PRESETS, Variant, all_variants
+from suite.definitions import PRESETS, Variant
+from suite.registry import all_variants
 from tfmatrix.analysis.claims import CLAIMS
 from tfmatrix.analysis.pairing import in_benchmarks, matches
 

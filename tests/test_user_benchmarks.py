@@ -6,10 +6,11 @@ from typing import Any
 
 import pytest
 
+from suite.schema import PLUGINS_ENV
 from tfmatrix.cli import main
 from tfmatrix.execution import dispatch as execution
 from tfmatrix.execution.request import RunRequest
-from tfmatrix.matrix.user_benchmarks import BENCH_MOUNT, PLUGINS_ENV, files_hash
+from tfmatrix.matrix.user_benchmarks import BENCH_MOUNT, files_hash
 from tfmatrix.provision.render import render_cell
 from tfmatrix.results.store import CellOutcome, load_cell
 from tfmatrix.runners import docker as docker_runner

@@ -94,7 +94,8 @@ def claims_focus(variants: str, bench: Sequence[str], user_paths: Sequence[Path]
     sizes; nothing (the whole preset) when all are asked for, or when the user names benchmarks or files."""
     if variants != "claims" or bench or user_paths:
         return ()
-    from suite.registry import PRESETS, all_variants
+    from suite.definitions import PRESETS
+    from suite.registry import all_variants
 
     from ..analysis.sequential import claim_variant_ids
 

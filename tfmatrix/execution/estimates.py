@@ -121,7 +121,8 @@ def selected_share(preset: str, only: tuple[str, ...]) -> float:
     """The share of the preset's built-in variants the patterns select (1.0 for none; at least one variant's)."""
     if not only:
         return 1.0
-    from suite.registry import PRESETS, all_variants, select
+    from suite.definitions import PRESETS
+    from suite.registry import all_variants, select
 
     known = PRESETS.get(preset)
     if known is None:
@@ -132,7 +133,7 @@ def selected_share(preset: str, only: tuple[str, ...]) -> float:
 
 def preset_processes(preset: str) -> int:
     """The fresh processes per variant a suite preset runs (the estimates scale with them)."""
-    from suite.registry import PRESETS
+    from suite.definitions import PRESETS
 
     known = PRESETS.get(preset)
     return known.processes if known else 1

@@ -82,7 +82,8 @@ def claim_variant_ids(claim: Claim, preset: str) -> list[str]:
 
 
 def _variants(preset: str) -> Sequence:
-    from suite.registry import PRESETS, all_variants
+    from suite.definitions import PRESETS
+    from suite.registry import all_variants
 
     return all_variants(PRESETS[preset])
 

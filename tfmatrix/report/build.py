@@ -32,8 +32,6 @@ from .tables import build_tables, resolve_baselines, results_csv
 from .timeline_view import load_timelines
 from .upgrade_view import page_view, upgrade_csv
 
-__all__ = ["Refused", "Summary", "build"]
-
 
 @dataclass
 class Summary:

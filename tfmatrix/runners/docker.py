@@ -19,8 +19,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from suite.schema import PLUGINS_ENV
+
 from ..matrix.records import Cell
-from ..matrix.user_benchmarks import PLUGINS_ENV, container_paths, plugins_value
+from ..matrix.user_benchmarks import container_paths, plugins_value
 from ..paths import SUITE_DIR
 from ..progress import Progress
 from ..provision import base_images, hygiene, render, wheelhouse

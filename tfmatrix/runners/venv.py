@@ -21,8 +21,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from suite.schema import PLUGINS_ENV
+
 from ..matrix.records import Cell
-from ..matrix.user_benchmarks import PLUGINS_ENV, plugins_value
+from ..matrix.user_benchmarks import plugins_value
 from ..paths import REPO_ROOT
 from ..progress import Progress
 from ..provision import hygiene, interpreters, wheelhouse
