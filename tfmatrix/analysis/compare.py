@@ -326,9 +326,6 @@ def _ok_rows(df: pd.DataFrame, cell: str) -> dict[str, Any]:
     return {str(r["id"]): r for _, r in rows.iterrows()}
 
 
-NORMALISE = ("auto", "none", "cell", "control", "host", "run")
-
-
 def compare_cells(cells_a: list[CellResult], cells_b: list[CellResult], label_a: str, label_b: str,
                   pairs: Sequence[tuple[str, str]] | None = None, normalise: str = "auto",
                   noise: NoiseModel | None = None, history: NoiseModel | None = None) -> CompareResult:

@@ -322,7 +322,3 @@ def pair(records_a: dict[str, dict[str, Any]], cell_a: str, id_a: str, records_b
         found.append(profile_of(rec, cell))
     return found[0], found[1]
 
-
-def ranked_keys(e: Explanation) -> Sequence[str]:
-    """The functions in the order the explanation ranks them (what a golden test pins)."""
-    return [c.key for c in e.changes]
