@@ -32,7 +32,7 @@ from tfmatrix.analysis.compare import VariantChange, load_side, variant_changes
 from tfmatrix.analysis.control import control_moves
 from tfmatrix.analysis.frame import build_frame
 from tfmatrix.analysis.history import history_model
-from tfmatrix.analysis.multiplicity import gate
+from tfmatrix.analysis.statistics.multiplicity import gate
 
 P90_Z = 1.2815515655446004
 

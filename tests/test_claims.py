@@ -31,7 +31,7 @@ from tfmatrix.analysis.claims import (
 )
 from tfmatrix.analysis.findings import FINDINGS
 from tfmatrix.analysis.frame import build_frame
-from tfmatrix.analysis.inference import RatioCI
+from tfmatrix.analysis.statistics.inference import RatioCI
 from tfmatrix.report.build import build
 from tfmatrix.report.claims_view import ROW_COLUMNS
 

@@ -22,8 +22,8 @@ from tfmatrix.analysis.claims import CLAIMS, compute_claim
 from tfmatrix.analysis.findings import FINDINGS
 from tfmatrix.analysis.frame import build_frame
 from tfmatrix.analysis.hardware import Hardware, hardware_groups, hardware_of, same_hardware, stack_key
-from tfmatrix.analysis.inference import time_interval
 from tfmatrix.analysis.pairing import compute
+from tfmatrix.analysis.statistics.inference import time_interval
 from tfmatrix.report.build import build
 from tfmatrix.report.hardware_view import hardware_csv, hardware_pairs
 from tfmatrix.report.tables import fmt_seconds

@@ -22,8 +22,8 @@ from report_docs import (
 from suite import stats as suite_stats
 from tfmatrix.analysis.cells import load_dir, load_file
 from tfmatrix.analysis.frame import build_frame
-from tfmatrix.analysis.inference import contrast, ratio_ci, side_of
-from tfmatrix.analysis.stats import pct_faster, spread
+from tfmatrix.analysis.statistics.inference import contrast, ratio_ci, side_of
+from tfmatrix.analysis.statistics.stats import pct_faster, spread
 from tfmatrix.errors import UserError
 from tfmatrix.versions import major, version_key
 

@@ -12,8 +12,8 @@ import pytest
 from report_docs import synthetic_matrix
 
 from suite.schema import validate_profiles
-from tfmatrix.analysis.calltree import call_tree, diff_tree, speedscope
-from tfmatrix.analysis.profiles import profile_of
+from tfmatrix.analysis.explain.calltree import call_tree, diff_tree, speedscope
+from tfmatrix.analysis.explain.profiles import profile_of
 from tfmatrix.execution.profiling import failed_doc, keep
 from tfmatrix.matrix import load
 from tfmatrix.report.build import build

@@ -22,7 +22,7 @@ from suite.schema import SIDE_PARAM
 from .cells import CellResult
 from .compare import CompareResult, broken, variant_changes
 from .frame import build_frame, param_column
-from .inference import ALPHA
+from .statistics.inference import ALPHA
 
 SIDES = ("base", "head")
 

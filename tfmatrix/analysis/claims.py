@@ -43,7 +43,6 @@ from .claim_setups import setup as _cmp
 from .devices import seed_gpu_note
 from .frame import param_text
 from .hardware import same_hardware
-from .inference import ALPHA, RatioCI
 from .noise_model import annotate
 from .pairing import (
     Comparison,
@@ -54,6 +53,7 @@ from .pairing import (
     pair_rows,
     side_missing,
 )
+from .statistics.inference import ALPHA, RatioCI
 
 HOLDS, REVERSED, UNCLEAR, CANNOT = "holds", "reversed", "no clear difference", "cannot exist here"
 NOT_MEASURED = "not measured in this run"

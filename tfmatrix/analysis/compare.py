@@ -38,12 +38,12 @@ from .findings import FINDINGS, compute_all
 from .frame import build_frame, row_side
 from .history import SOURCE as HISTORY
 from .history import history_model, pair_priors
-from .inference import ALPHA, Contrast, RatioCI, ratio_ci
-from .moderation import judge
-from .multiplicity import bh, gate
 from .noise_model import NoiseModel
 from .run_level import MIN_RUNS, RunLevel, run_levels
-from .stats import deviation
+from .statistics.inference import ALPHA, Contrast, RatioCI, ratio_ci
+from .statistics.moderation import judge
+from .statistics.multiplicity import bh, gate
+from .statistics.stats import deviation
 
 FDR = 0.05      # the false-discovery rate a list of changed variants is read at
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .cells import CellResult, Variant
-from .stats import estimate
+from .statistics.stats import estimate
 
 RESAMPLES = 200
 

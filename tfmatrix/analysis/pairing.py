@@ -31,10 +31,10 @@ import pandas as pd
 from .cells import CellResult
 from .frame import param_text, row_side
 from .hardware import same_hardware
-from .inference import RatioCI, Side, contrast, ratio_ci
-from .moderation import Prior, judge
 from .noise_model import annotate
-from .stats import pct_faster, same_windows
+from .statistics.inference import RatioCI, Side, contrast, ratio_ci
+from .statistics.moderation import Prior, judge
+from .statistics.stats import pct_faster, same_windows
 
 ParamSpec = Mapping[str, "str | tuple[str, ...]"]
 

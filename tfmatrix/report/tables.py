@@ -22,7 +22,7 @@ import pandas as pd
 
 from ..analysis.cells import CellResult
 from ..analysis.frame import OBJECT_COLUMNS, param_text
-from ..analysis.inference import RatioCI
+from ..analysis.statistics.inference import RatioCI
 from ..errors import UserError
 
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from suite.schema import PROFILES_SCHEMA_NAME, validate_profiles
 
-from ..errors import UserError
+from ...errors import UserError
 
 # package -> how a path (or a built-in's name) shows it; the first match wins, in this order
 PACKAGES: tuple[tuple[str, str], ...] = (
@@ -87,7 +87,7 @@ class Profile:
     rest_s: float                   # own time of the rows the suite left out, per call
     traces: int | None              # times its tf.function was traced during the profiled calls (when known)
     first_call_s: float | None
-    ops: dict[str, Any] | None = None      # TensorFlow's profiler's table per step (``analysis.ops`` reads it)
+    ops: dict[str, Any] | None = None      # TensorFlow's profiler's table per step (``analysis.explain.ops`` reads it)
     ops_unavailable: str | None = None     # why there is none
     plain_step_s: float | None = None      # a step with no profiler, same process (the profilers' overhead)
 
