@@ -23,7 +23,7 @@ from suite import schema
 from suite.registry import PRESETS
 from suite.run import Progress
 from tfmatrix.analysis.chart_data import CHARTS
-from tfmatrix.analysis.claims import CLAIMS
+from tfmatrix.analysis.claim_table import CLAIMS
 from tfmatrix.analysis.findings import FINDINGS
 from tfmatrix.errors import UserError
 from tfmatrix.matrix import KNOWN_PRESETS

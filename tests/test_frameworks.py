@@ -26,7 +26,8 @@ from suite.registry import PRESETS, NotApplicable, Variant, all_variants
 from suite.run import cell_framework, settle, unavailable
 from tfmatrix.analysis.cells import load_dir
 from tfmatrix.analysis.claim_setups import BACKEND_ANSWERS
-from tfmatrix.analysis.claims import CLAIMS, HOLDS, NOT_MEASURED, UNCLEAR, compute_claims
+from tfmatrix.analysis.claim_table import CLAIMS
+from tfmatrix.analysis.claims import HOLDS, NOT_MEASURED, UNCLEAR, compute_claims
 from tfmatrix.analysis.frame import build_frame
 from tfmatrix.analysis.pairing import in_benchmarks, matches
 

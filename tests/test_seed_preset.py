@@ -16,7 +16,7 @@ from variant_sizes import code_path as _code_path
 from variant_sizes import volume as _volume
 
 from suite.registry import PRESETS, Variant, all_variants
-from tfmatrix.analysis.claims import CLAIMS
+from tfmatrix.analysis.claim_table import CLAIMS
 from tfmatrix.analysis.pairing import in_benchmarks, matches
 
 # (benchmark, parameter) measured below the seed's size in the default matrix, and why

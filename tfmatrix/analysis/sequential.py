@@ -34,7 +34,8 @@ from typing import Any
 from ..matrix.records import AUTO_ROUNDS_CAP
 from ..results.documents import SuiteResults
 from .cells import CellResult
-from .claims import CLAIMS, HOLDS, MARGIN, NOT_A, REVERSED, ClaimResult
+from .claim_table import CLAIMS, MARGIN, NOT_A
+from .claims import HOLDS, REVERSED, ClaimResult
 from .pairing import ParamSpec, in_benchmarks, matches, param_spec
 from .statistics.inference import ALPHA, RatioCI
 

@@ -96,7 +96,8 @@ def claim_sides(key: str, cell_name: str | None, reports: str, matrix: Matrix) -
     from pathlib import Path
 
     from ..analysis.cells import load_dir
-    from ..analysis.claims import CLAIMS, compute_claim
+    from ..analysis.claim_table import CLAIMS
+    from ..analysis.claims import compute_claim
     from ..analysis.frame import build_frame
 
     claim = next((c for c in CLAIMS if c.key == key), None)

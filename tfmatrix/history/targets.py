@@ -20,7 +20,8 @@ from dataclasses import dataclass
 import pandas as pd
 
 from ..analysis.cells import CellResult
-from ..analysis.claims import CANNOT, CLAIMS, Claim, ClaimLine, compute_claim
+from ..analysis.claim_table import CLAIMS, Claim
+from ..analysis.claims import CANNOT, ClaimLine, compute_claim
 from ..analysis.frame import build_frame
 from ..analysis.pairing import in_benchmarks, matches
 from ..analysis.statistics.inference import time_interval
