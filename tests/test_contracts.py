@@ -137,7 +137,7 @@ def test_the_host_parses_the_progress_line_the_suite_writes():
                                          ((1, 2), "1x2"), ("small", "small"), (0.5, "0.5"), (None, "None")])
 def test_variant_ids_and_the_report_write_a_parameter_value_the_same_way(value, text):
     from suite.registry import _fmt
-    from tfmatrix.analysis.frame import param_text
+    from suite.schema import param_text
 
     assert schema.param_text(value) == _fmt(value) == param_text(value) == text
 

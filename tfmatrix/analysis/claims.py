@@ -36,22 +36,16 @@ from typing import Any
 
 import pandas as pd
 
+from suite.schema import param_text
+
 from .cells import CellResult
 from .claim_setups import Setup
 from .claim_table import CLAIMS, MARGIN, NOT_A, Claim
 from .devices import seed_gpu_note
-from .frame import param_text
+from .findings import Finding, in_benchmarks, matches
 from .hardware import same_hardware
 from .noise_model import annotate
-from .pairing import (
-    Comparison,
-    Finding,
-    FindingResult,
-    in_benchmarks,
-    matches,
-    pair_rows,
-    side_missing,
-)
+from .pairing import Comparison, FindingResult, pair_rows, sides_missing
 from .statistics.inference import ALPHA, RatioCI
 
 HOLDS, REVERSED, UNCLEAR, CANNOT = "holds", "reversed", "no clear difference", "cannot exist here"
@@ -162,8 +156,7 @@ def answer_cell(claim: Claim, rows: pd.DataFrame, cell: CellResult, ref: CellRes
         here = _where(rows, [in_benchmarks(b, cmp.benchmarks) for b in rows["benchmark"]])
         a_rows = _side_rows(here, cell, cmp.a)
         b_rows = _side_rows(here, ref or cell, cmp.b)
-        why = [w for w in (side_missing(claim.a, cmp.a, a_rows, cmp.benchmarks),
-                           side_missing(claim.b, cmp.b, b_rows, cmp.benchmarks)) if w]
+        why = sides_missing((claim.a, claim.b), cmp, a_rows, b_rows)
         absent = absent and (not len(a_rows) or not len(b_rows))
         if not why:
             result = FindingResult(_finding_for(claim, setup), [], [])

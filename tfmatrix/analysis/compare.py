@@ -34,11 +34,12 @@ from . import noise_model
 from .agreement import Agreement, ComparisonChange, comparison_changes
 from .cells import CellResult, load_dir, load_file
 from .control import container_reference, control_moves, host_reference, uniform_note
-from .findings import FINDINGS, compute_all
+from .findings import FINDINGS
 from .frame import build_frame, row_side
 from .history import SOURCE as HISTORY
 from .history import history_model, pair_priors
 from .noise_model import NoiseModel
+from .pairing import compute_all
 from .run_level import MIN_RUNS, RunLevel, run_levels
 from .statistics.inference import ALPHA, Contrast, RatioCI, ratio_ci
 from .statistics.moderation import judge

@@ -36,7 +36,7 @@ from ..results.documents import SuiteResults
 from .cells import CellResult
 from .claim_table import CLAIMS, MARGIN, NOT_A
 from .claims import HOLDS, REVERSED, ClaimResult
-from .pairing import ParamSpec, in_benchmarks, matches, param_spec
+from .findings import ParamSpec, in_benchmarks, matches, param_spec
 from .statistics.inference import ALPHA, RatioCI
 
 MAX_ROUNDS = AUTO_ROUNDS_CAP    # a line still open after this many rounds stops there, "no clear difference"
