@@ -50,9 +50,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tfmatrix.analysis.cells import Variant, load_dir  # noqa: E402
+from tfmatrix.analysis.cells import load_dir  # noqa: E402
 from tfmatrix.analysis.compare import compare_paths  # noqa: E402
 from tfmatrix.analysis.frame import build_frame  # noqa: E402
+from tfmatrix.analysis.variant import Variant  # noqa: E402
 from tfmatrix.report.compare_view import compare_csv, compare_html  # noqa: E402
 from tfmatrix.results.store import write_text_atomic  # noqa: E402
 

@@ -20,7 +20,8 @@ import pandas as pd
 from suite.schema import SIDE_PARAM
 
 from .cells import CellResult
-from .compare import CompareResult, broken, variant_changes
+from .compare import broken, variant_changes
+from .compare_result import CompareResult
 from .frame import build_frame, param_column
 from .statistics.inference import ALPHA
 
