@@ -29,9 +29,10 @@ from suite.registry import all_variants
 from suite.run import settle, unavailable
 from tfmatrix.analysis.cells import load_dir
 from tfmatrix.analysis.claim_setups import BACKEND_ANSWERS
-from tfmatrix.analysis.claims import CLAIMS, HOLDS, NOT_MEASURED, UNCLEAR, compute_claims
+from tfmatrix.analysis.claim_table import CLAIMS
+from tfmatrix.analysis.claims import HOLDS, NOT_MEASURED, UNCLEAR, compute_claims
+from tfmatrix.analysis.findings import in_benchmarks, matches
 from tfmatrix.analysis.frame import build_frame
-from tfmatrix.analysis.pairing import in_benchmarks, matches
 
 SEED_002_004 = ("tensor_ops.matmul", "tensor_ops.batched_matmul", "graphs.power", "graphs.matmul_bias",
                 "graphs.tracing")

@@ -17,8 +17,8 @@ from variant_sizes import volume as _volume
 
 from suite.definitions import PRESETS, Variant
 from suite.registry import all_variants
-from tfmatrix.analysis.claims import CLAIMS
-from tfmatrix.analysis.pairing import in_benchmarks, matches
+from tfmatrix.analysis.claim_table import CLAIMS
+from tfmatrix.analysis.findings import in_benchmarks, matches
 
 # (benchmark, parameter) measured below the seed's size in the default matrix, and why
 REDUCED = {

@@ -18,8 +18,8 @@ from sequential_model import run_line, sigmas
 from test_interleaved import SLICES, FakeCell, FakeRunner
 
 from tfmatrix.analysis.claims import HOLDS, REVERSED, UNCLEAR
-from tfmatrix.analysis.inference import ALPHA
 from tfmatrix.analysis.sequential import DECIDED, LOOK_ALPHA, MAX_ROUNDS, OPEN, SAME, LineState, open_variants
+from tfmatrix.analysis.statistics.inference import ALPHA
 from tfmatrix.execution import dispatch as execution
 from tfmatrix.execution.request import RunRequest
 

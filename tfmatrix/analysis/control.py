@@ -26,8 +26,8 @@ import numpy as np
 import pandas as pd
 
 from .cells import CellResult
-from .inference import MIN_SD, Side, contrast
 from .run_level import RunLevel
+from .statistics.inference import MIN_SD, Side, contrast
 
 
 def reference_side(cell: CellResult, label: str) -> Side | None:

@@ -21,8 +21,8 @@ import numpy as np
 
 from .cells import CellResult
 from .frame import build_frame, row_side
-from .moderation import Prior, remove_process_effects
 from .noise_model import NoiseModel
+from .statistics.moderation import Prior, remove_process_effects
 
 SOURCE = "kept runs"
 

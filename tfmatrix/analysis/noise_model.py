@@ -30,8 +30,8 @@ import pandas as pd
 from ..errors import UserError
 from .cells import CellResult
 from .frame import row_side
-from .inference import Contrast, Side
-from .moderation import Prior, moderate, remove_process_effects
+from .statistics.inference import Contrast, Side
+from .statistics.moderation import Prior, moderate, remove_process_effects
 
 FILE = "noise-model.json"
 FORMAT = "tfmatrix.noise-model"

@@ -26,7 +26,7 @@ ROUNDS = 10
 SAMPLES = 20
 
 if TYPE_CHECKING:
-    from ..analysis.compare import CompareResult
+    from ..analysis.compare_result import CompareResult
 
 
 def cmd_ab(args: argparse.Namespace) -> int:

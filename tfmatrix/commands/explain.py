@@ -6,7 +6,7 @@ two sides); ``explain --cells C1 C2 --variant V``: one variant in two cells
 configuration as the last run answered it in C (the report's Claims).
 Each cell profiles what it is asked in a run of its own
 (``execution.profiling``: never a measured run), and the two profiles are
-lined up per call of the step (``analysis.profiles``): packages, functions,
+lined up per call of the step (``analysis.explain.profiles``): packages, functions,
 the calls only one side makes, retracing, in a few sentences and a table.
 When ``--reports`` holds a run's cells, the report is rebuilt: each claim
 line whose two sides now have profiles gains its "why" panel
@@ -28,8 +28,8 @@ CALLS = 20
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    from ..analysis.ops import explanation_sentences, op_lines, overhead_line
-    from ..analysis.profiles import explain, load_profiles, pair, report_lines
+    from ..analysis.explain.ops import explanation_sentences, op_lines, overhead_line
+    from ..analysis.explain.profiles import explain, load_profiles, pair, report_lines
     from ..execution.lock import checkout_lock
     from ..execution.profiling import profile_in_cell
     from ..progress import stderr_console
@@ -96,7 +96,8 @@ def claim_sides(key: str, cell_name: str | None, reports: str, matrix: Matrix) -
     from pathlib import Path
 
     from ..analysis.cells import load_dir
-    from ..analysis.claims import CLAIMS, compute_claim
+    from ..analysis.claim_table import CLAIMS
+    from ..analysis.claims import compute_claim
     from ..analysis.frame import build_frame
 
     claim = next((c for c in CLAIMS if c.key == key), None)

@@ -5,8 +5,8 @@ measures them in the same seconds: in every turn the slice runs in cell A
 pinned to one CPU and in cell B pinned to the other, started together, and
 the CPUs swap every round so neither cell keeps the better core. Whatever
 the host does to one side it does to the other; the round-by-round ratio
-(``analysis.stats.round_paired_ratio_ci``, as for an interleaved run) cancels
-it. The price: each cell has one core (TensorFlow's thread pools see one),
+(``analysis.statistics.inference.contrast``, paired as for an interleaved run)
+cancels it. The price: each cell has one core (TensorFlow's thread pools see one),
 so a duet answers "is B slower than A?" on one core, not "how fast is A on
 this machine?". Asynchronous (Drozdik's variant): the two processes are not
 synchronised iteration by iteration, only started together.

@@ -32,7 +32,8 @@ from typing import Any
 from rich.console import Console
 
 from ..analysis.cells import CellResult, load_file
-from ..analysis.claims import CANNOT, CLAIMS, NOT_MEASURED, Claim
+from ..analysis.claim_table import CLAIMS, Claim
+from ..analysis.claims import CANNOT, NOT_MEASURED
 from ..analysis.frame import build_frame
 from ..analysis.timeline import DECIDED, reading, verdict_counts, verdict_steps
 from ..execution.request import RunRequest

@@ -18,9 +18,11 @@ from pathlib import Path
 
 from ..analysis import noise_model
 from ..analysis.cells import CellResult, Refused, load_dir
-from ..analysis.claims import CLAIMS, compute_claims
-from ..analysis.findings import FINDINGS, compute_all
+from ..analysis.claim_table import CLAIMS
+from ..analysis.claims import compute_claims
+from ..analysis.findings import FINDINGS
 from ..analysis.frame import attach_previous, build_frame
+from ..analysis.pairing import compute_all
 from ..analysis.sequential import attach_stops, run_alpha
 from ..analysis.upgrade import check_pair, upgrade_view
 from ..errors import UserError

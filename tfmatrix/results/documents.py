@@ -129,7 +129,7 @@ class SuiteResults:
     ``records`` stay dicts, one per variant, their shape checked
     (``shape.RECORD``): the suite writes them, ``suite.schema`` validates
     them and the run loop merges rounds of them; the report reads each once
-    into a read-only ``analysis.cells.Variant``, then into its pandas frame.
+    into a read-only ``analysis.variant.Variant``, then into its pandas frame.
     """
 
     suite_version: str = _shaped(STR, "")
