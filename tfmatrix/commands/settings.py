@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from ..runners.base import Runner
     from ..runners.common import RunRequest
 
-# The options a left-out value of which is matrix.toml's: option dest -> the Settings field it falls back to.
+# Options that take matrix.toml's value when the user leaves them out: option dest -> its field of ``Settings``.
 FROM_MATRIX = {"schedule": "schedule", "variants": "variants", "address": "cluster_address"}
 # The options taken as given (None: the request's default, or each cell's own preset and repeats).
 AS_GIVEN = ("preset", "seed", "repeats", "processes")
@@ -67,7 +67,8 @@ class RunSettings:
 
     @property
     def run_preset(self) -> str:
-        """The one preset of a run whose cells are made on the way (bisect's probes, the timeline's releases)."""
+        """The whole run's preset: --preset, else matrix.toml's (bisect's probes and the timeline's releases, made on
+        the way, and the claims' focus)."""
         return self.preset or self.matrix.settings.preset
 
     def request(self, only: tuple[str, ...], **fixed: Any) -> RunRequest:
