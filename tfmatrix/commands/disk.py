@@ -16,6 +16,7 @@ from pathlib import Path
 
 from .. import paths
 from .common import load_matrix
+from .options import add_reports
 
 
 def cmd_disk(args: argparse.Namespace) -> int:
@@ -94,6 +95,4 @@ def configure_disk(p: argparse.ArgumentParser) -> None:
                    help="remove the images, virtualenvs and wheels nothing listed uses (never another program's)")
     p.add_argument("--only", action="append", metavar="GLOB",
                    help="only what matches GLOB (an image's tag, a virtualenv's or a wheel's name); repeatable")
-    p.add_argument("--reports", action="append", metavar="DIR",
-                   help="a reports directory whose kept cell files (cells/, previous/, releases/cells/) use what "
-                        "they name; repeatable (default: reports)")
+    add_reports(p, "the kept cell files (cells/, previous/, releases/cells/) say what is in use", repeatable=True)

@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from .. import paths
 from ..errors import UserError
 from ..matrix import Cell
-from .common import add_only, load_matrix, output_dir, selected
+from .common import load_matrix, output_dir, selected
+from .options import add_only
 
 # --------------------------------------------------------------------------- validate
 
@@ -24,7 +25,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     """Load and check the matrix; one summary line."""
     from ..execution.estimates import cold_estimate
     from ..progress import fmt_duration
-    from .run import claims_focus
+    from .settings import claims_focus
 
     matrix = load_matrix(args)
     s = matrix.settings
