@@ -23,7 +23,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from matrix_model import Matrix, gate_fails, gate_mde, judged, vid  # noqa: E402
 
-from tfmatrix.analysis import moderation  # noqa: E402
+from tfmatrix.analysis.statistics import moderation  # noqa: E402
 
 NOISES = {"this host 11.4%/22.1%": (0.114, 0.221), "review 7%/17%": (0.07, 0.17)}
 SLICES = (5, 12, 20, 35)

@@ -50,9 +50,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tfmatrix.analysis.cells import Variant, load_dir  # noqa: E402
+from tfmatrix.analysis.cells import load_dir  # noqa: E402
 from tfmatrix.analysis.compare import compare_paths  # noqa: E402
 from tfmatrix.analysis.frame import build_frame  # noqa: E402
+from tfmatrix.analysis.variant import Variant  # noqa: E402
 from tfmatrix.report.compare_view import compare_csv, compare_html  # noqa: E402
 from tfmatrix.results.store import write_text_atomic  # noqa: E402
 
@@ -118,7 +119,7 @@ def _estimators(per_process: list[list[float]]) -> dict[str, float]:
 
 
 def _p10(values: list[float]) -> float:
-    from tfmatrix.analysis.stats import estimate
+    from tfmatrix.analysis.statistics.stats import estimate
 
     return estimate(values)
 
@@ -129,8 +130,8 @@ def attribution(run1: Path, run2: Path) -> list[str]:
     from tfmatrix.analysis.agreement import Agreement
     from tfmatrix.analysis.compare import compare_cells
     from tfmatrix.analysis.frame import row_side
-    from tfmatrix.analysis.inference import contrast, ratio_ci
-    from tfmatrix.analysis.stats import deviation
+    from tfmatrix.analysis.statistics.inference import contrast, ratio_ci
+    from tfmatrix.analysis.statistics.stats import deviation
 
     def unpaired(pairs):      # every ratio as two independent samples: no window or round pairing
         out = []
@@ -171,7 +172,7 @@ def cross_cell_ratios(run1: Path, run2: Path) -> list[str]:
     """
     from tfmatrix.analysis.agreement import Agreement
     from tfmatrix.analysis.pairing import comparison_ci
-    from tfmatrix.analysis.stats import deviation
+    from tfmatrix.analysis.statistics.stats import deviation
 
     def rows(run: Path) -> dict[tuple[str, str], object]:
         df = build_frame(load_dir(run).cells)

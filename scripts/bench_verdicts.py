@@ -1,8 +1,8 @@
 """The verdicts' figures: the statistics review's acceptance table, with more repetitions than the tests.
 
 Seeded runs with known variance components (``tests/verdict_model.py``: the
-review's generator) go through ``analysis.moderation.judge``, the rule every
-verdict uses, and ``analysis.multiplicity.gate``. Deterministic (fixed seeds):
+review's generator) go through ``analysis.statistics.moderation.judge``, the rule every
+verdict uses, and ``analysis.statistics.multiplicity.gate``. Deterministic (fixed seeds):
 the numbers in docs/measurement.md ("Verdicts") come from this script.
 
     python scripts/bench_verdicts.py            # every row, about 3 minutes on 2 cores
@@ -21,8 +21,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from verdict_model import Model, compare_runs, noise_model_priors  # noqa: E402
 
-from tfmatrix.analysis.inference import verdict  # noqa: E402
-from tfmatrix.analysis.multiplicity import gate  # noqa: E402
+from tfmatrix.analysis.statistics.inference import verdict  # noqa: E402
+from tfmatrix.analysis.statistics.multiplicity import gate  # noqa: E402
 
 MODEL = Model()
 HOMOGENEOUS = Model(sigma_p90=0.07)

@@ -13,10 +13,11 @@ import json
 import sys
 from typing import TYPE_CHECKING, List, Optional
 
-from .registry import PRESETS, all_variants, load_benchmarks, select
+from .definitions import PRESETS
+from .registry import all_variants, load_benchmarks, select
 
 if TYPE_CHECKING:
-    from .registry import Preset
+    from .definitions import Preset
 
 
 def _cell_from(args: argparse.Namespace) -> dict:
@@ -74,7 +75,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def _preset(args: argparse.Namespace) -> "Preset":
-    from .registry import customized
+    from .definitions import customized
 
     preset = customized(PRESETS[args.preset], repeats=args.repeats, processes=args.processes, window=args.window)
     if args.budget:

@@ -113,9 +113,6 @@ def customized(preset: Preset, repeats: Optional[int] = None, processes: Optiona
     return preset
 
 
-_fmt = param_text  # the variant-id text, one copy in schema.py (the report reads ids with it)
-
-
 @dataclass(frozen=True)
 class Variant:
     """One measurable thing: a benchmark with fixed parameters in one mode.
@@ -134,7 +131,7 @@ class Variant:
 
     @property
     def id(self) -> str:
-        inner = ",".join("%s=%s" % (k, _fmt(v)) for k, v in self.params)
+        inner = ",".join("%s=%s" % (k, param_text(v)) for k, v in self.params)  # one spelling, the report's too
         return "%s[%s]" % (self.benchmark, inner)
 
     @property

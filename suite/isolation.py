@@ -25,7 +25,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import IO, Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from .registry import Preset, Variant, preset_to_json
+from .definitions import Preset, Variant, preset_to_json
 
 STARTUP_TIMEOUT = 600.0   # importing TensorFlow on a cold, busy disk
 LOG_TAIL_LINES = 40

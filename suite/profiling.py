@@ -25,8 +25,9 @@ import sys
 import time
 from typing import IO, Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+from .definitions import Benchmark, Preset, Variant
 from .harness import timer
-from .registry import Benchmark, Preset, Variant, all_variants, load_benchmarks, select
+from .registry import all_variants, load_benchmarks, select
 from .schema import PROFILES_SCHEMA_NAME, PROFILES_SCHEMA_VERSION
 
 PROFILER = "cProfile"
@@ -78,8 +79,9 @@ def new_record(variant: Variant) -> Dict[str, Any]:
 def profile(preset: Preset, only: Sequence[str], out_path: str, cell: Dict[str, Any], calls: int = DEFAULT_CALLS,
             log: IO[str] = sys.stderr, benchmarks: Optional[Sequence[Benchmark]] = None) -> int:
     """``python -m suite profile --only ID``: fingerprint, then each selected variant profiled in its mode's worker."""
+    from .document import finish, header, take_fingerprint
     from .isolation import run_group
-    from .run import _finish, header, plan_groups, settle, take_fingerprint
+    from .run import plan_groups, settle
 
     t0 = time.monotonic()
     benchmarks = list(benchmarks) if benchmarks is not None else load_benchmarks()
@@ -89,7 +91,7 @@ def profile(preset: Preset, only: Sequence[str], out_path: str, cell: Dict[str, 
     doc["config"]["profile_calls"] = calls
     facts = take_fingerprint(doc, log, preset)
     if facts is None:
-        return _finish(doc, out_path, t0, log, code=3)
+        return finish(doc, out_path, t0, log, code=3)
     by_id = {v.id: v for v in variants}
     records: Dict[str, Dict[str, Any]] = {}
     for vid, rec in settle(facts, variants).items():
@@ -101,4 +103,4 @@ def profile(preset: Preset, only: Sequence[str], out_path: str, cell: Dict[str, 
             records[vid] = rec if "benchmark" in rec else dict(new_record(by_id[vid]), status=rec["status"],
                                                                 reason=rec["reason"], traceback=rec.get("traceback"))
     doc["records"] = [records[v.id] for v in variants if v.id in records]
-    return _finish(doc, out_path, t0, log, code=0)
+    return finish(doc, out_path, t0, log, code=0)

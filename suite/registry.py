@@ -1,7 +1,6 @@
 """The benchmark catalogue: loads the built-in benchmarks and the plugin files, lists and selects variants.
 
-What a benchmark, variant and preset are lives in ``suite.definitions``
-(re-exported here, the names benchmark files have always imported);
+What a benchmark, variant and preset are lives in ``suite.definitions``;
 ``suite.plugins`` loads user files. Imports run one way: definitions <-
 plugins <- registry. Listing variants never imports TensorFlow, so
 ``python -m suite list`` works on any host.
@@ -13,32 +12,8 @@ import importlib
 import pkgutil
 from typing import Dict, List, Optional, Sequence
 
-from . import schema
-from .definitions import (
-    MODES,
-    PRESETS,
-    QUICK_BUDGET,
-    Benchmark,
-    NotApplicable,
-    Prepared,
-    Preset,
-    Variant,
-    _fmt,
-    customized,
-    make_variant,
-    preset_from_json,
-    preset_to_json,
-)
+from .definitions import Benchmark, Preset, Variant
 from .plugins import from_environment
-
-__all__ = [
-    "MODES", "PLUGINS_ENV", "PRESETS", "QUICK_BUDGET", "Benchmark", "NotApplicable", "Prepared", "Preset", "Variant",
-    "_fmt", "all_variants", "benchmark_by_name", "customized", "load_benchmarks", "make_variant", "matches",
-    "preset_from_json", "preset_to_json", "select",
-]
-
-
-PLUGINS_ENV = schema.PLUGINS_ENV
 
 
 def load_benchmarks() -> List[Benchmark]:

@@ -2,61 +2,27 @@
 
 The parent never imports TensorFlow; it plans, watches workers, and turns
 their raw per-process samples into records (statistics, between-process
-spread, unstable flags). The results file appears atomically.
+spread, unstable flags). The results document is opened, fingerprinted and
+written (atomically) by ``suite.document``.
 """
 from __future__ import annotations
 
 import dataclasses
-import datetime
 import json
-import os
 import sys
-import tempfile
 import time
 from collections import OrderedDict
 from typing import IO, Any, Dict, List, Optional, Sequence
 
-from . import SUITE_VERSION, fingerprint, reference, stats
+from . import reference, stats
 from .compat import mode_unsupported
+from .definitions import Benchmark, Preset, Variant
+from .document import finish, header, now_iso, take_fingerprint
 from .frameworks import BACKEND_API, BACKEND_SEEDS, framework, tf_cell_reason
 from .harness import spread_over
-from .isolation import run_group, run_worker
-from .registry import Benchmark, Preset, Variant, all_variants, benchmark_by_name, load_benchmarks, select
-from .schema import PROGRESS_FORMAT, SCHEMA_NAME, SCHEMA_VERSION
-
-GPU_MISSING = (
-    "GPU requested but TensorFlow sees no GPU: this cell would silently run on the CPU. "
-    "Check the NVIDIA driver, the container runtime (--gpus all) and that the cell installs a GPU build of TensorFlow."
-)
-GPU_MISSING_BACKEND = (
-    "GPU requested but %s sees no GPU: this cell would silently run on the CPU. "
-    "Check the NVIDIA driver, the container runtime (--gpus all) and that the cell installs %s's CUDA wheels."
-)
-
-
-def now_iso() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat()
-
-
-def write_json_atomic(path: str, doc: Dict[str, Any]) -> None:
-    """Write ``doc`` so that readers see the old file or the whole new one."""
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=directory)
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(doc, f, indent=1, sort_keys=False, default=str)
-            f.write("\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+from .isolation import run_group
+from .registry import all_variants, benchmark_by_name, load_benchmarks, select
+from .schema import PROGRESS_FORMAT
 
 
 def plan_groups(variants: Sequence[Variant]) -> "OrderedDict[str, List[Variant]]":
@@ -87,12 +53,6 @@ def unavailable(facts: Dict[str, Any], variant: Variant) -> Optional[str]:
     tf_version = str((facts.get("tensorflow") or {}).get("version", "2"))
     return mode_unsupported(variant.api, str(keras.get("version", "")), tf_version.startswith("1."),
                             variant.mode == "eager")
-
-
-def cell_framework(environ: Dict[str, str]) -> str:
-    """What a cell's worker imports, for messages: "Keras 3 on JAX", or TensorFlow."""
-    backend = (environ.get("KERAS_BACKEND") or "").strip().lower()
-    return "Keras 3 on %s" % framework(backend) if backend in ("jax", "torch") else "TensorFlow"
 
 
 def na_record(variant_id: str, reason: str) -> Dict[str, Any]:
@@ -189,73 +149,6 @@ def format_seconds(s: float) -> str:
     return "%.3g ns" % (rounded / 1e-9)
 
 
-def header(preset: Preset, only: Sequence[str], cell: Dict[str, Any], variants: Sequence[Variant]) -> Dict[str, Any]:
-    """A results document with no records yet: what was asked, of which cell."""
-    started = now_iso()
-    return {
-        "schema": SCHEMA_NAME,
-        "schema_version": SCHEMA_VERSION,
-        "suite_version": SUITE_VERSION,
-        "status": "ok",
-        "error": None,
-        "preset": preset.name,
-        "config": {
-            "only": list(only),
-            "processes": preset.processes,
-            "budget": dict(preset.budget.__dict__),
-            "timeout_s": preset.timeout,
-            "unstable_cv": preset.unstable_cv,
-            "window": preset.window,
-            "variants_planned": len(variants),
-        },
-        "cell": dict(cell),
-        "environment": {"host": fingerprint.host_facts()},
-        "gpu": {"requested": cell.get("target") == "gpu", "visible": [], "ok": True},
-        "warnings": [],
-        "started": started,
-        "finished": started,
-        "wall_s": 0.0,
-        "records": [],
-    }
-
-
-def take_fingerprint(doc: Dict[str, Any], log: IO[str], preset: Preset) -> Optional[Dict[str, Any]]:
-    """Import the cell's framework once in a child and record what it found; None (and ``doc`` an error) on failure.
-
-    A GPU cell whose framework sees no GPU is an error here, before anything
-    is measured: it would silently run on the CPU.
-    """
-    log.write("[suite] fingerprint (importing %s)\n" % cell_framework(os.environ))
-    fp = run_worker("eager", preset, [], {}, log, fingerprint=True)
-    facts = next((e["facts"] for e in fp.events if e.get("event") == "fingerprint"), None)
-    if facts is None:
-        doc["status"] = "error"
-        doc["error"] = "could not import %s in this cell: %s" % (
-            cell_framework(os.environ), (fp.log_tail.splitlines()[-1:] or ["?"])[0])
-        doc["environment"]["import_log_tail"] = fp.log_tail
-        return None
-    facts["import_s"] = fp.import_s
-    doc["environment"]["tf"] = facts
-    gpus = list(facts.get("gpus_visible") or [])
-    doc["gpu"]["visible"] = gpus
-    backend = facts.get("backend") or {}
-    if backend and facts.get("tensorflow_imported"):
-        doc["status"] = "error"
-        doc["error"] = "TensorFlow was imported in a Keras 3 on %s cell: its variants must not use it" % (
-            backend.get("requested"))
-        return None
-    if doc["gpu"]["requested"] and not gpus:
-        missing = GPU_MISSING if not backend else GPU_MISSING_BACKEND % ((backend.get("name"),) * 2)
-        doc["gpu"]["ok"] = False
-        doc["status"] = "error"
-        doc["error"] = missing
-        doc["warnings"].append(missing)
-        return None
-    if not doc["gpu"]["requested"] and gpus:
-        doc["warnings"].append("CPU cell, but %s sees GPUs %s: results may have used them" % (
-            framework(str(backend.get("name"))) if backend else "TensorFlow", ", ".join(gpus)))
-    return facts
-
 
 def measure(variants: Sequence[Variant], settled: Dict[str, Dict[str, Any]], preset: Preset, log: IO[str],
             by_name: Dict[str, Benchmark], passes: Optional[List[int]] = None) -> List[Dict[str, Any]]:
@@ -338,10 +231,10 @@ def run(
     doc = header(preset, only, cell, variants)
     facts = take_fingerprint(doc, log, preset)
     if facts is None:
-        return _finish(doc, out_path, t0, log, code=3)
+        return finish(doc, out_path, t0, log, code=3)
     doc["records"] = measure(variants, settle(facts, variants), preset, log, benchmark_by_name(benchmarks))
     _warn_unstable(doc, preset)
-    return _finish(doc, out_path, t0, log, code=0)
+    return finish(doc, out_path, t0, log, code=0)
 
 
 def plan(preset: Preset, only: Sequence[str], out_path: str, cell: Dict[str, Any], log: IO[str] = sys.stderr) -> int:
@@ -358,14 +251,14 @@ def plan(preset: Preset, only: Sequence[str], out_path: str, cell: Dict[str, Any
     doc = header(preset, only, cell, variants)
     facts = take_fingerprint(doc, log, preset)
     if facts is None:
-        return _finish(doc, out_path, t0, log, code=3)
+        return finish(doc, out_path, t0, log, code=3)
     settled = settle(facts, variants)
     by_name = benchmark_by_name(benchmarks)
     doc["records"] = [combine(v, by_name[v.benchmark], [settled[v.id]], preset) for v in variants if v.id in settled]
     doc["config"]["slices"] = OrderedDict(
         (key, [v.id for v in members if v.id not in settled]) for key, members in slices(variants).items())
     doc["config"]["order"] = [v.id for v in variants]
-    return _finish(doc, out_path, t0, log, code=0)
+    return finish(doc, out_path, t0, log, code=0)
 
 
 def run_slice(preset: Preset, plan_path: str, key: str, pass_no: int, out_path: str, log: IO[str] = sys.stderr,
@@ -373,7 +266,7 @@ def run_slice(preset: Preset, plan_path: str, key: str, pass_no: int, out_path: 
     """``python -m suite run --plan P --slice KEY --pass N --of R``: one slice of a planned cell, in fresh processes.
 
     Writes a results document holding only the slice's records, each process
-    tagged with the matrix round (``schedule.passes``) it ran in. With ``R``
+    tagged with the matrix round it ran in (the record's ``schedule["passes"]``). With ``R``
     rounds each process takes 1/R of the preset's samples (``spread_over``).
     ``ids``: only these of the slice's variants (a sequential run's later
     rounds measure only what an open line needs; the plan's order is kept).
@@ -398,26 +291,11 @@ def run_slice(preset: Preset, plan_path: str, key: str, pass_no: int, out_path: 
     if missing:
         doc["status"] = "error"
         doc["error"] = "the plan names variants this suite does not have (%s): plan the cell again" % missing[0]
-        return _finish(doc, out_path, t0, log, code=3)
+        return finish(doc, out_path, t0, log, code=3)
     variants = [by_id[vid] for vid in wanted]
     log.write("[suite] slice %s, round %d: %d variants\n" % (key, pass_no, len(variants)))
     before = reference.probe()      # this container's own speed, before and after (suite.reference)
     doc["records"] = measure(variants, {}, preset, log, benchmark_by_name(benchmarks), passes=[pass_no])
     doc["config"]["reference_s"] = [before, reference.probe()]
     _warn_unstable(doc, preset)
-    return _finish(doc, out_path, t0, log, code=0)
-
-
-def _finish(doc: Dict[str, Any], out_path: str, t0: float, log: IO[str], code: int) -> int:
-    doc["finished"] = now_iso()
-    doc["wall_s"] = time.monotonic() - t0
-    write_json_atomic(out_path, doc)
-    counts: Dict[str, int] = {}
-    for r in doc["records"]:
-        counts[r["status"]] = counts.get(r["status"], 0) + 1
-    summary = ", ".join("%d %s" % (n, s) for s, n in sorted(counts.items())) or "no records"
-    log.write("[suite] %s: %s in %.0f s -> %s\n" % (doc["status"], summary, doc["wall_s"], out_path))
-    if doc.get("error"):
-        log.write("[suite] ERROR: %s\n" % doc["error"])
-    log.flush()
-    return code
+    return finish(doc, out_path, t0, log, code=0)

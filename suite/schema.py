@@ -191,7 +191,7 @@ def _check_keys(obj: Dict[str, Any], spec: Dict[str, Any], where: str, problems:
 # --------------------------------------------------------------------------- profiles (``python -m suite profile``)
 # A profiled run's file: the same top-level keys as a results file (``TOP_KEYS``), its own
 # schema name, and records that hold a function table instead of samples (``suite.profiling``).
-# ``tfmatrix.analysis.profiles`` reads it; nothing reads a profile as a time.
+# ``tfmatrix.analysis.explain.profiles`` reads it; nothing reads a profile as a time.
 PROFILES_SCHEMA_NAME = "tfmatrix.profiles"
 PROFILES_SCHEMA_VERSION = 1
 PROFILE_RECORD_KEYS = {

@@ -20,8 +20,9 @@ import traceback
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import fingerprint
+from .definitions import NotApplicable, Preset, Variant, preset_from_json
 from .harness import Sampler, interleave, peak_rss_mb, reset_peak_rss, run_loop, timer
-from .registry import NotApplicable, Preset, Variant, all_variants, benchmark_by_name, load_benchmarks, preset_from_json
+from .registry import all_variants, benchmark_by_name, load_benchmarks
 
 TRACEBACK_LINES = 25
 

@@ -28,11 +28,12 @@ from pathlib import Path
 import numpy as np
 from report_docs import record, write_interleaved_cell
 
-from tfmatrix.analysis.compare import VariantChange, load_side, variant_changes
+from tfmatrix.analysis.compare import load_side, variant_changes
+from tfmatrix.analysis.compare_result import VariantChange
 from tfmatrix.analysis.control import control_moves
 from tfmatrix.analysis.frame import build_frame
 from tfmatrix.analysis.history import history_model
-from tfmatrix.analysis.multiplicity import gate
+from tfmatrix.analysis.statistics.multiplicity import gate
 
 P90_Z = 1.2815515655446004
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from suite import stats
-from suite.run import GPU_MISSING
+from suite.document import GPU_MISSING
 from suite.schema import validate
 from tfmatrix.results.documents import SuiteResults
 from tfmatrix.results.store import CellOutcome, cell_document, write_cell
@@ -37,9 +37,9 @@ def record(benchmark: str, params: dict[str, Any], samples: list[float] | None =
     ``samples`` alone (six or more) are dealt to three processes, as the
     default three rounds would have measured them: a verdict needs replication.
     """
-    from suite.registry import _fmt  # the suite's own id formatting
+    from suite.schema import param_text  # the suite's own id formatting
 
-    rid = benchmark + "[" + ",".join(f"{k}={_fmt(v)}" for k, v in params.items()) + "]"
+    rid = benchmark + "[" + ",".join(f"{k}={param_text(v)}" for k, v in params.items()) + "]"
     if status != "ok":
         per_process, samples = [], []
     elif per_process is None:

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from tfmatrix.analysis.claims import verdict
-from tfmatrix.analysis.inference import Side, contrast, ratio_ci
-from tfmatrix.analysis.moderation import Prior, with_noise_model
 from tfmatrix.analysis.sequential import LOOK_ALPHA, LOOK_AT, MAX_ROUNDS, OPEN, first_look, state_of
+from tfmatrix.analysis.statistics.inference import Side, contrast, ratio_ci
+from tfmatrix.analysis.statistics.moderation import Prior, with_noise_model
 
 MEDIAN_SD, P90_SD = 0.11, 0.22          # the per-round SDs measured on this host (docs/measurement.md)
 

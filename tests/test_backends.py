@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from suite.backend import BackendCompat, cell_backend
-from suite.registry import NotApplicable, Variant
-from suite.run import GPU_MISSING_BACKEND, unavailable
+from suite.definitions import NotApplicable, Variant
+from suite.document import GPU_MISSING_BACKEND
+from suite.run import unavailable
 from tfmatrix.matrix import Cell, Matrix
 from tfmatrix.matrix.releases import load_table
 from tfmatrix.provision.render import render_cell

@@ -284,7 +284,8 @@ class _SkippingRunner(Runner):
     def inputs(self, cell: object) -> str:
         return "x"
 
-    def run_cell(self, cell, request, log, progress):  # type: ignore[no-untyped-def]
+    def run_cell(self, job, log, progress):  # type: ignore[no-untyped-def]
+        cell = job.cell
         from tfmatrix.results.store import CellOutcome
 
         return CellOutcome(cell.name, "skipped", "no GPU here", {"name": self.name}, {})

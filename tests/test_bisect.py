@@ -152,7 +152,8 @@ def test_a_claims_ratio_and_a_variants_time_are_read_from_real_cell_files(tmp_pa
     slow = target.measure(cells["tf2.0-keras2.3.1-cpu"])
     # the golden run measured one process a variant: no interval, so no measure a bisection could step on
     assert isinstance(slow, str) and slow.startswith("not enough replication")
-    from suite.registry import PRESETS, all_variants
+    from suite.definitions import PRESETS
+    from suite.registry import all_variants
 
     quick = {v.id for v in all_variants(PRESETS["quick"])}
     variant = next(r["id"] for r in cells["tf2.1-cpu"].results.records if r["status"] == "ok" and r["id"] in quick)
@@ -194,13 +195,14 @@ def test_bad_bisect_input_is_one_line_and_exit_2(capsys, argv, message):
 
 def test_the_opening_estimate_counts_only_the_variants_a_probe_runs(tmp_path):
     from tfmatrix.execution import estimates as execution
+    from tfmatrix.execution.request import RunRequest
     from tfmatrix.matrix import load
-    from tfmatrix.runners.common import RunRequest
 
     cell = load().cell("tf2.1-cpu")
     ids = claim_target("predict_slower_after_compile", "seed").variant_ids
     assert execution.selected_share("seed", ()) == 1.0
     assert 0 < execution.selected_share("seed", ids) <= 0.05
-    whole = execution.cell_estimates([cell], RunRequest(preset="seed"), tmp_path)[cell.name]
-    probe = execution.cell_estimates([cell], RunRequest(preset="seed", only=ids), tmp_path)[cell.name]
+    whole_request, probe_request = RunRequest(preset="seed"), RunRequest(preset="seed", only=ids)
+    whole = execution.cell_estimates([whole_request.job(cell)], whole_request, tmp_path)[cell.name]
+    probe = execution.cell_estimates([probe_request.job(cell)], probe_request, tmp_path)[cell.name]
     assert probe < whole / 2

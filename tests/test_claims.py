@@ -18,20 +18,11 @@ import pytest
 from report_docs import cell_doc, noisy, parse_html, record, results_doc, write
 
 from tfmatrix.analysis.cells import load_dir
-from tfmatrix.analysis.claims import (
-    CANNOT,
-    CLAIMS,
-    HOLDS,
-    NOT_A,
-    NOT_MEASURED,
-    REVERSED,
-    UNCLEAR,
-    compute_claims,
-    verdict,
-)
+from tfmatrix.analysis.claim_table import CLAIMS, NOT_A
+from tfmatrix.analysis.claims import CANNOT, HOLDS, NOT_MEASURED, REVERSED, UNCLEAR, compute_claims, verdict
 from tfmatrix.analysis.findings import FINDINGS
 from tfmatrix.analysis.frame import build_frame
-from tfmatrix.analysis.inference import RatioCI
+from tfmatrix.analysis.statistics.inference import RatioCI
 from tfmatrix.report.build import build
 from tfmatrix.report.claims_view import ROW_COLUMNS
 

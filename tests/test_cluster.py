@@ -12,11 +12,14 @@ from tfmatrix.analysis.hardware import mixed_hardware
 from tfmatrix.errors import UserError
 from tfmatrix.execution.cluster_progress import ClusterProgress
 from tfmatrix.matrix import load
+from tfmatrix.results.documents import CellRequest
 from tfmatrix.results.store import CellOutcome
 from tfmatrix.runners import docker as docker_runner
 from tfmatrix.runners import node
-from tfmatrix.runners.cluster import Needs, NodeLost, RayRunner, connect_runner, needs, unserved
-from tfmatrix.runners.common import CellLog, RunRequest
+from tfmatrix.runners.cluster import NodeLost, RayRunner, connect_runner
+from tfmatrix.runners.common import CellLog
+from tfmatrix.runners.job import CellJob
+from tfmatrix.runners.placement import Needs, needs, unserved
 
 MATRICES = Path(__file__).resolve().parent / "matrices"
 
@@ -243,7 +246,8 @@ class FakeCluster(RayRunner):
     def inputs(self, cell: Any) -> str:
         return "tag"
 
-    def _submit(self, cell: Any, request: RunRequest, need: Needs) -> Iterator[Any]:
+    def _submit(self, job: Any, need: Needs) -> Iterator[Any]:
+        cell = job.cell
         script = self.attempts[self.submitted]
         self.submitted += 1
 
@@ -259,7 +263,7 @@ class FakeCluster(RayRunner):
 
 def _run(runner: RayRunner, tmp_path: Path) -> tuple[CellOutcome, str]:
     log = CellLog(tmp_path / "c.log")
-    outcome = runner.run_cell(_cell(), RunRequest(), log, None)
+    outcome = runner.run_cell(CellJob(_cell(), CellRequest()), log, None)  # type: ignore[arg-type]
     log.close()
     return outcome, (tmp_path / "c.log").read_text()
 

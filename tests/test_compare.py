@@ -12,7 +12,7 @@ from report_docs import cell_doc, noisy, record, results_doc, write
 
 from tfmatrix.analysis.agreement import Agreement
 from tfmatrix.analysis.compare import compare_paths
-from tfmatrix.analysis.stats import deviation
+from tfmatrix.analysis.statistics.stats import deviation
 from tfmatrix.cli import main
 from tfmatrix.errors import UserError
 from tfmatrix.report.compare_view import compare_csv, compare_html
@@ -205,7 +205,7 @@ def test_a_v1_cell_file_from_before_interleaving_still_loads_compares_and_report
 
 def test_the_summary_states_the_noise_the_verdicts_use(tmp_path):
     """Two processes whose 10th percentiles are 20% apart: the Noise line says 20%, as the verdicts count it."""
-    from tfmatrix.analysis.stats import noise_of
+    from tfmatrix.analysis.statistics.stats import noise_of
     from tfmatrix.report.build import build
 
     per_process = [noisy(1e-3, spread=0.005, seed=1), noisy(1.2e-3, spread=0.005, seed=2)]

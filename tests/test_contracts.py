@@ -20,10 +20,10 @@ from typing import Any
 import pytest
 
 from suite import schema
-from suite.registry import PRESETS
+from suite.definitions import PRESETS
 from suite.run import Progress
 from tfmatrix.analysis.chart_data import CHARTS
-from tfmatrix.analysis.claims import CLAIMS
+from tfmatrix.analysis.claim_table import CLAIMS
 from tfmatrix.analysis.findings import FINDINGS
 from tfmatrix.errors import UserError
 from tfmatrix.matrix import KNOWN_PRESETS
@@ -136,10 +136,9 @@ def test_the_host_parses_the_progress_line_the_suite_writes():
 @pytest.mark.parametrize("value, text", [(True, "true"), (False, "false"), ([8, 40, 16], "8x40x16"),
                                          ((1, 2), "1x2"), ("small", "small"), (0.5, "0.5"), (None, "None")])
 def test_variant_ids_and_the_report_write_a_parameter_value_the_same_way(value, text):
-    from suite.registry import _fmt
-    from tfmatrix.analysis.frame import param_text
+    from tfmatrix.report.tables import param_text  # the report writes parameter values with the suite's function
 
-    assert schema.param_text(value) == _fmt(value) == param_text(value) == text
+    assert schema.param_text(value) == param_text(value) == text
 
 
 def _worker_result(variant_id: str, samples: list[float]) -> dict[str, Any]:

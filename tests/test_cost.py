@@ -7,8 +7,8 @@ import random
 import pytest
 from report_docs import record
 
-from tfmatrix.analysis.cells import Variant
 from tfmatrix.analysis.cost import by_benchmark, levels, spent
+from tfmatrix.analysis.variant import Variant
 
 
 def _variant(per_process: list[list[float]], calls: int = 10, build: float = 2.0, first: float = 1.0,

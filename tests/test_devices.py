@@ -16,7 +16,8 @@ import pytest
 from report_docs import noisy, parse_html, record, results_doc
 
 from tfmatrix.analysis.cells import load_dir
-from tfmatrix.analysis.claims import CLAIMS, compute_claim
+from tfmatrix.analysis.claim_table import CLAIMS
+from tfmatrix.analysis.claims import compute_claim
 from tfmatrix.analysis.devices import (
     SIZE_AXES,
     SizePoint,

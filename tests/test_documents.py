@@ -124,8 +124,8 @@ def test_a_cell_request_is_stored_as_earlier_versions_stored_it_and_read_back_ty
     """``CellRequest.to_json`` is the dict reuse compares: same keys, same order, optional keys only when set."""
     from types import SimpleNamespace
 
+    from tfmatrix.execution.request import RunRequest
     from tfmatrix.results.documents import CellRequest
-    from tfmatrix.runners.common import RunRequest
 
     cell = SimpleNamespace(name="c", target="cpu", preset="quick", repeats=None)
     plain = RunRequest(suite="s", rounds=3).for_cell(cell)

@@ -14,7 +14,7 @@ import re
 import pytest
 from e2e import cell_docs, records, require, tfmatrix
 
-from tfmatrix.runners import docker as docker_runner
+from tfmatrix.runners import engine as docker_engine
 
 pytestmark = pytest.mark.docker
 CELL = "tf2.15-cpu"
@@ -39,7 +39,7 @@ BENCHMARKS = [Work()]
 
 
 def test_ab_measures_both_versions_in_the_same_processes_and_gates_on_head(tmp_path):
-    require(docker_runner.engine() is not None, "no Docker engine answers (scripts/host-setup installs one)")
+    require(docker_engine.engine() is not None, "no Docker engine answers (scripts/host-setup installs one)")
     for side, broken in (("base", False), ("head", True)):
         (tmp_path / side).mkdir()
         (tmp_path / side / "bench.py").write_text(BENCH.format(broken=broken))

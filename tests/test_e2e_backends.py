@@ -19,7 +19,7 @@ from tfmatrix.analysis.cells import load_dir
 from tfmatrix.analysis.findings import FINDINGS
 from tfmatrix.analysis.frame import build_frame
 from tfmatrix.analysis.pairing import compute
-from tfmatrix.runners import docker as docker_runner
+from tfmatrix.runners import engine as docker_engine
 
 pytestmark = pytest.mark.docker
 BACKENDS = ("jax", "torch")
@@ -28,7 +28,7 @@ BENCH = ("training.question*model=small*", "inference.tiny*stage=compiled*", "co
 
 @pytest.fixture(scope="module")
 def backend_run(tmp_path_factory):
-    require(docker_runner.engine() is not None, "no Docker engine answers (scripts/host-setup installs one)")
+    require(docker_engine.engine() is not None, "no Docker engine answers (scripts/host-setup installs one)")
     reports = tmp_path_factory.mktemp("backend-reports")
     bench = [a for pattern in BENCH for a in ("--bench", pattern)]
     t0 = time.monotonic()

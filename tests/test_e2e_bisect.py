@@ -15,14 +15,14 @@ import pytest
 from e2e import require, tfmatrix
 
 from suite.schema import validate
-from tfmatrix.runners import docker as docker_runner
+from tfmatrix.runners import engine as docker_engine
 
 pytestmark = pytest.mark.docker
 CLAIM = "predict_slower_after_compile"
 
 
 def test_a_bisect_over_three_releases_runs_ordinary_cells_and_a_second_one_reuses_them(tmp_path):
-    require(docker_runner.engine() is not None, "no Docker engine answers (scripts/host-setup installs and starts one)")
+    require(docker_engine.engine() is not None, "no Docker engine answers (scripts/host-setup installs and starts one)")
     reports = tmp_path / "reports"
     argv = ["bisect", "--claim", CLAIM, "--good", "2.2", "--bad", "2.0", "--preset", "quick", "--rounds", "2",
             "--runner", "docker", "--reports", str(reports)]
@@ -63,7 +63,7 @@ def test_a_bisect_over_three_releases_runs_ordinary_cells_and_a_second_one_reuse
 
 def test_a_timeline_over_three_releases_writes_a_point_per_claim_and_release(tmp_path):
     """``timeline --from 2.0 --to 2.2``: three real cells, every one-cell claim in each, timeline.csv and .json."""
-    require(docker_runner.engine() is not None, "no Docker engine answers (scripts/host-setup installs and starts one)")
+    require(docker_engine.engine() is not None, "no Docker engine answers (scripts/host-setup installs and starts one)")
     from tfmatrix.history.timeline import timeline_claims
     from tfmatrix.results.history_docs import TIMELINE_COLUMNS
 

@@ -15,7 +15,7 @@ import pytest
 from e2e import require, tfmatrix
 
 from tfmatrix.provision.hygiene import CELL_LABEL
-from tfmatrix.runners import docker as docker_runner
+from tfmatrix.runners import engine as docker_engine
 
 pytestmark = pytest.mark.docker
 OURS, THEIRS = "tfmatrix/disk-test-unused:1", "tfmatrix/disk-test-theirs:1"
@@ -23,7 +23,7 @@ OURS, THEIRS = "tfmatrix/disk-test-unused:1", "tfmatrix/disk-test-theirs:1"
 
 @pytest.fixture
 def images(tmp_path: Path) -> Any:
-    client = docker_runner.engine()
+    client = docker_engine.engine()
     require(client is not None, "no Docker engine answers (scripts/host-setup installs and starts one)")
     for tag, labels in ((OURS, {CELL_LABEL: "disk-test-unused"}), (THEIRS, {})):
         ctx = tmp_path / tag.split("/")[1].split(":")[0]

@@ -18,6 +18,7 @@ from e2e import MATRICES, cell_docs, records, require, tfmatrix
 from suite.schema import validate
 from tfmatrix.matrix import load
 from tfmatrix.runners import docker as docker_runner
+from tfmatrix.runners import engine as docker_engine
 
 pytestmark = pytest.mark.docker
 DOCKER_MATRIX = MATRICES / "docker.toml"
@@ -25,7 +26,7 @@ DOCKER_MATRIX = MATRICES / "docker.toml"
 
 @pytest.fixture(scope="session")
 def client():
-    c = docker_runner.engine()
+    c = docker_engine.engine()
     require(c is not None, "no Docker engine answers (scripts/host-setup installs and starts one)")
     return c
 
@@ -114,7 +115,7 @@ def test_run_request_isolates_the_container(tmp_path):
 
 
 def test_no_container_is_left_behind(client, docker_run):
-    assert docker_runner.leftover_containers(client) == []
+    assert docker_engine.leftover_containers(client) == []
 
 
 def test_second_run_does_not_rebuild_and_finished_cells_are_kept(docker_run, tmp_path):
@@ -150,7 +151,7 @@ def _interrupt_when_running(client, args, cell, sig, ready=None):
     deadline = time.monotonic() + 1800
     try:
         while time.monotonic() < deadline and proc.poll() is None:
-            running = client.containers.list(filters={"label": f"{docker_runner.RUN_LABEL}={cell}"},
+            running = client.containers.list(filters={"label": f"{docker_engine.RUN_LABEL}={cell}"},
                                              ignore_removed=True)
             if running and (ready is None or ready()):
                 time.sleep(1.0)               # mid-cell: the suite is importing TensorFlow or measuring
@@ -191,7 +192,7 @@ def test_an_interrupted_matrix_keeps_finished_cells_leaves_nothing_behind_and_re
     code, err = _interrupt_when_running(client, args, "tf2.21-keras3-cpu", sig,
                                         ready=(lambda: len(slices()) >= 2) if schedule == "interleaved" else None)
     assert code == 130 and "Traceback" not in err, err[-3000:]
-    assert docker_runner.leftover_containers(client) == []
+    assert docker_engine.leftover_containers(client) == []
     assert _leftovers(cells_dir) == []
     docs = cell_docs(reports)
     if schedule == "sequential":
@@ -219,7 +220,7 @@ def test_an_interrupted_matrix_keeps_finished_cells_leaves_nothing_behind_and_re
              str(reports), "--only", "selfcheck*"]
     code, err = _interrupt_when_running(client, again, "tf2.21-keras3-cpu", sig)
     assert code == 130 and "Traceback" not in err, err[-3000:]
-    assert docker_runner.leftover_containers(client) == [] and _leftovers(cells_dir) == []
+    assert docker_engine.leftover_containers(client) == [] and _leftovers(cells_dir) == []
     kept = cell_docs(reports)["tf2.21-keras3-cpu"]
     attempt = kept.pop("last_attempt")
     assert kept == complete and attempt["reason"] == "interrupted"

@@ -6,9 +6,10 @@ import json
 import pytest
 from e2e import MATRICES, require, tfmatrix
 
-from suite.registry import PRESETS, all_variants
+from suite.definitions import PRESETS
+from suite.registry import all_variants
 from suite.schema import validate_profiles
-from tfmatrix.runners import docker as docker_runner
+from tfmatrix.runners import engine as docker_engine
 
 pytestmark = pytest.mark.docker
 
@@ -19,7 +20,7 @@ def _tracing(arg: str) -> str:
 
 
 def test_explain_names_retracing_from_profiles_taken_in_the_cell(tmp_path):
-    require(docker_runner.engine() is not None, "no Docker engine answers (scripts/host-setup installs and starts one)")
+    require(docker_engine.engine() is not None, "no Docker engine answers (scripts/host-setup installs and starts one)")
     a, b = _tracing("tensor"), _tracing("python_distinct")
     run = tfmatrix("explain", "--matrix", str(MATRICES / "docker.toml"), "--runner", "docker", "--cell", "tf1.15-cpu",
                    "--variants", a, b, "--calls", "3", "--reports", str(tmp_path))

@@ -20,6 +20,7 @@ from e2e import MATRICES, ROOT, cell_docs, require, tfmatrix
 from suite.schema import validate
 from tfmatrix.execution.interleaved import JOURNAL_DIR
 from tfmatrix.runners import docker as docker_runner
+from tfmatrix.runners import engine as docker_engine
 
 pytestmark = pytest.mark.docker
 DOCKER_MATRIX = MATRICES / "docker.toml"
@@ -28,7 +29,7 @@ CELL = "tf1.15-cpu"
 
 @pytest.fixture(scope="module")
 def client() -> Any:
-    c = docker_runner.engine()
+    c = docker_engine.engine()
     require(c is not None, "no Docker engine answers (scripts/host-setup installs and starts one)")
     return c
 
@@ -66,7 +67,7 @@ def _remove_left(client: Any) -> None:
     """The cell's containers a stopped run left behind (one may be on its way out already)."""
     import docker
 
-    for c in client.containers.list(filters={"label": f"{docker_runner.RUN_LABEL}={CELL}"}, ignore_removed=True):
+    for c in client.containers.list(filters={"label": f"{docker_engine.RUN_LABEL}={CELL}"}, ignore_removed=True):
         try:
             c.remove(force=True)
         except docker.errors.APIError:      # NotFound, or 409: its removal already in progress
@@ -90,11 +91,11 @@ def test_a_container_killed_mid_slice_costs_that_slice_once_and_loses_nothing(cl
     proc = _start(_args(reports))
     try:
         _wait(lambda: len(_slices(journal)) >= 2, proc)             # round 1 complete (two slices at least)
-        _wait(lambda: client.containers.list(filters={"label": f"{docker_runner.RUN_LABEL}={CELL}"},
+        _wait(lambda: client.containers.list(filters={"label": f"{docker_engine.RUN_LABEL}={CELL}"},
                                              ignore_removed=True), proc)
         before = _slices(journal)
         time.sleep(0.5)                                              # mid-slice: importing TensorFlow or measuring
-        for c in client.containers.list(filters={"label": f"{docker_runner.RUN_LABEL}={CELL}"}, ignore_removed=True):
+        for c in client.containers.list(filters={"label": f"{docker_engine.RUN_LABEL}={CELL}"}, ignore_removed=True):
             host = c.attrs["HostConfig"]                             # least privilege, as the engine holds it
             assert host["CapDrop"] == ["ALL"] and "no-new-privileges" in host["SecurityOpt"]
             assert host["PidsLimit"] == docker_runner.PIDS_LIMIT and host["NetworkMode"] == "none"
@@ -111,7 +112,7 @@ def test_a_container_killed_mid_slice_costs_that_slice_once_and_loses_nothing(cl
     assert doc["results"]["config"]["rounds"] == 3                           # whole: the lost slice measured again
     assert any("failed (" in w and "measured again after the planned turns" in w for w in doc["results"]["warnings"])
     _kept(before, doc)
-    assert docker_runner.leftover_containers(client) == []
+    assert docker_engine.leftover_containers(client) == []
 
 
 def test_sigkill_of_the_host_process_mid_round_resumes_without_measuring_a_complete_slice_twice(
@@ -174,7 +175,7 @@ def test_the_docker_engine_restarted_mid_run_is_waited_for_and_the_run_goes_on(c
                                 stdout=subprocess.DEVNULL, stderr=err_file, text=True)
     try:
         _wait(lambda: len(_slices(journal)) >= 2, proc)
-        _wait(lambda: client.containers.list(filters={"label": f"{docker_runner.RUN_LABEL}={CELL}"},
+        _wait(lambda: client.containers.list(filters={"label": f"{docker_engine.RUN_LABEL}={CELL}"},
                                              ignore_removed=True), proc)
         before = _slices(journal)
         subprocess.run(["pkill", "-x", "dockerd"], check=False)

@@ -17,7 +17,7 @@ import pytest
 from e2e import ROOT, cell_docs, records, require, tfmatrix
 
 from suite.schema import validate
-from tfmatrix.runners import docker as docker_runner
+from tfmatrix.runners import engine as docker_engine
 
 pytestmark = pytest.mark.docker
 EXAMPLE = ROOT / "examples" / "own_benchmark"
@@ -36,7 +36,7 @@ def _matrix(reports, *extra: str):
 
 @pytest.fixture(scope="module")
 def own_run(tmp_path_factory):
-    require(docker_runner.engine() is not None, "no Docker engine answers (scripts/host-setup installs one)")
+    require(docker_engine.engine() is not None, "no Docker engine answers (scripts/host-setup installs one)")
     reports = tmp_path_factory.mktemp("own-reports")
     t0 = time.monotonic()
     proc = _matrix(reports, "--redo")

@@ -17,14 +17,14 @@ import pytest
 from e2e import MATRICES, cell_docs, require, tfmatrix
 
 from tfmatrix.analysis.sequential import LOOK_ALPHA, MAX_ROUNDS
-from tfmatrix.runners import docker as docker_runner
+from tfmatrix.runners import engine as docker_engine
 
 pytestmark = pytest.mark.docker
 CELLS = ("tf1.15-cpu", "tf2.21-keras3-cpu")
 
 
 def test_a_sequential_claims_run_stops_each_line_when_it_is_decided_and_starts_warm_the_second_time(tmp_path):
-    require(docker_runner.engine() is not None, "no Docker engine answers (scripts/host-setup installs one)")
+    require(docker_engine.engine() is not None, "no Docker engine answers (scripts/host-setup installs one)")
     reports = tmp_path / "reports"
     args = ["matrix", "--matrix", str(MATRICES / "docker.toml"), "--runner", "docker", "--reports", str(reports),
             "--preset", "quick", "--variants", "claims", "--rounds", "auto", "--redo",

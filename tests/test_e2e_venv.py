@@ -11,10 +11,10 @@ from rich.console import Console
 
 from tfmatrix.execution import dispatch as execution
 from tfmatrix.execution import estimates
+from tfmatrix.execution.request import RunRequest
 from tfmatrix.matrix import load
 from tfmatrix.paths import DEFAULT_MATRIX, REPO_ROOT
 from tfmatrix.provision import interpreters
-from tfmatrix.runners.common import RunRequest
 from tfmatrix.runners.venv import VenvRunner
 
 
@@ -77,16 +77,17 @@ def test_processes_is_part_of_the_request_and_the_suites_arguments_only_when_ask
     cell = SimpleNamespace(name="c", target="cpu", preset="seed", repeats=None)
     plain, three = RunRequest(), RunRequest(processes=3)
     assert "processes" not in plain.for_cell(cell).to_json() \
-        and "--processes" not in plain.suite_args(cell, "o", None, "v")
+        and "--processes" not in plain.job(cell).suite_args("o", None, "v")
     assert three.for_cell(cell).to_json()["processes"] == 3
-    args = three.suite_args(cell, "o", None, "v")
+    args = three.job(cell).suite_args("o", None, "v")
     assert args[args.index("--processes") + 1] == "3"
 
 
 def test_the_estimate_scales_with_the_processes_asked_for(tmp_path):
     cell = load(DEFAULT_MATRIX).cell("tf1.15-cpu")
-    one = estimates.cell_estimates([cell], RunRequest(), tmp_path)["tf1.15-cpu"]
-    three = estimates.cell_estimates([cell], RunRequest(processes=3), tmp_path)["tf1.15-cpu"]
+    one = estimates.cell_estimates([RunRequest().job(cell)], RunRequest(), tmp_path)["tf1.15-cpu"]
+    three = estimates.cell_estimates([RunRequest(processes=3).job(cell)], RunRequest(processes=3), tmp_path)[
+        "tf1.15-cpu"]
     assert three - estimates.ESTIMATE_SETUP_S == pytest.approx(3 * (one - estimates.ESTIMATE_SETUP_S))
 
 

@@ -115,7 +115,7 @@ def test_a_gpu_environment_runs_on_its_gpu_or_fails_loudly(tmp_path: Path, gpus:
 def test_the_opening_line_counts_existing_environments_apart_from_the_runners_cells(
         tmp_path: Path, load_snippet: Callable[..., Matrix]) -> None:
     from tfmatrix.execution.dispatch import cells_text, unknown_estimates
-    from tfmatrix.runners.common import RunRequest
+    from tfmatrix.execution.request import RunRequest
 
     two = load_snippet('[[cell]]\npython = "/opt/a/bin/python"\ntarget = "gpu"\nname = "a"\n'
                        '[[cell]]\npython = "/opt/b/bin/python"\ntarget = "gpu"\nname = "b"\n').cells
@@ -124,7 +124,7 @@ def test_the_opening_line_counts_existing_environments_apart_from_the_runners_ce
     assert cells_text(built, "docker") == "1 cell (1 CPU) with the docker runner"
     assert cells_text([*two[:1], *built], "venv") == "1 existing environment (1 GPU) beside 1 cell (1 CPU) of the " \
                                                      "venv runner"
-    assert unknown_estimates([*two, *built], RunRequest(preset="quick"), tmp_path) == ["a", "b"]
+    assert unknown_estimates([RunRequest(preset="quick").job(c) for c in (*two, *built)], tmp_path) == ["a", "b"]
 
 
 def test_the_venv_fallback_note_is_not_said_when_only_existing_environments_run(
@@ -168,7 +168,7 @@ def test_a_gpu_cell_without_a_gpu_names_its_framework_and_its_tf_column_is_a_das
 
 def test_a_gpu_cell_skipped_for_want_of_a_gpu_runtime_names_the_existing_environment_way(
         monkeypatch: pytest.MonkeyPatch, load_snippet: Callable[..., Matrix]) -> None:
-    from tfmatrix.runners import docker
+    from tfmatrix.runners import engine as docker
     from tfmatrix.runners.venv import VenvRunner
 
     class _Engine:

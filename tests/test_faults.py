@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from tfmatrix.runners import docker as docker_runner
+from tfmatrix.runners import engine as docker_engine
 from tfmatrix.runners.base import SuiteExit
 from tfmatrix.runners.whole import judge
 
@@ -26,10 +27,10 @@ class _Engine:
 
 def test_an_engine_that_comes_back_is_waited_for_and_one_that_does_not_is_one_reason() -> None:
     said: list[str] = []
-    assert docker_runner.wait_for_engine(_Engine(down_for=2), 10, said.append, poll_s=0.01) is None
+    assert docker_engine.wait_for_engine(_Engine(down_for=2), 10, said.append, poll_s=0.01) is None
     assert said[0].startswith("the Docker engine does not answer (Connection aborted") and "up to 10 s" in said[0]
     assert said[-1].startswith("the Docker engine answers again after ")
-    gone = docker_runner.wait_for_engine(_Engine(down_for=10**6), 0.05, said.append, poll_s=0.01)
+    gone = docker_engine.wait_for_engine(_Engine(down_for=10**6), 0.05, said.append, poll_s=0.01)
     assert gone == "the Docker engine did not answer for 0 s (Connection aborted: [Errno 111] Connection refused)"
 
 
@@ -135,10 +136,10 @@ def test_a_run_whose_builds_cannot_fit_on_the_disk_stops_before_provisioning_wit
 
     from tfmatrix.errors import UserError
     from tfmatrix.execution import dispatch
+    from tfmatrix.execution.request import RunRequest
     from tfmatrix.matrix import load
     from tfmatrix.provision import hygiene
     from tfmatrix.runners.base import DiskRoom
-    from tfmatrix.runners.common import RunRequest
 
     class Full:
         name, slots, interleaves = "fake", 1, True

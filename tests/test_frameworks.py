@@ -19,16 +19,20 @@ import pytest
 from report_docs import cell_doc, noisy, record, results_doc, write
 
 from suite.backend import BackendCompat
-from suite.benchmarks.graphs import a_regular_function, jax_expected_traces, power, tracing_arguments
+from suite.benchmarks.graphs import a_regular_function, power
+from suite.benchmarks.graphs_tracing import jax_expected_traces, tracing_arguments
 from suite.benchmarks.tensor_ops import einsum, loop_stack
+from suite.definitions import PRESETS, NotApplicable, Variant
+from suite.document import cell_framework
 from suite.frameworks import BACKEND_API, Ops, backend_step, materialize
-from suite.registry import PRESETS, NotApplicable, Variant, all_variants
-from suite.run import cell_framework, settle, unavailable
+from suite.registry import all_variants
+from suite.run import settle, unavailable
 from tfmatrix.analysis.cells import load_dir
 from tfmatrix.analysis.claim_setups import BACKEND_ANSWERS
-from tfmatrix.analysis.claims import CLAIMS, HOLDS, NOT_MEASURED, UNCLEAR, compute_claims
+from tfmatrix.analysis.claim_table import CLAIMS
+from tfmatrix.analysis.claims import HOLDS, NOT_MEASURED, UNCLEAR, compute_claims
+from tfmatrix.analysis.findings import in_benchmarks, matches
 from tfmatrix.analysis.frame import build_frame
-from tfmatrix.analysis.pairing import in_benchmarks, matches
 
 SEED_002_004 = ("tensor_ops.matmul", "tensor_ops.batched_matmul", "graphs.power", "graphs.matmul_bias",
                 "graphs.tracing")
@@ -256,21 +260,21 @@ def test_claims_on_jax_and_torch_cells_are_that_framework_s_answer(tmp_path: Pat
 def test_the_fingerprint_s_error_and_warning_name_the_cell_s_framework(monkeypatch: pytest.MonkeyPatch) -> None:
     import io
 
-    import suite.run as run
+    import suite.document as document
 
     preset = PRESETS["quick"]
     failed = types.SimpleNamespace(events=[], log_tail="ModuleNotFoundError: No module named 'torch'", import_s=0.0)
-    monkeypatch.setattr(run, "run_worker", lambda *a, **k: failed)
+    monkeypatch.setattr(document, "run_worker", lambda *a, **k: failed)
     monkeypatch.setenv("KERAS_BACKEND", "torch")
-    doc = run.header(preset, [], {"target": "cpu"}, [])
-    assert run.take_fingerprint(doc, io.StringIO(), preset) is None
+    doc = document.header(preset, [], {"target": "cpu"}, [])
+    assert document.take_fingerprint(doc, io.StringIO(), preset) is None
     assert doc["error"] == "could not import Keras 3 on PyTorch in this cell: ModuleNotFoundError: No module named " \
                            "'torch'"
     facts = dict(cpu_facts("jax"), gpus_visible=["gpu:0 NVIDIA H100"])
     seen = types.SimpleNamespace(events=[{"event": "fingerprint", "facts": facts}], log_tail="", import_s=1.0)
-    monkeypatch.setattr(run, "run_worker", lambda *a, **k: seen)
-    doc = run.header(preset, [], {"target": "cpu"}, [])
-    assert run.take_fingerprint(doc, io.StringIO(), preset) is not None
+    monkeypatch.setattr(document, "run_worker", lambda *a, **k: seen)
+    doc = document.header(preset, [], {"target": "cpu"}, [])
+    assert document.take_fingerprint(doc, io.StringIO(), preset) is not None
     assert doc["warnings"] == ["CPU cell, but JAX sees GPUs gpu:0 NVIDIA H100: results may have used them"]
 
 

@@ -40,7 +40,8 @@ def test_the_matrix_file_is_four_existing_cells_one_per_framework_and_device(
 
 
 def test_the_command_runs_the_seed_002_004_benchmarks_and_a_few_cheap_others(tmp_path: Path) -> None:
-    from suite.registry import PRESETS, all_variants, select
+    from suite.definitions import PRESETS
+    from suite.registry import all_variants, select
 
     gpu_check = _script()
     cmd = gpu_check.matrix_command(tmp_path / "m.toml", tmp_path / "reports")

@@ -18,12 +18,13 @@ import pytest
 from report_docs import cell_doc, noisy, parse_html, record, results_doc, table_rows, training_params, write
 
 from tfmatrix.analysis.cells import load_dir
-from tfmatrix.analysis.claims import CLAIMS, compute_claim
+from tfmatrix.analysis.claim_table import CLAIMS
+from tfmatrix.analysis.claims import compute_claim
 from tfmatrix.analysis.findings import FINDINGS
 from tfmatrix.analysis.frame import build_frame
 from tfmatrix.analysis.hardware import Hardware, hardware_groups, hardware_of, same_hardware, stack_key
-from tfmatrix.analysis.inference import time_interval
 from tfmatrix.analysis.pairing import compute
+from tfmatrix.analysis.statistics.inference import time_interval
 from tfmatrix.report.build import build
 from tfmatrix.report.hardware_view import hardware_csv, hardware_pairs
 from tfmatrix.report.tables import fmt_seconds

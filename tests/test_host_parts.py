@@ -173,13 +173,13 @@ def test_only_containers_of_dead_tfmatrix_processes_are_leftovers():
     import os
     import subprocess
 
-    from tfmatrix.runners import docker as docker_runner
+    from tfmatrix.runners import engine as docker_engine
 
     dead = subprocess.Popen(["true"])
     dead.wait()
-    key = docker_runner.OWNER_LABEL
-    assert not docker_runner.is_leftover({key: docker_runner.owner()})            # this process's own
-    assert not docker_runner.is_leftover({key: docker_runner.owner(os.getppid())})  # another live tfmatrix
-    assert docker_runner.is_leftover({key: docker_runner.owner(dead.pid)})         # killed hard: remove
-    assert docker_runner.is_leftover({})                                         # an older tfmatrix's
-    assert not docker_runner.is_leftover({key: "another-host:1"})                # not ours to judge
+    key = docker_engine.OWNER_LABEL
+    assert not docker_engine.is_leftover({key: docker_engine.owner()})            # this process's own
+    assert not docker_engine.is_leftover({key: docker_engine.owner(os.getppid())})  # another live tfmatrix
+    assert docker_engine.is_leftover({key: docker_engine.owner(dead.pid)})         # killed hard: remove
+    assert docker_engine.is_leftover({})                                         # an older tfmatrix's
+    assert not docker_engine.is_leftover({key: "another-host:1"})                # not ours to judge

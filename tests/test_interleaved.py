@@ -24,10 +24,10 @@ from tfmatrix.analysis.frame import build_frame
 from tfmatrix.analysis.pairing import comparison_ci
 from tfmatrix.execution import dispatch as execution
 from tfmatrix.execution.interleaved import JOURNAL_DIR
+from tfmatrix.execution.request import RunRequest
 from tfmatrix.execution.turns import plan_turns
 from tfmatrix.results.store import CellOutcome, load_cell
 from tfmatrix.runners.base import Runner, SuiteExit
-from tfmatrix.runners.common import RunRequest
 from tfmatrix.runners.whole import run_whole
 
 BASE = {"a": {"v1": 1e-3, "v2": 2e-3}, "b": {"v1": 2e-3, "v2": 2e-3}}       # a/b: v1 0.5, v2 1.0
@@ -139,14 +139,15 @@ class FakeRunner(Runner):
     def skip_reason(self, cell: Any) -> str | None:
         return None
 
-    def prepare(self, cell: Any, request: RunRequest, log: Any, progress: Any) -> FakeEnv | CellOutcome:
+    def prepare(self, job: Any, log: Any, progress: Any) -> FakeEnv | CellOutcome:
+        cell = job.cell
         self.prepared.append(cell.name)
         out = self.tmp / "env" / cell.name
         out.mkdir(parents=True, exist_ok=True)
         return FakeEnv(self, cell, out)
 
-    def run_cell(self, cell: Any, request: RunRequest, log: Any, progress: Any) -> CellOutcome:
-        return run_whole(self, cell, request, log, progress)
+    def run_cell(self, job: Any, log: Any, progress: Any) -> CellOutcome:
+        return run_whole(self, job, log, progress)
 
 
 CELLS = [FakeCell("a"), FakeCell("b")]
@@ -310,15 +311,16 @@ def test_a_cell_with_nothing_to_measure_in_the_selection_is_ok_with_its_plan(tmp
     doc = SuiteResults.from_json(plan, Path("plan.json"))
     from types import SimpleNamespace
 
-    lc = LiveCell(FakeCell("a"), SimpleNamespace(rounds=3), None, None, doc, {})  # type: ignore[arg-type]
+    job = SimpleNamespace(cell=FakeCell("a"), asked=SimpleNamespace(rounds=3))
+    lc = LiveCell(job, None, None, doc, {})  # type: ignore[arg-type]
     out = cell_results(lc, JournalHead("", 1, "r"))
     assert out is not None and [r["status"] for r in out.records] == ["n/a"]
 
 
 def test_each_round_takes_its_share_of_the_samples() -> None:
     """pyperf's trade: three rounds take about the samples and sampling time of one process, spread over three."""
+    from suite.definitions import QUICK_BUDGET
     from suite.harness import spread_over
-    from suite.registry import QUICK_BUDGET
 
     one = spread_over(QUICK_BUDGET, 1)
     three = spread_over(QUICK_BUDGET, 3)
@@ -326,7 +328,7 @@ def test_each_round_takes_its_share_of_the_samples() -> None:
     assert (three.repeats, three.min_repeats, three.max_repeats) == (2, 2, 4)
     assert three.max_time == pytest.approx(QUICK_BUDGET.max_time / 3)
     assert 3 * three.max_repeats == QUICK_BUDGET.max_repeats and three.warmup == QUICK_BUDGET.warmup
-    assert RunRequest(rounds=3).slice_args(CELLS[0], "p", "eager:tf", 2, "o", None, "x")[-6:] == [
+    assert RunRequest(rounds=3).job(CELLS[0]).slice_args("p", "eager:tf", 2, "o", None, "x")[-6:] == [
         "--slice", "eager:tf", "--pass", "2", "--of", "3"]
 
 
@@ -370,8 +372,9 @@ class PinnedRunner(FakeRunner):
         super().__init__(tmp)
         self.pinned: list[tuple[str, int, str | None]] = []
 
-    def prepare(self, cell: Any, request: RunRequest, log: Any, progress: Any) -> FakeEnv | CellOutcome:
-        env = super().prepare(cell, request, log, progress)
+    def prepare(self, job: Any, log: Any, progress: Any) -> FakeEnv | CellOutcome:
+        cell = job.cell
+        env = super().prepare(job, log, progress)
         assert isinstance(env, FakeEnv)
         return PinnedEnv(self, cell, env.out_dir)
 

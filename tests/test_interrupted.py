@@ -18,13 +18,13 @@ from report_docs import noisy, record, results_doc, training_params
 from rich.console import Console
 
 from tfmatrix.execution import dispatch as execution
+from tfmatrix.execution.request import RunRequest
 from tfmatrix.matrix import load
 from tfmatrix.paths import DEFAULT_MATRIX
 from tfmatrix.report.build import build
 from tfmatrix.results.documents import SuiteResults
 from tfmatrix.results.store import CellOutcome
 from tfmatrix.runners.base import Runner
-from tfmatrix.runners.common import RunRequest
 
 CELL = load(DEFAULT_MATRIX).cell("tf2.1-cpu")
 
@@ -42,7 +42,8 @@ class FakeRunner(Runner):
     def inputs(self, cell: Any) -> str:
         return "inputs-1"
 
-    def run_cell(self, cell: Any, request: RunRequest, log: Any, progress: Any) -> CellOutcome:
+    def run_cell(self, job: Any, log: Any, progress: Any) -> CellOutcome:
+        cell = job.cell
         self.ran += 1
         log("attempt %d (%s) started" % (self.ran, self.how))
         if self.how == "sigterm":

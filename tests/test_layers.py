@@ -28,7 +28,7 @@ LAYERS: dict[str, set[str]] = {
 
 
 def stage(module: str) -> str:
-    """``tfmatrix.analysis.stats`` -> ``analysis``; a top-level module -> its own name."""
+    """``tfmatrix.analysis.statistics.stats`` -> ``analysis``; a top-level module -> its own name."""
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else "__init__"
 
@@ -52,9 +52,21 @@ def test_imports_run_down_the_flow() -> None:
 
 
 def test_the_checks_see_a_wrong_import() -> None:
-    assert stage("tfmatrix.analysis.stats") == "analysis" and stage("tfmatrix.cli") == "cli"
+    assert stage("tfmatrix.analysis.statistics.stats") == "analysis" and stage("tfmatrix.cli") == "cli"
     assert "report" not in LAYERS["analysis"] and "commands" not in LAYERS["execution"] | LAYERS["history"]
     assert "execution" not in LAYERS["analysis"] and "runners" not in LAYERS["analysis"]
+
+
+def test_the_analysis_subfolders_stand_on_their_own() -> None:
+    """analysis/statistics/ (numbers in, verdicts out) and analysis/explain/ (profiles) import nothing else of
+    analysis/: the questions asked of cells come down to them, never the other way round."""
+    wrong = []
+    for module, targets in sorted(imports("tfmatrix").items()):
+        for sub in ("tfmatrix.analysis.statistics", "tfmatrix.analysis.explain"):
+            if module.startswith(sub + "."):
+                wrong += [f"{module} -> {t}" for t in sorted(targets)
+                          if t.startswith("tfmatrix.analysis.") and not t.startswith(sub)]
+    assert wrong == [], "; ".join(wrong)
 
 
 def test_only_the_commands_parse_arguments() -> None:

@@ -186,7 +186,7 @@ def test_cell_to_dict_is_json_able(load_snippet: Snippet) -> None:
 def test_known_presets_mirror_the_suite() -> None:
     sys.path.insert(0, str(paths.REPO_ROOT))
     try:
-        from suite.registry import PRESETS
+        from suite.definitions import PRESETS
     finally:
         sys.path.remove(str(paths.REPO_ROOT))
     assert set(KNOWN_PRESETS) == set(PRESETS)

@@ -15,8 +15,8 @@ import random
 import pytest
 
 from suite import harness, stats
-from tfmatrix.analysis.inference import contrast, side_of, verdict
-from tfmatrix.analysis.stats import estimate, same_windows
+from tfmatrix.analysis.statistics.inference import contrast, side_of, verdict
+from tfmatrix.analysis.statistics.stats import estimate, same_windows
 
 
 def per_round(a: list[float], b: list[float]) -> float:

@@ -1,5 +1,6 @@
-"""TensorFlow's op level (``suite.opprofile``, ``analysis.ops``): events as each release writes them -> the per-step
-table -> the same ranked op types and sentences; a release without the profiler is a reason, never a crash."""
+"""TensorFlow's op level (``suite.opprofile``, ``analysis.explain.ops``): events as each release writes them ->
+the per-step table -> the same ranked op types and sentences; a release without the profiler is a reason, never a
+crash."""
 from __future__ import annotations
 
 import gzip
@@ -13,7 +14,7 @@ import pytest
 
 from suite import opprofile
 from suite.schema import validate_profiles
-from tfmatrix.analysis.ops import (
+from tfmatrix.analysis.explain.ops import (
     explanation_sentences,
     op_lines,
     op_sentences,
@@ -21,7 +22,7 @@ from tfmatrix.analysis.ops import (
     overhead_line,
     ranked_op_types,
 )
-from tfmatrix.analysis.profiles import explain, profile_of
+from tfmatrix.analysis.explain.profiles import explain, profile_of
 
 MS = 1e-3
 
@@ -151,7 +152,7 @@ def test_a_real_xla_pair_names_the_hlo_op_that_takes_the_time() -> None:
     """tf2.21-keras3-cpu's profiles of the seed's XLA claim (EfficientNetV2S 384x384, 2026-11-26): cProfile sees
     one native call on each side; TensorFlow's profiler sees 518 HLO ops against 1,947 graph ops, and the depthwise
     convolutions XLA compiled taking the time."""
-    from tfmatrix.analysis.profiles import pair
+    from tfmatrix.analysis.explain.profiles import pair
     from tfmatrix.results.profile_docs import read_profiles
 
     doc = read_profiles(GOLDEN)

@@ -19,7 +19,7 @@ import pytest
 from e2e import MATRICES, ROOT, cell_docs, records, require, tfmatrix
 
 from suite.schema import validate
-from tfmatrix.runners import docker as docker_runner
+from tfmatrix.runners import engine as docker_engine
 
 pytestmark = pytest.mark.ray
 DOCKER_MATRIX = MATRICES / "docker.toml"
@@ -29,7 +29,7 @@ BENCH = "selfcheck*"
 
 @pytest.fixture(scope="module")
 def client():
-    c = docker_runner.engine()
+    c = docker_engine.engine()
     require(c is not None, "no Docker engine answers (scripts/host-setup installs and starts one)")
     return c
 
@@ -61,7 +61,7 @@ def _free_port() -> int:
 
 
 def _running(client, cell: str) -> list:
-    return client.containers.list(all=True, filters={"label": f"{docker_runner.RUN_LABEL}={cell}"},
+    return client.containers.list(all=True, filters={"label": f"{docker_engine.RUN_LABEL}={cell}"},
                                   ignore_removed=True)  # one removed between listing and inspecting
 
 

@@ -29,7 +29,7 @@ from report_docs import (
     write,
 )
 
-from suite.run import GPU_MISSING
+from suite.document import GPU_MISSING
 from tfmatrix.analysis.cells import load_dir
 from tfmatrix.analysis.frame import build_frame
 from tfmatrix.errors import UserError
@@ -302,7 +302,8 @@ def test_real_cells_report(real_cells, tmp_path):
 @pytest.mark.tf
 def test_real_cells_claims(real_cells, tmp_path):
     """Every claim answered per real CPU cell, or marked cannot-exist with a reason; the seed's 001 cell holds."""
-    from tfmatrix.analysis.claims import CANNOT, CLAIMS, HOLDS, compute_claims
+    from tfmatrix.analysis.claim_table import CLAIMS
+    from tfmatrix.analysis.claims import CANNOT, HOLDS, compute_claims
 
     cells = load_dir(real_cells).cells
     results = {r.claim.key: r for r in compute_claims(build_frame(cells), cells)}

@@ -15,7 +15,7 @@ from cdp_pipe import Chromium, find_chromium
 from e2e import require
 from report_docs import synthetic_matrix
 
-from tfmatrix.analysis.claims import CLAIMS
+from tfmatrix.analysis.claim_table import CLAIMS
 from tfmatrix.report.build import build
 
 pytestmark = pytest.mark.browser

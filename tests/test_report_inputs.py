@@ -22,8 +22,8 @@ from report_docs import (
 from suite import stats as suite_stats
 from tfmatrix.analysis.cells import load_dir, load_file
 from tfmatrix.analysis.frame import build_frame
-from tfmatrix.analysis.inference import contrast, ratio_ci, side_of
-from tfmatrix.analysis.stats import pct_faster, spread
+from tfmatrix.analysis.statistics.inference import contrast, ratio_ci, side_of
+from tfmatrix.analysis.statistics.stats import pct_faster, spread
 from tfmatrix.errors import UserError
 from tfmatrix.versions import major, version_key
 
@@ -200,7 +200,8 @@ def test_window_mates_borrow_their_benchmarks_noise_from_the_same_run(tmp_path: 
     """A finding's line of three rounds: paired process by process (df 2 of its own), its variance moderated
     towards what the benchmark's variants measured in this run (``noise_model.annotate``), so its interval is not
     Student's t on 2 degrees of freedom."""
-    from tfmatrix.analysis.pairing import Compare, Finding, compute, param_spec
+    from tfmatrix.analysis.findings import Compare, Finding, param_spec
+    from tfmatrix.analysis.pairing import compute
 
     rng = np.random.default_rng(3)
     records = []

@@ -9,11 +9,11 @@ from report_docs import noisy, record, results_doc
 
 from suite.schema import validate
 from tfmatrix.execution import dispatch as execution
+from tfmatrix.execution.request import RunRequest
 from tfmatrix.execution.rounds import merge_results
 from tfmatrix.results.documents import SuiteResults
 from tfmatrix.results.store import PREVIOUS_DIR, CellOutcome, load_cell
 from tfmatrix.runners.base import Runner
-from tfmatrix.runners.common import RunRequest
 
 PARAMS = {"model": "tiny", "path": "predict", "stage": "compiled", "api": "tf.keras", "mode": "eager"}
 
@@ -61,7 +61,8 @@ class ScriptedRunner(Runner):
     def skip_reason(self, cell: Any) -> str | None:
         return "no GPU here" if cell.target == "gpu" else None
 
-    def run_cell(self, cell: Any, request: RunRequest, log: Any, progress: Any) -> CellOutcome:
+    def run_cell(self, job: Any, log: Any, progress: Any) -> CellOutcome:
+        cell = job.cell
         if self.skip_reason(cell):
             return CellOutcome(cell.name, "skipped", self.skip_reason(cell), {"name": "scripted"}, {}, None)
         self.calls.append(cell.name)

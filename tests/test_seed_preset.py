@@ -15,9 +15,10 @@ from variant_sizes import SIZE_PARAMS
 from variant_sizes import code_path as _code_path
 from variant_sizes import volume as _volume
 
-from suite.registry import PRESETS, Variant, all_variants
-from tfmatrix.analysis.claims import CLAIMS
-from tfmatrix.analysis.pairing import in_benchmarks, matches
+from suite.definitions import PRESETS, Variant
+from suite.registry import all_variants
+from tfmatrix.analysis.claim_table import CLAIMS
+from tfmatrix.analysis.findings import in_benchmarks, matches
 
 # (benchmark, parameter) measured below the seed's size in the default matrix, and why
 REDUCED = {

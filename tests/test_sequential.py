@@ -18,10 +18,10 @@ from sequential_model import run_line, sigmas
 from test_interleaved import SLICES, FakeCell, FakeRunner
 
 from tfmatrix.analysis.claims import HOLDS, REVERSED, UNCLEAR
-from tfmatrix.analysis.inference import ALPHA
 from tfmatrix.analysis.sequential import DECIDED, LOOK_ALPHA, MAX_ROUNDS, OPEN, SAME, LineState, open_variants
+from tfmatrix.analysis.statistics.inference import ALPHA
 from tfmatrix.execution import dispatch as execution
-from tfmatrix.runners.common import RunRequest
+from tfmatrix.execution.request import RunRequest
 
 N = 1500
 
@@ -107,8 +107,8 @@ def test_only_the_open_lines_variants_run_again_and_each_cell_file_says_why_each
     args: list[list[str]] = []
     real = type(runner).prepare
 
-    def prepare(self: Any, cell: Any, request: Any, log: Any, progress: Any) -> Any:
-        env = real(self, cell, request, log, progress)
+    def prepare(self: Any, job: Any, log: Any, progress: Any) -> Any:
+        env = real(self, job, log, progress)
         run_suite = env.run_suite
 
         def spy(a: list[str], *rest: Any, **kw: Any) -> Any:
@@ -148,7 +148,8 @@ def _cell(tf: str, keras: str = "", backend: str = "tensorflow") -> Any:
 def test_a_cell_measures_only_what_makes_a_claim_line_there() -> None:
     """MobileNetV2 stands in for EfficientNetV2S only where the seed's model cannot run; a TF-2-only claim's
     variants are not measured in a cell without TensorFlow, and seed 000's TF1 side only in its TF 1.14 cell."""
-    from suite.registry import PRESETS, all_variants
+    from suite.definitions import PRESETS
+    from suite.registry import all_variants
     from tfmatrix.analysis.sequential import claim_variant_ids, needed_here
 
     catalogue = [(v.benchmark, v.id, v.as_dict()) for v in all_variants(PRESETS["seed"])]
@@ -165,7 +166,8 @@ def test_a_cell_measures_only_what_makes_a_claim_line_there() -> None:
 
 
 def test_a_jax_cell_measures_its_own_answers_to_the_seed_questions() -> None:
-    from suite.registry import PRESETS, all_variants
+    from suite.definitions import PRESETS
+    from suite.registry import all_variants
     from tfmatrix.analysis.sequential import claim_variant_ids, needed_here
 
     catalogue = [(v.benchmark, v.id, v.as_dict()) for v in all_variants(PRESETS["seed"])]
@@ -182,7 +184,8 @@ def test_a_jax_cell_measures_its_own_answers_to_the_seed_questions() -> None:
 def test_every_finding_keeps_a_line_in_the_default() -> None:
     """The findings the claims leave without a line get the cheapest variants that give them one (``EXTRAS``): seed
     000's TF2 eager against the newest TF1 cell's graph mode, and a model every Keras 3 backend runs."""
-    from suite.registry import PRESETS, all_variants
+    from suite.definitions import PRESETS
+    from suite.registry import all_variants
     from tfmatrix.analysis.sequential import EXTRAS, claim_variant_ids, needed_here
 
     catalogue = [(v.benchmark, v.id, v.as_dict()) for v in all_variants(PRESETS["seed"])]

@@ -31,11 +31,11 @@ from variant_sizes import SIZE_PARAMS
 from variant_sizes import code_path as _code_path
 from variant_sizes import volume as _volume
 
-from suite.registry import PRESETS, NotApplicable, Variant, all_variants
+from suite.definitions import PRESETS, NotApplicable, Variant
+from suite.registry import all_variants
 
 ROOT = Path(__file__).resolve().parent.parent
-MODULES = ("inference", "graphs", "tensor_ops", "input_pipelines")
-PATTERNS = tuple(m + ".*" for m in MODULES)
+MODULES = ("inference", "graphs", "graphs_tracing", "tensor_ops", "input_pipelines")
 SEEDS = {
     "inference.tiny": "001",
     "inference.medium": "001",

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from suite.registry import PRESETS, all_variants
+from suite.definitions import PRESETS
+from suite.registry import all_variants
 from suite.schema import validate
 
 pytestmark = pytest.mark.tf

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from suite import harness, stats
-from suite.registry import PRESETS, Variant, all_variants, customized, load_benchmarks, select
+from suite.definitions import PRESETS, Variant, customized
+from suite.registry import all_variants, load_benchmarks, select
 from suite.schema import validate
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -6,14 +6,16 @@ from typing import Any
 
 import pytest
 
+from suite.schema import PLUGINS_ENV
 from tfmatrix.cli import main
 from tfmatrix.execution import dispatch as execution
-from tfmatrix.matrix.user_benchmarks import BENCH_MOUNT, PLUGINS_ENV, files_hash
+from tfmatrix.execution.request import RunRequest
+from tfmatrix.matrix.user_benchmarks import BENCH_MOUNT, files_hash
 from tfmatrix.provision.render import render_cell
 from tfmatrix.results.store import CellOutcome, load_cell
 from tfmatrix.runners import docker as docker_runner
 from tfmatrix.runners.base import Runner
-from tfmatrix.runners.common import RunRequest, requirements_failure
+from tfmatrix.runners.common import requirements_failure
 
 CELLS = """
 [[cell]]
@@ -107,7 +109,7 @@ class _Runner(Runner):
     name = "scripted"
 
     def __init__(self) -> None:
-        self.calls: list[RunRequest] = []
+        self.calls: list[Any] = []
 
     def inputs(self, cell: Any) -> str:
         return "inputs-v1"
@@ -115,10 +117,11 @@ class _Runner(Runner):
     def skip_reason(self, cell: Any) -> str | None:
         return None
 
-    def run_cell(self, cell: Any, request: RunRequest, log: Any, progress: Any) -> CellOutcome:
+    def run_cell(self, job: Any, log: Any, progress: Any) -> CellOutcome:
+        cell = job.cell
         from report_docs import noisy, record, results_doc
 
-        self.calls.append(request)
+        self.calls.append(job)
         rec = record("own.sum", {"n": 10, "api": "tf", "mode": "eager"}, noisy(1e-3), seed="user")
         return CellOutcome(cell.name, "ok", None, {"name": "scripted", "inputs": "inputs-v1"}, {"run_s": 1.0},
                            results_doc([rec], tf="2.15.1", cell=cell.name))

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from suite import api
+from suite.definitions import PRESETS
 from suite.plugins import BrokenFile, PluginError, load_plugins
-from suite.registry import PRESETS
 from suite.schema import validate
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -125,7 +125,8 @@ def test_the_example_lists_its_variants_without_tensorflow():
     """``python -m suite list`` must not import TensorFlow: the example imports it inside setup only."""
     env = dict(os.environ)
     env.update({"PYTHONPATH": str(ROOT), "TFMATRIX_SUITE_PLUGINS": str(EXAMPLE)})
-    code = ("import sys, json; from suite.registry import load_benchmarks, all_variants, PRESETS;"
+    code = ("import sys, json; from suite.definitions import PRESETS; "
+            "from suite.registry import load_benchmarks, all_variants;"
             "vs = all_variants(PRESETS['quick'], [b for b in load_benchmarks() if b.seed == 'user']);"
             "print(json.dumps([v.id for v in vs])); assert 'tensorflow' not in sys.modules")
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)

@@ -1,4 +1,4 @@
-"""``analysis.cells.Variant``: one record read once, read-only, at the defaults the old ``.get`` reads gave.
+"""``analysis.variant.Variant``: one record read once, read-only, at the defaults the old ``.get`` reads gave.
 
 ``old_reads`` is what the frame, the page's failure list, the unstable count
 and ``history.targets`` read of a record's dict before ``Variant`` existed
@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from report_docs import record
 
-from tfmatrix.analysis.cells import Variant
 from tfmatrix.analysis.frame import _median
+from tfmatrix.analysis.variant import Variant
 
 
 def old_reads(rec: dict[str, Any]) -> dict[str, Any]:

@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 from verdict_model import Model, compare_runs, noise_model_priors
 
-from tfmatrix.analysis.inference import Contrast, contrast, side_of, verdict
-from tfmatrix.analysis.moderation import judge
-from tfmatrix.analysis.multiplicity import gate
+from tfmatrix.analysis.statistics.inference import Contrast, contrast, side_of, verdict
+from tfmatrix.analysis.statistics.moderation import judge
+from tfmatrix.analysis.statistics.multiplicity import gate
 
 MODEL = Model()
 HOMOGENEOUS = Model(sigma_p90=0.07)            # every variant's process SD 7% (the measured median)

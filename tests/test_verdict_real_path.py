@@ -24,7 +24,7 @@ from tfmatrix.analysis.cells import load_file
 from tfmatrix.analysis.compare import compare_paths
 from tfmatrix.analysis.control import control_move
 from tfmatrix.analysis.history import history_model
-from tfmatrix.analysis.moderation import Prior, fit_prior, robust_d0
+from tfmatrix.analysis.statistics.moderation import Prior, fit_prior, robust_d0
 
 MEASURED = dict(sigma_median=0.114, sigma_p90=0.221)
 REVIEW = dict(sigma_median=0.07, sigma_p90=0.17)

@@ -12,8 +12,8 @@ import pytest
 from report_docs import synthetic_matrix
 
 from suite.schema import validate_profiles
-from tfmatrix.analysis.calltree import call_tree, diff_tree, speedscope
-from tfmatrix.analysis.profiles import profile_of
+from tfmatrix.analysis.explain.calltree import call_tree, diff_tree, speedscope
+from tfmatrix.analysis.explain.profiles import profile_of
 from tfmatrix.execution.profiling import failed_doc, keep
 from tfmatrix.matrix import load
 from tfmatrix.report.build import build
@@ -191,7 +191,7 @@ def test_a_claim_line_whose_side_could_not_be_profiled_says_why_and_a_bad_file_i
 
 
 def test_a_bisect_boundary_says_how_each_side_moved_and_where_the_one_that_moved_most_changed() -> None:
-    from tfmatrix.analysis.claims import CLAIMS
+    from tfmatrix.analysis.claim_table import CLAIMS
     from tfmatrix.history.targets import Target
     from tfmatrix.history.why import boundary_lines
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from suite.registry import Variant
+from suite.definitions import Variant
 
 # Parameters that scale work; every other parameter (with mode and api) names a code path.
 SIZE_PARAMS = {"batch_shape", "width", "input_shape", "n", "a_shape", "b_shape", "batches"}

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tfmatrix.analysis.inference import Contrast, Side
-from tfmatrix.analysis.moderation import Prior, judge
 from tfmatrix.analysis.noise_model import noise_model_of, prior
+from tfmatrix.analysis.statistics.inference import Contrast, Side
+from tfmatrix.analysis.statistics.moderation import Prior, judge
 
 P90_Z = 1.2815515655446004
 

@@ -46,7 +46,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Tuple
 
 from ..definitions import Benchmark, Prepared, Preset, Variant, make_variant
-from .training import scaled
+from .training import dense_head, scaled
 
 KERAS_APIS = ("tf.keras", "keras")
 MODES = ("eager", "graph")
@@ -88,12 +88,7 @@ def medium_model(k: Any, batch_shape: Tuple[int, ...], w: float, compat: Any) ->
     x = compat.lstm(k, scaled(512, w), activation="relu", return_sequences=True)(ipt)  # sic: ipt, as in the seed
     x = L.Conv1D(scaled(128, w), 400, strides=1, padding="same")(x)
     x = L.Flatten()(x)
-    x = L.Dense(scaled(256, w), activation="relu")(x)
-    x = L.Dropout(0.5)(x)
-    x = L.Dense(scaled(128, w), activation="relu")(x)
-    x = L.Dense(scaled(64, w), activation="relu")(x)
-    out = L.Dense(1, activation="sigmoid")(x)
-    return k.models.Model(ipt, out)
+    return dense_head(k, ipt, x, w)
 
 
 BUILDERS = {"tiny": tiny_model, "medium": medium_model}

@@ -76,15 +76,35 @@ def scaled(n: int, width: float) -> int:
 
 # -- the seed's models, parameterised only by width ---------------------------
 
+def small_head(k: Any, ipt: Any, x: Any, w: float) -> Any:
+    """The small models' classifier on ``x`` (Dropout, Dense 64, a sigmoid), as a model of ``ipt``."""
+    L = k.layers
+    x = L.Dropout(0.5)(x)
+    x = L.Dense(scaled(64, w), activation="relu")(x)
+    out = L.Dense(1, activation="sigmoid")(x)
+    return k.models.Model(ipt, out)
+
+
+def dense_head(k: Any, ipt: Any, x: Any, w: float) -> Any:
+    """The medium and large models' classifier on ``x`` (Dense 256, Dropout, Dense 128, Dense 64, a sigmoid).
+
+    Seed 000's medium and large models and seed 001's medium model end with it.
+    """
+    L = k.layers
+    x = L.Dense(scaled(256, w), activation="relu")(x)
+    x = L.Dropout(0.5)(x)
+    x = L.Dense(scaled(128, w), activation="relu")(x)
+    x = L.Dense(scaled(64, w), activation="relu")(x)
+    out = L.Dense(1, activation="sigmoid")(x)
+    return k.models.Model(ipt, out)
+
+
 def question_small(k: Any, batch_shape: Tuple[int, ...], w: float, compat: Any = None) -> Any:
     L = k.layers
     ipt = L.Input(batch_shape=batch_shape)
     x = L.Conv1D(scaled(128, w), 400, strides=4, padding="same")(ipt)
     x = L.Flatten()(x)
-    x = L.Dropout(0.5)(x)
-    x = L.Dense(scaled(64, w), activation="relu")(x)
-    out = L.Dense(1, activation="sigmoid")(x)
-    return k.models.Model(ipt, out)
+    return small_head(k, ipt, x, w)
 
 
 def question_medium(k: Any, batch_shape: Tuple[int, ...], w: float, compat: Any) -> Any:
@@ -94,12 +114,7 @@ def question_medium(k: Any, batch_shape: Tuple[int, ...], w: float, compat: Any)
     x = compat.lstm(k, scaled(512, w), activation="relu", return_sequences=True)(x)
     x = L.Conv1D(scaled(128, w), 400, strides=4, padding="same")(x)
     x = L.Flatten()(x)
-    x = L.Dense(scaled(256, w), activation="relu")(x)
-    x = L.Dropout(0.5)(x)
-    x = L.Dense(scaled(128, w), activation="relu")(x)
-    x = L.Dense(scaled(64, w), activation="relu")(x)
-    out = L.Dense(1, activation="sigmoid")(x)
-    return k.models.Model(ipt, out)
+    return dense_head(k, ipt, x, w)
 
 
 def answer_small(k: Any, batch_shape: Tuple[int, ...], w: float, compat: Any = None) -> Any:
@@ -107,10 +122,7 @@ def answer_small(k: Any, batch_shape: Tuple[int, ...], w: float, compat: Any = N
     ipt = L.Input(batch_shape=batch_shape)
     x = L.Conv1D(scaled(128, w), 40, strides=4, padding="same")(ipt)
     x = L.GlobalAveragePooling1D()(x)
-    x = L.Dropout(0.5)(x)
-    x = L.Dense(scaled(64, w), activation="relu")(x)
-    out = L.Dense(1, activation="sigmoid")(x)
-    return k.models.Model(ipt, out)
+    return small_head(k, ipt, x, w)
 
 
 def answer_medium(k: Any, batch_shape: Tuple[int, ...], w: float, compat: Any = None) -> Any:
@@ -120,12 +132,7 @@ def answer_medium(k: Any, batch_shape: Tuple[int, ...], w: float, compat: Any = 
     for filters in (64, 128, 256, 256, 128, 64):
         x = L.Conv1D(scaled(filters, w), 20, strides=1, padding="valid")(x)
     x = L.GlobalAveragePooling1D()(x)
-    x = L.Dense(scaled(256, w), activation="relu")(x)
-    x = L.Dropout(0.5)(x)
-    x = L.Dense(scaled(128, w), activation="relu")(x)
-    x = L.Dense(scaled(64, w), activation="relu")(x)
-    out = L.Dense(1, activation="sigmoid")(x)
-    return k.models.Model(ipt, out)
+    return dense_head(k, ipt, x, w)
 
 
 def answer_large(k: Any, batch_shape: Tuple[int, ...], w: float, compat: Any = None) -> Any:
@@ -139,12 +146,7 @@ def answer_large(k: Any, batch_shape: Tuple[int, ...], w: float, compat: Any = N
     x = L.Conv1D(scaled(1028, w), 10, strides=2, padding="valid")(x)  # 1028 as in the seed
     x = L.Conv1D(scaled(256, w), 1, strides=1, padding="valid")(x)
     x = L.GlobalAveragePooling1D()(x)
-    x = L.Dense(scaled(256, w), activation="relu")(x)
-    x = L.Dropout(0.5)(x)
-    x = L.Dense(scaled(128, w), activation="relu")(x)
-    x = L.Dense(scaled(64, w), activation="relu")(x)
-    out = L.Dense(1, activation="sigmoid")(x)
-    return k.models.Model(ipt, out)
+    return dense_head(k, ipt, x, w)
 
 
 BUILDERS: Dict[Tuple[str, str], Callable[..., Any]] = {

@@ -3,7 +3,7 @@ import os
 import signal
 import time
 
-from suite.registry import Benchmark, NotApplicable, Prepared, Variant
+from suite.definitions import Benchmark, NotApplicable, Prepared, Variant
 
 
 class Fault(Benchmark):

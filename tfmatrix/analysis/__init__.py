@@ -1,5 +1,11 @@
-"""Analysis: pure functions over loaded cells (frame, statistics, pairing, findings, claims, compare, upgrade).
+"""Analysis: what the loaded cells answer (frame, pairing, findings, claims, compare, upgrade, ...).
 
-Nothing here draws a page or parses arguments: ``report/`` presents what this
-computes, ``history/`` and ``commands/`` call it.
+``statistics/`` (the verdict statistics) and ``explain/`` (explain's profiles)
+import nothing else of analysis/. ``statistics/`` is pure; so is the rest,
+but for the modules that read files: ``cells`` (``load_dir``, ``load_file``:
+cell files and their logs) and ``compare`` (``load_side``, ``compare_paths``:
+compare's two sides, the noise history beside them). The other documents are
+records read in ``results/`` (``profile_docs``, ``noise_history``,
+``journal``, ``history_docs``). Nothing here draws a page or parses arguments:
+``report/`` presents what this computes, ``history/`` and ``commands/`` call it.
 """

@@ -20,9 +20,10 @@ import pandas as pd
 from suite.schema import SIDE_PARAM
 
 from .cells import CellResult
-from .compare import CompareResult, broken, variant_changes
+from .compare import broken, variant_changes
+from .compare_result import CompareResult
 from .frame import build_frame, param_column
-from .inference import ALPHA
+from .statistics.inference import ALPHA
 
 SIDES = ("base", "head")
 

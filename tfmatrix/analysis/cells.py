@@ -7,20 +7,21 @@ and what the suite saw second, and keeps one broken file from costing the
 other cells their report. What the suite saw of TF and the host is read once
 into ``TfFacts`` and ``HostFacts`` (the keys ``results.shapes`` declares), and
 each of its records (one per benchmark variant) once into a read-only
-``Variant``: analysis and views read its fields, never the record's dict.
+``Variant`` (``variant.py``): analysis and views read its fields, never the
+record's dict.
 """
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
 from ..errors import UserError
 from ..results.documents import Attempt, CellDoc, SuiteResults, read_cell
 from ..results.store import read_tail
 from ..versions import VersionKey, major, minor_series, version_key
+from .variant import Variant
 
 CPU_FLAGS_SHOWN = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512_vnni", "avx512_bf16", "amx_tile")
 
@@ -82,90 +83,6 @@ class HostFacts:
     @classmethod
     def of(cls, facts: Mapping[str, Any]) -> HostFacts:
         return cls(_obj(facts.get("python")).get("version"), _obj(_obj(facts.get("cpu")).get("flags")))
-
-
-def _frozen(value: Any) -> Mapping[str, Any]:
-    """A record's object, read-only (null or absent: empty)."""
-    return MappingProxyType(dict(value) if isinstance(value, dict) else {})
-
-
-def _label(rid: str, bench: str) -> str:
-    """The id without its benchmark: ``model=small,loop=fit,...``."""
-    if bench and rid.startswith(bench + "[") and rid.endswith("]"):
-        return rid[len(bench) + 1:-1]
-    return rid
-
-
-@dataclass(frozen=True)
-class Variant:
-    """One record of a cell's results (one benchmark variant, ``suite.schema.ALL_RECORD_KEYS``), read once.
-
-    Built by ``of`` when the cell is loaded; every field is what the report's
-    reads of the record's dict gave, a key the record lacks (or holds as null)
-    at that read's default. ``SuiteResults.records`` keeps the dicts for the
-    run loop, which merges rounds and writes them back.
-    """
-
-    id: str | None = None
-    benchmark: str = "?"                    # the record's benchmark, else its id up to "["
-    variant: str = ""                       # the id without its benchmark (``model=small,...``)
-    seed: str | None = None
-    title: str | None = None
-    mode: Any = None                        # the record's mode, else its params' mode
-    api: Any = None                         # the record's api, else its params' api
-    keras_used: str | None = None           # info.keras.flavour: the Keras the variant ran on
-    status: str | None = None               # ok | n/a | error | timeout, as recorded (None when absent)
-    reason: str | None = None
-    traceback: str | None = None            # a failed process's tail
-    unit: str = "s"
-    params: Mapping[str, Any] = field(default_factory=lambda: _frozen(None))
-    samples: tuple[Any, ...] = ()
-    per_process: tuple[tuple[Any, ...], ...] = ()   # the processes that sampled (empty ones left out)
-    cv: float | None = None                 # stats.cv
-    between_cv: float | None = None         # between_process.cv
-    build_s: tuple[Any, ...] = ()           # setup.build_s, per process
-    first_call_s: tuple[Any, ...] = ()      # setup.first_call_s, per process
-    calls: tuple[Any, ...] = ()             # iterations.per_repeat: calls timed in one sample, per process
-    warmup_calls: tuple[Any, ...] = ()      # iterations.warmup_calls: calls before sampling, per process
-    inner: int = 1                          # iterations.inner: what one call runs (samples are per iteration)
-    unstable: bool = False
-    peak_rss_mb: float | None = None
-    wall_s: float | None = None
-    windows: tuple[str, ...] = ()           # schedule.windows: the window each process sampled in
-    passes: tuple[Any, ...] = ()            # schedule.passes: the matrix round each process came from
-    extra: Mapping[str, Any] = field(default_factory=lambda: _frozen(None))
-
-    @classmethod
-    def of(cls, rec: Mapping[str, Any]) -> Variant:
-        params, info = _frozen(rec.get("params")), _obj(rec.get("info"))
-        schedule, setup = _obj(rec.get("schedule")), _obj(rec.get("setup"))
-        iterations = _obj(rec.get("iterations"))
-        return cls(
-            id=rec.get("id"),
-            benchmark=rec.get("benchmark") or str(rec.get("id", "?")).split("[")[0],
-            variant=_label(str(rec.get("id") or ""), str(rec.get("benchmark") or "")),
-            seed=rec.get("seed"), title=rec.get("title"),
-            mode=rec.get("mode") or params.get("mode"), api=rec.get("api") or params.get("api"),
-            keras_used=_obj(info.get("keras")).get("flavour"),
-            status=rec.get("status"), reason=rec.get("reason"), traceback=rec.get("traceback"),
-            unit=rec.get("unit") or "s",
-            params=params,
-            samples=tuple(rec.get("samples") or ()),
-            per_process=tuple(tuple(p) for p in (rec.get("per_process") or ()) if p),
-            cv=_obj(rec.get("stats")).get("cv"),
-            between_cv=_obj(rec.get("between_process")).get("cv"),
-            build_s=tuple(setup.get("build_s") or ()), first_call_s=tuple(setup.get("first_call_s") or ()),
-            calls=tuple(iterations.get("per_repeat") or ()), warmup_calls=tuple(iterations.get("warmup_calls") or ()),
-            inner=iterations["inner"] if isinstance(iterations.get("inner"), int) and iterations["inner"] > 0 else 1,
-            unstable=bool(rec.get("unstable")),
-            peak_rss_mb=rec.get("peak_rss_mb"), wall_s=rec.get("wall_s"),
-            windows=tuple(schedule.get("windows") or ()), passes=tuple(schedule.get("passes") or ()),
-            extra=_frozen(rec.get("extra")),
-        )
-
-    @property
-    def ok(self) -> bool:
-        return self.status == "ok"
 
 
 @dataclass

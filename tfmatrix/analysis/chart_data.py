@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from suite.schema import param_text
+
 from .cells import CellResult
-from .frame import param_text
-from .pairing import ParamSpec, matches, param_spec
+from .findings import ParamSpec, matches, param_spec
 
 
 @dataclass(frozen=True)

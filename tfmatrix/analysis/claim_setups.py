@@ -14,11 +14,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from .cells import CellResult
-from .pairing import Compare, param_spec
+from .cells import FRAMEWORKS, CellResult
+from .findings import Compare, ParamSpec, param_spec
 
-Spec = Mapping[str, "str | tuple[str, ...]"]
-FRAMEWORKS = {"jax": "JAX", "torch": "PyTorch"}
 TF_CELLS = ("tensorflow",)          # a claim's TF setup where JAX/PyTorch cells answer with their own (``on_backends``)
 
 
@@ -33,7 +31,8 @@ class Setup:
         return self.compare.applies(cell)
 
 
-def setup(benchmarks: tuple[str, ...], a: Spec, b: Spec, standin: str = "", backends: tuple[str, ...] = ()) -> Setup:
+def setup(benchmarks: tuple[str, ...], a: ParamSpec, b: ParamSpec, standin: str = "",
+          backends: tuple[str, ...] = ()) -> Setup:
     return Setup(Compare(benchmarks, param_spec(**a), param_spec(**b), backends), standin)
 
 
@@ -42,8 +41,8 @@ class BackendAnswer:
     """A claim's question on JAX and PyTorch: the sides (``api=backend`` unless a side names its api) and names."""
 
     benchmarks: tuple[str, ...]
-    a: Spec
-    b: Spec
+    a: ParamSpec
+    b: ParamSpec
     how: Mapping[str, str]          # backend -> what answers there, for the line's label
 
 

@@ -14,7 +14,9 @@ from each side and matched line by line, so a comparison the report calls
 clear in one run and reversed in the other is named.
 
 Pure functions over loaded cells (``analysis.cells``) and frames
-(``analysis.frame``); the command line only reads, prints and writes, and
+(``analysis.frame``), but for ``load_side`` and ``compare_paths``, which read
+the two sides (and a noise model) from disk. What it finds is a
+``compare_result.CompareResult``; the command line prints and writes it, and
 the terminal rows, ``--csv`` and ``--html`` are views (``report.compare_view``).
 """
 from __future__ import annotations
@@ -22,7 +24,6 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,220 +32,19 @@ import pandas as pd
 
 from ..errors import UserError
 from ..results.noise_history import NoiseModel, noise_file_beside, read_noise_history
-from .agreement import Agreement, ComparisonChange, comparison_changes
+from .agreement import ComparisonChange, comparison_changes
 from .cells import CellResult, load_dir, load_file
-from .control import container_reference, control_moves, host_reference, uniform_note
-from .findings import FINDINGS, compute_all
+from .compare_result import CompareResult, VariantChange
+from .control import container_reference, control_moves, host_reference
+from .findings import FINDINGS
 from .frame import build_frame, row_side
-from .history import SOURCE as HISTORY
 from .history import history_model, pair_priors
-from .inference import ALPHA, Contrast, RatioCI, ratio_ci
-from .moderation import judge
-from .multiplicity import bh, gate
 from .noise_model import pooled
-from .run_level import MIN_RUNS, RunLevel, run_levels
-from .stats import deviation
-
-FDR = 0.05      # the false-discovery rate a list of changed variants is read at
-
-@dataclass(frozen=True)
-class VariantChange:
-    """One variant measured on both sides: time ratio B/A, its interval and what it rests on."""
-
-    cell_a: str
-    cell_b: str
-    id: str
-    benchmark: str
-    time_a: float               # exp(mean per-round log p10): the numbers the ratio is made of (time_b / time_a)
-    time_b: float
-    ci: RatioCI
-    noise: float                # what one round's ratio wanders by (its SD, relative: 0.1 = 10%); shown, not a rule
-    contrast: Contrast | None = None
-    q: float = math.nan         # its Benjamini-Hochberg adjusted p-value among the variants compared
-    pooled: tuple[float, float] = (math.nan, math.nan)   # the pooled p10 of all samples, A and B (labelled so)
-
-    @property
-    def deviation(self) -> float:
-        return deviation(self.time_a, self.time_b)
-
-    @property
-    def verdict(self) -> str:
-        """"slower"/"faster" (B against A), "no clear difference", or "not enough replication"."""
-        if not self.ci.replicated:
-            return "not enough replication"
-        if not self.ci.clear:
-            return "no clear difference"
-        return "slower" if self.ci.low > 1.0 else "faster"
-
-    @property
-    def discovery(self) -> bool:
-        """Changed, and still so when the whole list is read at a ``FDR`` false-discovery rate."""
-        return self.verdict in ("slower", "faster") and self.q < FDR
-
-
-@dataclass
-class CompareResult:
-    label_a: str
-    label_b: str
-    variants: list[VariantChange]
-    comparisons: list[ComparisonChange]
-    only_a: list[str] = field(default_factory=list)    # "cell: id" measured ok on one side only
-    only_b: list[str] = field(default_factory=list)
-    cells: list[tuple[str, str]] = field(default_factory=list)
-    host_a: float | None = None       # the host reference's median time in each run (hostspeed), when recorded
-    host_b: float | None = None
-    scale: float = 1.0                # B's times were divided by this (--normalise: host_b / host_a)
-    broke: list[tuple[str, str]] = field(default_factory=list)   # ("cell: id", reason): ok in A, failed in B
-    normalise: str = "none"
-    shift: float | None = None        # the median B/A over every variant: what the whole run moved by
-    unreplicated: int = 0             # variants with one process a side and no variance from elsewhere
-    cell_moves: dict[str, float] = field(default_factory=dict)   # per cell pair: its median B/A, when taken out
-    cell_refs: dict[str, float] = field(default_factory=dict)    # per cell pair: its containers' reference B/A
-    run_levels: dict[str, RunLevel] = field(default_factory=dict)  # per cell: its spread over the runs kept
-    controls: dict[str, float] = field(default_factory=dict)     # per cell pair: the control's B/A taken out
-    alpha: float = ALPHA              # each variant's test and the gate's (a sequential ab: 5% over its looks)
-
-    def offenders(self, slower_than: float) -> list[str]:
-        """What fails a CI gate (``--fail-on slower:X%``): each variant that broke, then each one slower with
-        family-wise confidence (Holm over every variant compared: an unchanged run fails at most 5% of the
-        time) and its own 95% interval above 1 + ``slower_than``, worst first."""
-        out = [f"broke: {what}: {why}" for what, why in self.broke]
-        calls = gate([v.contrast for v in self.variants], slower_than, self.alpha)
-        slow = sorted((v for v, call in zip(self.variants, calls, strict=True) if call.fails),
-                      key=lambda v: -v.ci.ratio)
-        out += [f"slower: {v.cell_b}: {v.id}: {v.ci.ratio:.3f}x [{v.ci.low:.3f}, {v.ci.high:.3f}], noise "
-                f"{v.noise:.1%}" for v in slow]
-        return out
-
-    def gate_line(self, slower_than: float) -> str:
-        """What the gate could see: the smallest slowdown that fails it (80% of the time), over the variants."""
-        mdes = sorted(c.mde for c in gate([v.contrast for v in self.variants], slower_than, self.alpha)
-                      if math.isfinite(c.mde))
-        blind = len(self.variants) - len(mdes)
-        if not mdes:
-            return ("the gate could see no slowdown: no variant has replicated measurements (run --rounds 2 or "
-                    "more)")
-        median = mdes[len(mdes) // 2]
-        return (f"the gate finds a slowdown of {median:.0%} or more in half the variants (80% of the time), "
-                f"{mdes[0]:.0%} in the best measured, {mdes[-1]:.0%} in the worst; smaller ones cannot be seen by "
-                f"this comparison" + (f"; {blind} variant(s) not gated: not enough replication" if blind else "")
-                + self.uniform_note())
-
-    def uniform_note(self) -> str:
-        """Can a slowdown of a whole slice or cell fail the gate? (``control.uniform_note``)"""
-        return uniform_note(self.normalise, self.cell_moves, self.controls, self.run_levels)
-
-    @property
-    def agreement(self) -> Agreement:
-        return Agreement.of([(f"{v.cell_b}: {v.id}", v.deviation) for v in self.variants])
-
-    @property
-    def comparison_agreement(self) -> Agreement:
-        return Agreement.of([(f"{c.finding} {c.group}: {c.config}", c.deviation) for c in self.comparisons])
-
-    @property
-    def reversed(self) -> list[ComparisonChange]:
-        return [c for c in self.comparisons if c.reversed]
-
-    def verdicts(self) -> dict[str, int]:
-        out = {"faster": 0, "slower": 0, "no clear difference": 0, "not enough replication": 0}
-        for v in self.variants:
-            out[v.verdict] += 1
-        return out
-
-    def counts_text(self) -> str:
-        """'N slower, N faster, N no clear difference[, N not enough replication]': compare's and ab's summary."""
-        counts = self.verdicts()
-        return (f"{counts['slower']} slower, {counts['faster']} faster, {counts['no clear difference']} no clear "
-                "difference" + (f", {counts['not enough replication']} not enough replication"
-                                if counts["not enough replication"] else ""))
-
-    def summary_lines(self) -> list[str]:
-        clear_a = sum(1 for c in self.comparisons if c.verdict_a != "unclear")
-        return [
-            f"A = {self.label_a}, B = {self.label_b}; {len(self.cells)} cell pair(s)",
-            self.agreement.line("variants (times: geometric mean of the rounds' 10th percentiles)"),
-            f"verdicts, B against A: {self.counts_text()}",
-        ] + ([self.discovery_line()] if self.unreplicated < len(self.variants) else []) + [
-            self.resolution_line(),
-            self.prior_line(),
-            self.comparison_agreement.line("findings' comparisons (time ratios)"),
-            f"findings' comparisons clear in A: {clear_a}; reversed in B: {len(self.reversed)}; "
-            f"clear in one and unclear in the other: {sum(1 for c in self.comparisons if c.flipped)}",
-            self.host_line(),
-        ] + ([self.replication_line()] if self.unreplicated else [])
-
-    def discovery_line(self) -> str:
-        found = [v for v in self.variants if v.discovery]
-        slower = sum(1 for v in found if v.verdict == "slower")
-        return (f"read as one list at a {FDR:.0%} false-discovery rate (Benjamini-Hochberg): {slower} slower, "
-                f"{len(found) - slower} faster; each variant's own verdict is a {self.alpha * 100:.3g}% test, so about "
-                f"1 in {round(1 / self.alpha)} unchanged variants is called different by chance")
-
-    def resolution_line(self) -> str:
-        mdes = sorted(v.ci.mde for v in self.variants if math.isfinite(v.ci.mde))
-        if not mdes:
-            return "no variant has replicated measurements: no change can be resolved"
-        return (f"smallest change resolved (80% of the time): {mdes[len(mdes) // 2]:.0%} at the median variant, "
-                f"{mdes[0]:.0%} at best, {mdes[-1]:.0%} at worst; a \"no clear difference\" says nothing about "
-                "changes smaller than its own")
-
-    def prior_line(self) -> str:
-        """What share of the comparisons had a variance prior, and from where (``moderation``, ``history``)."""
-        kinds = {"moderated": 0, "history": 0, "noise model": 0}
-        for v in self.variants:
-            prior = v.contrast.prior if v.contrast is not None else ""
-            if prior:
-                kinds["history" if HISTORY in prior else "noise model" if prior.startswith("noise model")
-                      else "moderated"] += 1
-        n = max(1, len(self.variants))
-        if not sum(kinds.values()):
-            return "variance priors: none (each variant judged on its own rounds, where it has two or more)"
-        return (f"variance priors: {sum(kinds.values()) / n:.0%} of the variants compared ("
-                f"{kinds['moderated'] / n:.0%} moderated across their benchmark or cell pair, "
-                f"{kinds['history'] / n:.0%} their own noise in the kept runs, "
-                f"{kinds['noise model'] / n:.0%} a noise model file)")
-
-    def replication_line(self) -> str:
-        return (f"{self.unreplicated} variants have one process a side and no noise model from a replicated run: "
-                "not enough replication for a verdict (run --rounds 2 or more, or give --noise-model FILE from a "
-                "replicated run of the same cells)")
-
-    def host_line(self) -> str:
-        moved = f"every variant together moved B/A {self.shift:.3f} (median)" if self.shift else \
-            "too few variants to tell what the whole run moved by"
-        if self.host_a and self.host_b:
-            host = (f"the host reference workload {self.host_a * 1e3:.2f} ms in A, {self.host_b * 1e3:.2f} ms in B "
-                    f"(B/A {self.host_b / self.host_a:.3f})")
-        else:
-            host = "no host reference on both sides (runs before the interleaved schedule)"
-        moves = ", ".join(f"{cell} {move:.3f}" + self._move_note(cell, move) for cell, move in self.cell_moves.items())
-        how = {"none": "ratios as measured (--normalise cell|host|run takes a common move out)",
-               "cell": f"each cell's common move taken out ({moves}): a run-level move of a whole cell, which one "
-                       "run a side cannot tell from the run's own drift, is shown, not judged",
-               "control": "each cell's move taken from its containers' reference workload ("
-                          + ", ".join(f"{c} {m:.3f}" for c, m in self.controls.items()) + "): a change that slowed "
-                          "a whole cell is judged" + (f"; common move taken out where there is none ({moves})"
-                                                      if len(self.controls) < len(self.cell_moves) else ""),
-               "host": f"ratios divided by the host reference's B/A {self.scale:.3f}",
-               "run": f"ratios divided by the common move {self.scale:.3f}: a change that slowed every variant "
-                      "alike is not seen"}[self.normalise]
-        if self.normalise == "host" and not (self.host_a and self.host_b):
-            how = "ratios as measured (no host reference on both sides)"
-        if self.normalise == "run" and not self.shift:
-            how = "ratios as measured (too few variants to find the common move: --normalise run needs 10)"
-        return f"{moved}; {host}; {how}"
-
-    def _move_note(self, cell: str, move: float) -> str:
-        notes = []
-        if cell in self.cell_refs:
-            notes.append(f"its containers' own reference {self.cell_refs[cell]:.3f}")
-        if cell in self.run_levels:
-            notes.append(self.run_levels[cell].text(move))
-        return f" ({'; '.join(notes)})" if notes else ""
-
-
-# --------------------------------------------------------------------------- pure core
+from .pairing import compute_all
+from .run_level import MIN_RUNS, run_levels
+from .statistics.inference import ratio_ci
+from .statistics.moderation import judge
+from .statistics.multiplicity import bh
 
 
 def variant_changes(df_a: pd.DataFrame, df_b: pd.DataFrame, pairs: Sequence[tuple[str, str]], scale_b: float = 1.0,
@@ -324,9 +124,6 @@ def _ok_rows(df: pd.DataFrame, cell: str) -> dict[str, Any]:
         return {}
     rows = df[(df["cell"] == cell) & (df["status"] == "ok") & df["time"].notna()]
     return {str(r["id"]): r for _, r in rows.iterrows()}
-
-
-NORMALISE = ("auto", "none", "cell", "control", "host", "run")
 
 
 def compare_cells(cells_a: list[CellResult], cells_b: list[CellResult], label_a: str, label_b: str,

@@ -27,8 +27,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .cells import CellResult, Variant
-from .stats import estimate
+from .cells import CellResult
+from .statistics.stats import estimate
+from .variant import Variant
 
 RESAMPLES = 200
 

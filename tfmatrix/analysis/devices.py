@@ -208,7 +208,7 @@ def crossovers(changes: Sequence[Any], params: Mapping[str, Mapping[str, Any]],
                axes: Sequence[SizeAxis] = SIZE_AXES) -> list[Crossover]:
     """Per size axis and configuration (every other parameter equal), the ratios by size and their crossover.
 
-    ``changes``: ``compare.VariantChange`` of one pair, or of pairs of one family (``family_key``: the same
+    ``changes``: ``compare_result.VariantChange`` of one pair, or of pairs of one family (``family_key``: the same
     environment at several presets), the first at a size kept; ``params``: each variant id's parameters.
     """
     out = []

@@ -1,20 +1,80 @@
-"""The seeds' questions (``FINDINGS``): data only.
+"""The seeds' questions: what a finding asks (``Finding``, ``Compare``, ``matches``) and the ``FINDINGS`` table.
 
-Everything in the report that depends on benchmark or parameter names is in
-two tables: ``FINDINGS`` here and ``CHARTS`` (the headline charts) beside its
-``Chart`` model in ``chart_data.py``. When the catalogue changes (``python -m
-suite list`` shows the parameter names in each variant id), adjust them there
-and nowhere else; ``tests/test_contracts.py`` checks every name against the
-catalogue. How a finding is answered (pairing, ratios, intervals) is in
-``pairing.py``.
+A finding names its two sides by benchmark globs and parameter values
+(``ParamSpec``), the language the claims (``claim_table.py``) and the charts
+(``chart_data.py``) are written in too. Everything in the report that
+depends on benchmark or parameter names is in those tables: ``FINDINGS``
+here, ``CLAIMS``, and ``CHARTS`` beside its ``Chart`` model. When the
+catalogue changes (``python -m suite list`` shows the parameter names in
+each variant id), adjust them there and nowhere else;
+``tests/test_contracts.py`` checks every name against the catalogue. How a
+finding is answered (pairing, ratios, intervals) is in ``pairing.py``.
 """
 from __future__ import annotations
 
-import pandas as pd
+import fnmatch
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from suite.schema import param_text
 
 from .cells import CellResult
-from .noise_model import annotate
-from .pairing import Compare, Finding, FindingResult, compute, param_spec
+
+ParamSpec = Mapping[str, "str | tuple[str, ...]"]
+
+
+def param_spec(**params: str | tuple[str, ...]) -> ParamSpec:
+    return MappingProxyType(dict(params))
+
+
+@dataclass(frozen=True)
+class Compare:
+    """Where a finding looks: benchmarks (globs) and the parameter values that make each side."""
+
+    benchmarks: tuple[str, ...]
+    a: ParamSpec
+    b: ParamSpec
+    backends: tuple[str, ...] = ()      # only cells on these frameworks ("tensorflow", "jax", "torch"); () every cell
+
+    def applies(self, cell: CellResult) -> bool:
+        return not self.backends or (cell.backend or "tensorflow") in self.backends
+
+
+@dataclass(frozen=True)
+class Finding:
+    key: str
+    seed: str
+    question: str
+    a: str                              # side labels; the ratio is time(a) / time(b)
+    b: str
+    compare: tuple[Compare, ...]
+    scope: str = "cell"                 # "cell": a and b in one cell; "cells": a and b in different cells;
+    #                                     "backends": Keras 3 cells that differ only in backend
+    a_tf: int | None = None             # scope "cells": TF major version of each side's cells
+    b_tf: int | None = None
+    note: str = ""
+
+
+def matches(params: Mapping[str, Any], spec: ParamSpec) -> bool:
+    """A record's parameters have the values ``spec`` asks for (tuples: any of them)."""
+    for name, want in spec.items():
+        if name not in params:
+            return False
+        allowed = want if isinstance(want, tuple) else (want,)
+        if param_text(params[name]) not in allowed:
+            return False
+    return True
+
+
+def in_benchmarks(benchmark: str, globs: tuple[str, ...]) -> bool:
+    return any(fnmatch.fnmatchcase(benchmark, g) for g in globs)
+
+
+def spec_text(spec: ParamSpec) -> str:
+    return ", ".join(f"{k}={'|'.join(v) if isinstance(v, tuple) else v}" for k, v in spec.items())
+
 
 # ---------------------------------------------------------------------------
 # THE TABLE: benchmark and parameter names the report depends on.
@@ -139,9 +199,3 @@ FINDINGS: tuple[Finding, ...] = (
         note="On a Keras 3 cell without TF the seed's two functions run on jax.numpy or torch.",
     ),
 )
-
-
-def compute_all(df: pd.DataFrame, cells: list[CellResult],
-                findings: tuple[Finding, ...] = FINDINGS) -> list[FindingResult]:
-    df = annotate(df)        # every variant's unit variance, once for all findings
-    return [compute(f, df, cells) for f in findings]

@@ -17,9 +17,10 @@ import pandas as pd
 
 from suite.schema import param_text  # the variant-id text, one copy for both halves
 
-from .cells import CellResult, Variant
-from .inference import Side, side_of
-from .stats import estimate, spread
+from .cells import CellResult
+from .statistics.inference import Side, side_of
+from .statistics.stats import estimate, spread
+from .variant import Variant
 
 CELL_COLUMNS = ["cell", "cell_status", "order", "tf", "tf_installed", "keras_flavour", "keras_version", "python",
                 "target", "runner", "preset"]

@@ -22,8 +22,8 @@ import numpy as np
 from ..results.noise_history import NoiseModel
 from .cells import CellResult
 from .frame import build_frame, row_side
-from .moderation import Prior, remove_process_effects
 from .noise_model import prior
+from .statistics.moderation import Prior, remove_process_effects
 
 SOURCE = "kept runs"
 

@@ -26,8 +26,8 @@ import pandas as pd
 from ..results.noise_history import NoiseHistory, NoiseModel
 from .cells import CellResult
 from .frame import row_side
-from .inference import Contrast, Side
-from .moderation import Prior, moderate, remove_process_effects
+from .statistics.inference import Contrast, Side
+from .statistics.moderation import Prior, moderate, remove_process_effects
 
 MAX_D = 12.0            # the most degrees of freedom pooled runs lend a variance: a history is a prior, not a
 #                         known value (a noisier day than the kept runs must still widen the interval)

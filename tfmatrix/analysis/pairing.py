@@ -12,83 +12,30 @@ interleaved run round by round, variances moderated across the lines of the
 same comparison), and seed 000's signed "% faster" (positive when ``a`` is faster). Where a cell has no pair, the
 finding says why (the side's n/a reason, or that it did not run there).
 
-The records a finding is written in (``Finding``, ``Compare``) live here too, so
-the table (``findings.py``) is data only and the claims (``claims.py``) reuse
-the same pairing.
+A finding is written in ``findings.Finding`` and ``findings.Compare``; its
+answer is a ``FindingResult`` of ``Comparison`` lines. The claims
+(``claims.py``) reuse the same pairing.
 """
 from __future__ import annotations
 
-import fnmatch
 import math
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from types import MappingProxyType
 from typing import Any
 
 import pandas as pd
 
+from suite.schema import param_text
+
 from .cells import CellResult
-from .frame import param_text, row_side
+from .findings import FINDINGS, Compare, Finding, ParamSpec, in_benchmarks, matches, param_spec, spec_text
+from .frame import row_side
 from .hardware import same_hardware
-from .inference import RatioCI, Side, contrast, ratio_ci
-from .moderation import Prior, judge
 from .noise_model import annotate
-from .stats import pct_faster, same_windows
-
-ParamSpec = Mapping[str, "str | tuple[str, ...]"]
-
-
-def param_spec(**params: str | tuple[str, ...]) -> ParamSpec:
-    return MappingProxyType(dict(params))
-
-
-@dataclass(frozen=True)
-class Compare:
-    """Where a finding looks: benchmarks (globs) and the parameter values that make each side."""
-
-    benchmarks: tuple[str, ...]
-    a: ParamSpec
-    b: ParamSpec
-    backends: tuple[str, ...] = ()      # only cells on these frameworks ("tensorflow", "jax", "torch"); () every cell
-
-    def applies(self, cell: CellResult) -> bool:
-        return not self.backends or (cell.backend or "tensorflow") in self.backends
-
-
-@dataclass(frozen=True)
-class Finding:
-    key: str
-    seed: str
-    question: str
-    a: str                              # side labels; the ratio is time(a) / time(b)
-    b: str
-    compare: tuple[Compare, ...]
-    scope: str = "cell"                 # "cell": a and b in one cell; "cells": a and b in different cells;
-    #                                     "backends": Keras 3 cells that differ only in backend
-    a_tf: int | None = None             # scope "cells": TF major version of each side's cells
-    b_tf: int | None = None
-    note: str = ""
-
-
-
-def matches(params: Mapping[str, Any], spec: ParamSpec) -> bool:
-    """A record's parameters have the values ``spec`` asks for (tuples: any of them)."""
-    for name, want in spec.items():
-        if name not in params:
-            return False
-        allowed = want if isinstance(want, tuple) else (want,)
-        if param_text(params[name]) not in allowed:
-            return False
-    return True
-
-
-def in_benchmarks(benchmark: str, globs: tuple[str, ...]) -> bool:
-    return any(fnmatch.fnmatchcase(benchmark, g) for g in globs)
-
-
-def spec_text(spec: ParamSpec) -> str:
-    return ", ".join(f"{k}={'|'.join(v) if isinstance(v, tuple) else v}" for k, v in spec.items())
+from .statistics.inference import RatioCI, Side, contrast, ratio_ci
+from .statistics.moderation import Prior, judge
+from .statistics.stats import pct_faster, same_windows
 
 
 @dataclass
@@ -218,6 +165,13 @@ def compute(finding: Finding, df: pd.DataFrame, cells: list[CellResult]) -> Find
     return result
 
 
+def compute_all(df: pd.DataFrame, cells: list[CellResult],
+                findings: tuple[Finding, ...] = FINDINGS) -> list[FindingResult]:
+    """Every finding answered (``FINDINGS`` unless given)."""
+    df = annotate(df)        # every variant's unit variance, once for all findings
+    return [compute(f, df, cells) for f in findings]
+
+
 def pair_rows(finding: Finding, cmp: Compare, a_rows: pd.DataFrame, b_rows: pd.DataFrame, cell_a: CellResult,
               cell_b: CellResult, result: FindingResult) -> Counter[str]:
     """Pair ``a_rows`` with ``b_rows`` on their shared parameters; why the others could not be paired.
@@ -322,7 +276,7 @@ def _get(row: Row, column: str) -> Any:
     return value if isinstance(value, list) else None
 
 
-def side_missing(label: str, spec: ParamSpec, rows: pd.DataFrame, where: tuple[str, ...]) -> str | None:
+def _side_missing(label: str, spec: ParamSpec, rows: pd.DataFrame, where: tuple[str, ...]) -> str | None:
     """Why a side has no usable rows in a cell, or None when it has some."""
     if not len(rows):
         return f"no {label} variant ({spec_text(spec) or 'any'}) in its {', '.join(where)} results"
@@ -330,6 +284,24 @@ def side_missing(label: str, spec: ParamSpec, rows: pd.DataFrame, where: tuple[s
         return None
     reasons = Counter(f"{r['status']}: {_first_line(r['reason'])}" for _, r in rows.iterrows())
     return f"{label} is " + "; ".join(r for r, _ in reasons.most_common(2))
+
+
+def sides_missing(labels: tuple[str, str], cmp: Compare, a_rows: pd.DataFrame, b_rows: pd.DataFrame) -> list[str]:
+    """Why side a or side b (``labels``) has no usable rows in a cell; empty when both have some."""
+    return [w for w in (_side_missing(labels[0], cmp.a, a_rows, cmp.benchmarks),
+                        _side_missing(labels[1], cmp.b, b_rows, cmp.benchmarks)) if w]
+
+
+def _answer(finding: Finding, cmp: Compare, text: str, labels: tuple[str, str], a_rows: pd.DataFrame,
+            b_rows: pd.DataFrame, cell_a: CellResult, cell_b: CellResult, result: FindingResult) -> None:
+    """One cell's (or cell pair's) lines of a finding, with a note on what could not be paired, or why none."""
+    why = sides_missing(labels, cmp, a_rows, b_rows)
+    if why:
+        result.notes.append(f"{text}: nothing to compare: {'; '.join(why)}.")
+        return
+    before = len(result.comparisons)
+    missing = pair_rows(finding, cmp, a_rows, b_rows, cell_a, cell_b, result)
+    _note_missing(text, missing, len(result.comparisons) - before, result)
 
 
 def _note_missing(cell_text: str, missing: Counter[str], paired: int, result: FindingResult) -> None:
@@ -353,14 +325,7 @@ def _compare_within(finding: Finding, cmp: Compare, rows: pd.DataFrame, cells: l
             continue
         a_rows = mine[[matches(p, cmp.a) for p in mine["params"]]]
         b_rows = mine[[matches(p, cmp.b) for p in mine["params"]]]
-        why = [w for w in (side_missing(finding.a, cmp.a, a_rows, cmp.benchmarks),
-                           side_missing(finding.b, cmp.b, b_rows, cmp.benchmarks)) if w]
-        if why:
-            result.notes.append(f"{cell.name}: nothing to compare: {'; '.join(why)}.")
-            continue
-        before = len(result.comparisons)
-        missing = pair_rows(finding, cmp, a_rows, b_rows, cell, cell, result)
-        _note_missing(cell.name, missing, len(result.comparisons) - before, result)
+        _answer(finding, cmp, cell.name, (finding.a, finding.b), a_rows, b_rows, cell, cell, result)
 
 
 def _compare_cells(finding: Finding, cmp: Compare, rows: pd.DataFrame, cells: list[CellResult],
@@ -387,22 +352,14 @@ def _compare_cells(finding: Finding, cmp: Compare, rows: pd.DataFrame, cells: li
                                                                   index=rows.index)]
             mine = rows[rows["cell"] == cell.name]
             a_rows = mine[[matches(p, cmp.a) for p in mine["params"]]]
-            text = f"{cell.name} vs {ref.name}"
-            why = [w for w in (side_missing(finding.a, cmp.a, a_rows, cmp.benchmarks),
-                               side_missing(finding.b, cmp.b, b_rows, cmp.benchmarks)) if w]
-            if why:
-                result.notes.append(f"{text}: nothing to compare: {'; '.join(why)}.")
-                continue
-            before = len(result.comparisons)
-            missing = pair_rows(finding, cmp, a_rows, b_rows, cell, ref, result)
-            _note_missing(text, missing, len(result.comparisons) - before, result)
+            _answer(finding, cmp, f"{cell.name} vs {ref.name}", (finding.a, finding.b), a_rows, b_rows, cell, ref,
+                    result)
         older = [c.name for c in b_cells if not any(c is u for u in used)]
         if older:
             on = " on each hardware" if len(used) > 1 else ""
             result.notes.append(f"{target.upper()} cells: {finding.a} is compared with "
                                 f"{', '.join(c.name for c in used)}, the newest {finding.b} cell{on}; "
                                 f"{', '.join(older)} appear{'s' * (len(older) == 1)} in the tables.")
-
 
 
 BACKEND_ORDER = ("tensorflow", "jax", "torch")
@@ -436,12 +393,5 @@ def _compare_backends(finding: Finding, cmp: Compare, rows: pd.DataFrame, cells:
                     [matches(p, pair.a) and matches(p, cmp.a) for p in rows["params"]], index=rows.index)]
                 b_rows = rows[(rows["cell"] == cell_b.name) & pd.Series(
                     [matches(p, pair.b) and matches(p, cmp.b) for p in rows["params"]], index=rows.index)]
-                text = f"{cell_a.name} ({cell_a.backend}) vs {cell_b.name} ({cell_b.backend})"
-                why = [w for w in (side_missing(cell_a.backend or "?", pair.a, a_rows, cmp.benchmarks),
-                                   side_missing(cell_b.backend or "?", pair.b, b_rows, cmp.benchmarks)) if w]
-                if why:
-                    result.notes.append(f"{text}: nothing to compare: {'; '.join(why)}.")
-                    continue
-                before = len(result.comparisons)
-                missing = pair_rows(finding, pair, a_rows, b_rows, cell_a, cell_b, result)
-                _note_missing(text, missing, len(result.comparisons) - before, result)
+                _answer(finding, pair, f"{cell_a.name} ({cell_a.backend}) vs {cell_b.name} ({cell_b.backend})",
+                        (cell_a.backend or "?", cell_b.backend or "?"), a_rows, b_rows, cell_a, cell_b, result)

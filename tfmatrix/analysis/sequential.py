@@ -34,9 +34,10 @@ from typing import Any
 from ..matrix.records import AUTO_ROUNDS_CAP
 from ..results.documents import SuiteResults
 from .cells import CellResult
-from .claims import CLAIMS, HOLDS, MARGIN, NOT_A, REVERSED, ClaimResult
-from .inference import ALPHA, RatioCI
-from .pairing import ParamSpec, in_benchmarks, matches, param_spec
+from .claim_table import CLAIMS, MARGIN, NOT_A
+from .claims import HOLDS, REVERSED, ClaimResult
+from .findings import ParamSpec, in_benchmarks, matches, param_spec
+from .statistics.inference import ALPHA, RatioCI
 
 MAX_ROUNDS = AUTO_ROUNDS_CAP    # a line still open after this many rounds stops there, "no clear difference"
 LOOK_AT = (1, 2, 3, 4)          # the rounds after which lines are judged

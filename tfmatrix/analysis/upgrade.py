@@ -45,7 +45,7 @@ class Unpaired:
 class UpgradeView:
     baseline: str
     candidate: str
-    rows: list[Any]                       # compare.VariantChange, largest slowdown first
+    rows: list[Any]                       # compare_result.VariantChange, largest slowdown first
     unpaired: list[Unpaired] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:

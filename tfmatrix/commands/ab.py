@@ -16,8 +16,10 @@ from typing import TYPE_CHECKING
 
 from .. import paths
 from ..errors import UserError
-from .common import add_paired_run_options, find_cell, load_matrix, output_dir
-from .compare import fail_on, print_table
+from .common import find_cell, load_matrix, output_dir
+from .compare import print_table
+from .options import add_fail_on, add_paired_options, add_rounds
+from .settings import RunSettings, measuring
 
 # Both sides of a case share each process, so the processes add almost nothing to a paired difference: its
 # noise is the samples' (Kalibera & Jones's rule then asks for many samples a process). Measured here
@@ -35,11 +37,9 @@ def cmd_ab(args: argparse.Namespace) -> int:
     from ..analysis.cells import load_dir
     from ..analysis.sequential import run_alpha
     from ..execution.dispatch import execute
-    from ..execution.lock import checkout_lock
     from ..matrix.user_benchmarks import check_path
     from ..progress import stderr_console
-    from ..runners.choose import make_runner
-    from ..runners.common import SEQUENTIAL_SHARE, RunRequest
+    from ..runners.job import SEQUENTIAL_SHARE
 
     console = stderr_console()
     matrix = load_matrix(args)
@@ -52,17 +52,14 @@ def cmd_ab(args: argparse.Namespace) -> int:
     if not args.cell:
         raise UserError("ab: name the cell(s) to measure in with --cell NAME (see `list`)")
     cells = [find_cell(matrix, name) for name in dict.fromkeys(args.cell)]
-    reports = output_dir(args.reports, "--reports")
-    only = tuple(args.only) or ("*side=*",)
-    rounds = args.rounds or ROUNDS
-    # rounds until every case is decided or the same (``execution.looks.ab_look``), at most ``rounds``; each process
-    # takes ``--samples`` (the suite gives a sequential run's process 1/SEQUENTIAL_SHARE of the repeats asked)
-    request = RunRequest(preset=args.preset, only=only, rounds=rounds, repeats=args.samples * SEQUENTIAL_SHARE,
-                         schedule="interleaved", seed=args.seed, bench_paths=files, sides=SIDES, sequential=True,
-                         judge="ab")
-    with checkout_lock():
-        runner = make_runner(args.runner, matrix.settings.base_registry, console)
-        outcomes = execute(cells, runner, request, reports, console=console)
+    settings = RunSettings.from_args(args, matrix)
+    reports = output_dir(settings.reports, "--reports")
+    # rounds until every case is decided or the same (``execution.looks.ab_look``), at most ``--rounds``; each
+    # process takes ``--samples`` (the suite gives a sequential run's process 1/SEQUENTIAL_SHARE of the repeats asked)
+    request = settings.request(tuple(args.only) or ("*side=*",), repeats=args.samples * SEQUENTIAL_SHARE,
+                               schedule="interleaved", bench_paths=files, sides=SIDES, sequential=True, judge="ab")
+    with measuring(settings, console) as session:
+        outcomes = execute(cells, session.runner, request, reports, console=console)
     bad = [o for o in outcomes if o.status != "ok"]
     if bad:
         print(f"tfmatrix: error: ab: {bad[0].name} {bad[0].status}: {bad[0].reason}", file=sys.stderr)
@@ -101,12 +98,9 @@ def configure_ab(p: argparse.ArgumentParser) -> None:
                    help="measure in this cell (repeatable; see `list`)")
     p.add_argument("--only", action="append", default=[], metavar="PATTERN",
                    help="only the file's variants matching PATTERN (glob on variant id; repeatable)")
-    p.add_argument("--rounds", type=int, choices=range(2, 31), metavar="N",
-                   help=f"rounds, a fresh process each (default {ROUNDS})")
+    add_rounds(p, fewest=2, most=30, default=ROUNDS)
     p.add_argument("--samples", type=int, choices=range(2, 101), default=SAMPLES, metavar="N",
                    help=f"samples per process (default {SAMPLES}: the two sides share each process, so what is left "
                         "is the samples' own noise, which more samples a process reduce; docs/measurement.md)")
-    add_paired_run_options(p, "the cells'", str(paths.REPORTS_DIR / "ab"))
-    p.add_argument("--fail-on", type=fail_on, metavar="slower:PERCENT",
-                   help="exit 1 when a variant broke in head, or is slower with family-wise confidence and its own "
-                        "95%% interval above 1 + PERCENT (as compare's gate)")
+    add_paired_options(p, paths.REPORTS_DIR / "ab")
+    add_fail_on(p, broke=" in head")

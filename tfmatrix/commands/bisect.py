@@ -14,10 +14,11 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .. import paths
 from ..errors import UserError
 from ..history.axis import AXES, Axis, release_axis
 from .common import load_matrix, output_dir, then_report
+from .options import add_preset, add_reports, add_rounds, add_runner
+from .settings import RunSettings, measuring
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -33,28 +34,25 @@ def _axis(args: argparse.Namespace) -> Axis:
     return release_axis(args.axis, args.tf, older)
 
 
-def _bisect(args: argparse.Namespace) -> int:
+def _bisect(args: argparse.Namespace, settings: RunSettings) -> int:
     """``python -m tfmatrix bisect (--claim NAME | --bench ID) --good A --bad B [--axis tf|keras] [--patches]``."""
-    from ..execution.lock import checkout_lock
     from ..history.bisect import Prober, bisect, relative, with_evidence, write_answer
     from ..history.targets import bench_target, claim_target
     from ..progress import stderr_console
-    from ..runners.choose import make_runner
-    from ..runners.common import RunRequest
 
     console = stderr_console()
-    matrix = load_matrix(args)
-    preset = args.preset or matrix.settings.preset or "seed"
+    matrix = settings.matrix
+    preset = settings.run_preset
     target = claim_target(args.claim, preset) if args.claim else bench_target(args.bench, preset)
     axis = _axis(args)
     good, bad = axis.exact(args.good, "--good"), axis.exact(args.bad, "--bad")
     if good == bad:
         raise UserError(f"--good {args.good} and --bad {args.bad} are the same release ({good}); name two")
-    reports = output_dir(args.reports, "--reports")
-    request = RunRequest(preset=preset, only=target.variant_ids, rounds=args.rounds or matrix.settings.rounds,
-                         schedule="interleaved")
-    with checkout_lock():
-        runner = make_runner(args.runner, matrix.settings.base_registry, console)
+    reports = output_dir(settings.reports, "--reports")
+    # every probe a fixed number of rounds (matrix.toml's "auto" gives its cap); one preset for every release
+    request = settings.request(target.variant_ids, preset=preset, schedule="interleaved", sequential=False)
+    with measuring(settings, console) as session:
+        runner = session.runner
         prober = Prober(axis, target, matrix.settings, runner, request, reports, console)
         result = with_evidence(bisect(target, axis, good, bad, prober, args.patches), prober)
         final = result.final
@@ -85,13 +83,11 @@ def boundary_why(axis: Axis, target: Target, last_good: str, first_bad: str, set
 
 def cmd_bisect(args: argparse.Namespace) -> int:
     """Which release changed a claim or a variant (``tfmatrix.history.bisect``), then the report."""
-    return then_report(args, _bisect(args))
+    settings = RunSettings.from_args(args, load_matrix(args))
+    return then_report(settings.reports, settings.matrix, _bisect(args, settings))
 
 
 def configure_bisect(p: argparse.ArgumentParser) -> None:
-    from ..matrix import KNOWN_PRESETS
-    from ..runners.choose import RUNNERS
-
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--claim", metavar="NAME", help="a claim of the report's Claims section (its key, e.g. "
                       "predict_slower_after_compile): bisect its ratio in the seed's configuration")
@@ -106,13 +102,10 @@ def configure_bisect(p: argparse.ArgumentParser) -> None:
                    "newest that accepts the older end)")
     p.add_argument("--patches", action="store_true",
                    help="after the minor releases, walk the patch releases between the two it left")
-    p.add_argument("--preset", choices=KNOWN_PRESETS, help="the suite preset (default: matrix.toml's, seed)")
-    p.add_argument("--rounds", type=int, choices=range(1, 21), metavar="N",
-                   help="rounds per probe (default: matrix.toml's, 3); an undecided probe is measured again with 2N")
+    add_preset(p, default="matrix.toml's, seed")
+    add_rounds(p, then="; per probe: an undecided probe is measured again with 2N")
     p.add_argument("--no-explain", dest="explain", action="store_false",
                    help="do not profile the last good and first bad release to say where it changed (tfmatrix "
                         "explain; a run of its own, about a minute a release)")
-    p.add_argument("--runner", default="auto", choices=[r for r in RUNNERS if r != "ray"],
-                   help="auto: Docker when an engine answers, else local virtualenvs")
-    p.add_argument("--reports", default=str(paths.REPORTS_DIR), metavar="DIR",
-                   help="where probes' cell files (DIR/releases/cells) and answers (DIR/bisect) go (default: reports)")
+    add_runner(p)
+    add_reports(p, "probes' cell files (DIR/releases/cells) and answers (DIR/bisect) go")

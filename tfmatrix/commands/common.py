@@ -1,5 +1,5 @@
-"""What every command shares: loading ``--matrix``, selecting cells with ``--only``, output directories,
-an option refused with the right one's name, and the report rebuilt after a run.
+"""What every command shares: loading ``--matrix``, selecting cells with ``--only``, output directories, and the
+report rebuilt after a run. The shared options themselves are ``commands.options``.
 
 Kept apart from ``cli.py`` (the parser and the command table) and from the
 verbs' modules beside it, which all use it.
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from rich.markup import escape
 
 from ..errors import UserError
-from ..matrix import KNOWN_PRESETS, Cell, Matrix, load
+from ..matrix import Cell, Matrix, load
 from ..progress import stderr_console
 
 if TYPE_CHECKING:
@@ -74,26 +74,6 @@ def output_dir(value: str, flag: str, create: bool = True) -> Path:
     return path
 
 
-def add_only(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--only", action="append", default=[], metavar="GLOB",
-                   help="select cells by name (fnmatch glob, repeatable)")
-
-
-def add_paired_run_options(p: argparse.ArgumentParser, what: str, reports: str) -> None:
-    """The options of the commands that measure two things in one run of their own (``ab``, ``duet``).
-
-    ``what`` names what the run measures in the help ("the cells'"); ``reports``
-    is the default folder, never the matrix's ``reports/cells``.
-    """
-    p.add_argument("--preset", choices=KNOWN_PRESETS, help=f"override {what} suite preset")
-    p.add_argument("--seed", type=int, metavar="N", help="the order's seed (default: a fresh one, recorded)")
-    p.add_argument("--runner", default="auto", choices=("auto", "docker", "venv"),
-                   help="auto: Docker when an engine answers, else local virtualenvs")
-    p.add_argument("--reports", default=reports, metavar="DIR",
-                   help=f"where the run's cell files go (default: {reports}; never the matrix's reports/cells)")
-    p.add_argument("--rows", type=int, default=20, metavar="N", help="show the N variants that moved most")
-
-
 def find_cell(matrix: Matrix, typed: str) -> Cell:
     """The cell ``typed`` names, in full or by an unambiguous short form (``tf2.0-gpu``)."""
     from ..matrix import display_path
@@ -103,18 +83,6 @@ def find_cell(matrix: Matrix, typed: str) -> Cell:
     if found.name is None:
         raise UserError(f"{display_path(matrix.path)}: {found.problem}")
     return matrix.cell(found.name)
-
-
-class OtherCommands(argparse.Action):
-    """An option of another command, refused with the name of this command's own (``--bench`` on ``cell``)."""
-
-    def __init__(self, option_strings: Sequence[str], dest: str, use: str = "", **kwargs: Any) -> None:
-        self.use = use
-        super().__init__(option_strings, dest, help=argparse.SUPPRESS, **kwargs)
-
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
-                 option_string: str | None = None) -> None:
-        parser.error(f"{option_string} is not an option of this command; use {self.use}")
 
 
 # --------------------------------------------------------------------------- the report after a run
@@ -157,11 +125,10 @@ def refresh_report(reports: Path, matrix: Matrix, console: Any) -> list[Refused]
     return summary.refused
 
 
-def then_report(args: argparse.Namespace, code: int) -> int:
-    """After a bisect, a timeline or an explain: rebuild the report beside them (it gains their section) when it has
-    cells."""
-    reports = Path(args.reports)
-    if any((reports / "cells").glob("*.json")):
-        refused = refresh_report(reports, load_matrix(args), stderr_console())
+def then_report(reports: str, matrix: Matrix, code: int) -> int:
+    """After a bisect, a timeline or an explain: rebuild the report in ``reports`` beside them (it gains their
+    section) when it has cells."""
+    if any((Path(reports) / "cells").glob("*.json")):
+        refused = refresh_report(Path(reports), matrix, stderr_console())
         report_refused(refused, sys.stderr)
     return code

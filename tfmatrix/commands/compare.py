@@ -11,6 +11,8 @@ from pathlib import Path
 
 from rich.markup import escape
 
+from .options import add_fail_on, add_rows
+
 
 def cmd_compare(args: argparse.Namespace) -> int:
     """Two result sets side by side (pyperf compare_to): per variant the time ratio B/A, its interval, a verdict."""
@@ -55,32 +57,15 @@ def print_table(rows: list[list[str]], title: str, sides: tuple[str, str, str]) 
     table_console().print(table)
 
 
-def fail_on(text: str) -> float:
-    """``slower:10%`` (or ``slower:10``) -> 0.10: the gate's threshold on a clear slowdown."""
-    kind, _, value = text.partition(":")
-    number = value.strip().rstrip("%")
-    try:
-        threshold = float(number) / 100.0
-    except ValueError:
-        threshold = -1.0
-    if kind != "slower" or not 0.0 <= threshold <= 10.0:
-        raise argparse.ArgumentTypeError(f"{text!r}: use slower:PERCENT, e.g. slower:10%")
-    return threshold
-
-
 def configure_compare(p: argparse.ArgumentParser) -> None:
     p.add_argument("a", metavar="RUN_A", help="a directory of cell files (a copy of reports/cells) or one cell file")
     p.add_argument("b", metavar="RUN_B", help="the same for the other side; two files compare two different cells")
     p.add_argument("--cell", action="append", default=[], metavar="NAME", help="only this cell (repeatable)")
-    p.add_argument("--rows", type=int, default=20, metavar="N", help="show the N variants that moved most (default 20)")
+    add_rows(p)
     p.add_argument("--all", action="store_true", help="show every variant")
     p.add_argument("--csv", metavar="FILE", help="write every variant's row as CSV")
     p.add_argument("--html", metavar="FILE", help="write the comparison as a self-contained HTML page")
-    p.add_argument("--fail-on", type=fail_on, metavar="slower:PERCENT",
-                   help="exit 1 when a variant broke, or is slower with family-wise confidence (Holm over every "
-                        "variant compared: an unchanged run fails at most 5%% of the time) and its own 95%% "
-                        "interval above 1 + PERCENT; offenders are printed first, then the smallest slowdown the "
-                        "gate could see")
+    add_fail_on(p)
     p.add_argument("--noise-model", metavar="FILE",
                    help="judge variants with one process a side by the noise a replicated run of the same cells "
                         "measured (reports/noise-model.json, written by report; default: the one beside either side)")

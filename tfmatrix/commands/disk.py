@@ -16,6 +16,7 @@ from pathlib import Path
 
 from .. import paths
 from .common import load_matrix
+from .options import add_reports
 
 
 def cmd_disk(args: argparse.Namespace) -> int:
@@ -23,10 +24,11 @@ def cmd_disk(args: argparse.Namespace) -> int:
     from ..provision.base_images import DEBIAN_REF
     from ..provision.wheelhouse import requirements_key, wheelhouse_dir
     from ..runners import docker as docker_runner
+    from ..runners.engine import engine
     from ..runners.venv import venv_root
 
     matrix = load_matrix(args)
-    client = docker_runner.engine()
+    client = engine()
     wheel_root = wheelhouse_dir()
     manifests = hygiene.wheel_manifests(wheel_root)
     uses = hygiene.Uses()
@@ -93,6 +95,4 @@ def configure_disk(p: argparse.ArgumentParser) -> None:
                    help="remove the images, virtualenvs and wheels nothing listed uses (never another program's)")
     p.add_argument("--only", action="append", metavar="GLOB",
                    help="only what matches GLOB (an image's tag, a virtualenv's or a wheel's name); repeatable")
-    p.add_argument("--reports", action="append", metavar="DIR",
-                   help="a reports directory whose kept cell files (cells/, previous/, releases/cells/) use what "
-                        "they name; repeatable (default: reports)")
+    add_reports(p, "the kept cell files (cells/, previous/, releases/cells/) say what is in use", repeatable=True)

@@ -12,7 +12,9 @@ import sys
 
 from .. import paths
 from ..errors import UserError
-from .common import add_paired_run_options, find_cell, load_matrix, output_dir
+from .common import find_cell, load_matrix, output_dir
+from .options import add_paired_options, add_rounds
+from .settings import RunSettings, measuring
 
 
 def cmd_duet(args: argparse.Namespace) -> int:
@@ -20,25 +22,20 @@ def cmd_duet(args: argparse.Namespace) -> int:
     from ..analysis.cells import load_dir
     from ..analysis.compare import compare_cells
     from ..execution import duet
-    from ..execution.lock import checkout_lock
-    from ..matrix.user_benchmarks import files_hash
     from ..progress import stderr_console
     from ..report.compare_view import table_rows
-    from ..results.store import suite_fingerprint
-    from ..runners.choose import make_runner
-    from ..runners.common import RunRequest
 
     console = stderr_console()
     matrix = load_matrix(args)
     cells = [find_cell(matrix, args.a), find_cell(matrix, args.b)]
     if cells[0].name == cells[1].name:
         raise UserError("duet: name two different cells")
-    reports = output_dir(args.reports, "--reports")
-    request = RunRequest(preset=args.preset, only=tuple(args.bench), rounds=args.rounds or matrix.settings.rounds,
-                         schedule="duet", seed=args.seed, suite=suite_fingerprint(), bench=files_hash(()))
-    with checkout_lock():
-        runner = make_runner(args.runner, matrix.settings.base_registry, console)
-        outcomes = duet.run(cells, runner, request, reports, console)
+    settings = RunSettings.from_args(args, matrix)
+    reports = output_dir(settings.reports, "--reports")
+    # fixed rounds (matrix.toml's "auto" gives its cap): the CPUs swap every round, both cells run every round
+    request = settings.request(tuple(args.bench), schedule="duet", sequential=False)
+    with measuring(settings, console) as session:
+        outcomes = duet.run(cells, session.runner, request, reports, console)
     bad = [o for o in outcomes if o.status != "ok"]
     if bad:
         print(f"tfmatrix: error: duet: {bad[0].name} {bad[0].status}: {bad[0].reason}", file=sys.stderr)
@@ -57,6 +54,5 @@ def configure_duet(p: argparse.ArgumentParser) -> None:
     p.add_argument("b", metavar="CELL_B", help="the cell compared with it")
     p.add_argument("--bench", action="append", default=[], metavar="PATTERN",
                    help="run only benchmarks matching PATTERN (glob on variant id; repeatable)")
-    p.add_argument("--rounds", type=int, choices=range(2, 21), metavar="N",
-                   help="rounds (default: matrix.toml's rounds, 3); the CPUs swap every round")
-    add_paired_run_options(p, "both cells'", str(paths.REPORTS_DIR / "duet"))
+    add_rounds(p, fewest=2, then="; the CPUs swap every round")
+    add_paired_options(p, paths.REPORTS_DIR / "duet")

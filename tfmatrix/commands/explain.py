@@ -6,7 +6,7 @@ two sides); ``explain --cells C1 C2 --variant V``: one variant in two cells
 configuration as the last run answered it in C (the report's Claims).
 Each cell profiles what it is asked in a run of its own
 (``execution.profiling``: never a measured run), and the two profiles are
-lined up per call of the step (``analysis.profiles``): packages, functions,
+lined up per call of the step (``analysis.explain.profiles``): packages, functions,
 the calls only one side makes, retracing, in a few sentences and a table.
 When ``--reports`` holds a run's cells, the report is rebuilt: each claim
 line whose two sides now have profiles gains its "why" panel
@@ -17,9 +17,10 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from .. import paths
 from ..errors import UserError
 from .common import find_cell, load_matrix, output_dir, then_report
+from .options import add_reports, add_rows, add_runner
+from .settings import RunSettings, measuring
 
 if TYPE_CHECKING:
     from ..matrix import Cell, Matrix
@@ -28,18 +29,22 @@ CALLS = 20
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    from ..analysis.ops import explanation_sentences, op_lines, overhead_line
-    from ..analysis.profiles import explain, pair, report_lines
-    from ..execution.lock import checkout_lock
+    """Both sides profiled in their cells and lined up, then the report (it gains the claim lines' "why")."""
+    settings = RunSettings.from_args(args, load_matrix(args))
+    return then_report(settings.reports, settings.matrix, _explain(args, settings))
+
+
+def _explain(args: argparse.Namespace, settings: RunSettings) -> int:
+    from ..analysis.explain.ops import explanation_sentences, op_lines, overhead_line
+    from ..analysis.explain.profiles import explain, pair, report_lines
     from ..execution.profiling import profile_in_cell
     from ..progress import stderr_console
     from ..results.profile_docs import ProfilesDoc, read_profiles
-    from ..runners.choose import make_runner
 
     console = stderr_console()
-    matrix = load_matrix(args)
+    matrix = settings.matrix
     if args.claim:
-        sides = claim_sides(args.claim, args.cell, args.reports, matrix)
+        sides = claim_sides(args.claim, args.cell, settings.reports, matrix)
     elif bool(args.cell) == bool(args.cells):
         raise UserError("explain: name one cell and two variants (--cell C --variants A B), two cells and one "
                         "variant (--cells C1 C2 --variant V), or a claim in a cell (--claim KEY --cell C)")
@@ -52,30 +57,29 @@ def cmd_explain(args: argparse.Namespace) -> int:
         if not args.variant:
             raise UserError("explain --cells: name the variant with --variant ID (as in results.csv)")
         sides = [(find_cell(matrix, name), args.variant) for name in args.cells]
-    reports = output_dir(args.reports, "--reports")
+    reports = output_dir(settings.reports, "--reports")
     wanted: dict[str, list[str]] = {}
     for cell, vid in sides:
         wanted.setdefault(cell.name, [])
         if vid not in wanted[cell.name]:
             wanted[cell.name].append(vid)
     found: dict[str, ProfilesDoc] = {}
-    with checkout_lock():
-        runner = make_runner(args.runner, matrix.settings.base_registry, console)
+    with measuring(settings, console) as session:
         for cell, _ in sides:
             if cell.name in found:
                 continue
             console.print(f"\\[tfmatrix] profiling {len(wanted[cell.name])} variant(s) in {cell.name} "
                           f"({args.calls} samples' worth of calls each, a run of its own: never a measurement)")
-            made = profile_in_cell(cell, runner, wanted[cell.name], reports, args.calls)
+            made = profile_in_cell(cell, session.runner, wanted[cell.name], reports, args.calls)
             if isinstance(made, str):
                 print(f"{cell.name}: {made}")
-                return then_report(args, 1)
+                return 1
             found[cell.name] = read_profiles(made)
     (cell_a, id_a), (cell_b, id_b) = sides
     both = pair(found[cell_a.name], id_a, found[cell_b.name], id_b)
     if isinstance(both, str):
         print(both)
-        return then_report(args, 1)
+        return 1
     label_a, label_b = "A", "B"
     expl = explain(*both, top=args.rows)
     print(f"A = {id_a} in {cell_a.name}\nB = {id_b} in {cell_b.name}")
@@ -89,7 +93,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
         print(cost)
     print(f"profiles in {reports / 'profiles'} (cProfile function tables and TensorFlow's op tables; the profiled "
           "calls are not timings)")
-    return then_report(args, 0)
+    return 0
 
 
 def claim_sides(key: str, cell_name: str | None, reports: str, matrix: Matrix) -> list[tuple[Cell, str]]:
@@ -97,7 +101,8 @@ def claim_sides(key: str, cell_name: str | None, reports: str, matrix: Matrix) -
     from pathlib import Path
 
     from ..analysis.cells import load_dir
-    from ..analysis.claims import CLAIMS, compute_claim
+    from ..analysis.claim_table import CLAIMS
+    from ..analysis.claims import compute_claim
     from ..analysis.frame import build_frame
 
     claim = next((c for c in CLAIMS if c.key == key), None)
@@ -131,9 +136,7 @@ def configure_explain(p: argparse.ArgumentParser) -> None:
     p.add_argument("--calls", type=int, default=CALLS, choices=range(1, 1001), metavar="N",
                    help=f"samples' worth of calls profiled per variant, after its first call and warm-up "
                         f"(default {CALLS})")
-    p.add_argument("--runner", default="auto", choices=("auto", "docker", "venv"),
-                   help="auto: Docker when an engine answers, else local virtualenvs")
-    p.add_argument("--reports", default=str(paths.REPORTS_DIR), metavar="DIR",
-                   help="profiles go to DIR/profiles/<cell>.json (default: reports)")
-    p.add_argument("--rows", type=int, default=8, metavar="N", help="show the N largest differences")
+    add_runner(p)
+    add_reports(p, "the profiles (DIR/profiles/<cell>.json) go")
+    add_rows(p, "largest differences", default=8)
 

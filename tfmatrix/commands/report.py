@@ -9,17 +9,18 @@ import argparse
 import sys
 from pathlib import Path
 
-from .. import paths
 from ..errors import UserError
 from ..matrix import Matrix
 from .common import load_matrix, output_dir, report_refused
+from .options import add_reports
 
 
 def cmd_report(args: argparse.Namespace) -> int:
     """Rebuild reports/index.html and results.csv from reports/cells/*.json; runs nothing."""
     from ..report.build import build
 
-    out = output_dir(args.out, "--out", create=False)   # created when the report is written
+    flag, given = ("--out", args.out) if args.out is not None else ("--reports", args.reports)
+    out = output_dir(given, flag, create=False)   # created when the report is written
     cells = Path(args.cells) if args.cells else out / "cells"
     matrix = load_matrix(args) if Path(args.matrix).exists() else None
     baseline, source, fallback = args.baseline, "--baseline", False
@@ -46,10 +47,11 @@ def _upgrade_pair(args: argparse.Namespace, matrix: Matrix | None, baseline: str
 
 
 def configure_report(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--cells", metavar="DIR", help="cell results directory (default: <out>/cells)")
-    p.add_argument("--out", default=str(paths.REPORTS_DIR), metavar="DIR", help="output directory (default: reports)")
+    p.add_argument("--cells", metavar="DIR", help="cell results directory (default: <reports>/cells)")
+    add_reports(p, "index.html and the CSV files go")
+    p.add_argument("--out", metavar="DIR", help="deprecated: the old name of --reports")
     p.add_argument("--baseline", metavar="CELL", help="cell to compare against (default: matrix.toml's baseline)")
     p.add_argument("--candidate", metavar="CELL", help="add the upgrade view: every variant's time in CELL against "
                    "the baseline, ratio, interval and verdict, slowest first (default: [report] compare)")
     p.add_argument("--previous", metavar="DIR", help="an earlier run's cell files; the summary states how well the "
-                   "two runs agree (default: <out>/previous, kept by matrix/cell when they replace a complete run)")
+                   "two runs agree (default: <reports>/previous, kept by matrix/cell when they replace a complete run)")

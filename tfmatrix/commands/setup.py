@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from .. import paths
 from ..errors import UserError
 from ..matrix import Cell
-from .common import add_only, load_matrix, output_dir, selected
+from .common import load_matrix, output_dir, selected
+from .options import add_only
 
 # --------------------------------------------------------------------------- validate
 
@@ -24,7 +25,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     """Load and check the matrix; one summary line."""
     from ..execution.estimates import cold_estimate
     from ..progress import fmt_duration
-    from .run import claims_focus
+    from .settings import claims_focus
 
     matrix = load_matrix(args)
     s = matrix.settings
@@ -143,7 +144,7 @@ def configure_wheels(p: argparse.ArgumentParser) -> None:
 def cmd_base_images(args: argparse.Namespace) -> int:
     """Build the base images the selected CPU cells expect, from this host (no registry needed)."""
     from ..provision import base_images
-    from ..runners.docker import engine
+    from ..runners.engine import engine
 
     matrix = load_matrix(args)
     cells = [c for c in selected(matrix, args.only) if c.target == "cpu"]

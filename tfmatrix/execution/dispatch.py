@@ -21,13 +21,13 @@ from rich.markup import escape
 
 from ..errors import UserError
 from ..matrix import Cell
-from ..matrix.user_benchmarks import files_hash
 from ..progress import Progress, fmt_duration, stderr_console
-from ..results.store import CellOutcome, suite_fingerprint
+from ..results.store import CellOutcome
 from ..runners.base import Runner
-from ..runners.common import RunRequest
+from ..runners.job import CellJob
 from . import hostspeed
 from .estimates import cell_estimates, unknown_estimates
+from .request import RunRequest
 from .sequential import one_cell
 
 
@@ -54,12 +54,13 @@ def execute(cells: Sequence[Cell], runner: Runner, request: RunRequest, reports_
             console: Console | None = None) -> list[CellOutcome]:
     """Run ``cells`` on the request's schedule; every cell ends with a results file."""
     console = console or stderr_console()
-    request = dataclasses.replace(request, suite=suite_fingerprint(), bench=files_hash(request.bench_paths))
+    request = request.stamped()
     if request.schedule == "interleaved" and not (runner.interleaves and runner.slots <= 1):
         console.print("\\[tfmatrix] the %s runner runs whole cells: sequential schedule" % runner.name)
         request = dataclasses.replace(request, schedule="sequential")
+    jobs = [request.job(c) for c in cells]        # each cell's request, made once and handed down from here
     skips = {c.name: runner.skip_reason(c) for c in cells}
-    runnable = [c for c in cells if not skips[c.name]]
+    runnable = [j for j in jobs if not skips[j.name]]
     text = cells_text(cells, runner.name)
     if len(runnable) < len(cells):
         reasons = sorted({r for r in skips.values() if r})
@@ -70,10 +71,10 @@ def execute(cells: Sequence[Cell], runner: Runner, request: RunRequest, reports_
         text += ", interleaved in %s" % _count(request.rounds, "round", "rounds")
     elif request.rounds > 1:
         text += ", %d rounds (every cell once, then again)" % request.rounds
-    warm = _history_covers(reports_dir, runnable) if request.sequential else False
+    warm = _history_covers(reports_dir, [j.cell for j in runnable]) if request.sequential else False
     each = cell_estimates(runnable, request, reports_dir, runner.built, hostspeed.probe(), warm)
-    width = runner.width(runnable) if runner.slots > 1 else 1   # cells at once
-    unknown = unknown_estimates(runnable, request, reports_dir)
+    width = runner.width([j.cell for j in runnable]) if runner.slots > 1 else 1   # cells at once
+    unknown = unknown_estimates(runnable, reports_dir)
     when = fmt_duration(sum(t for name, t in each.items() if name not in unknown))
     if width > 1:
         from .cluster_progress import makespan
@@ -86,7 +87,7 @@ def execute(cells: Sequence[Cell], runner: Runner, request: RunRequest, reports_
         when = "time unknown (%s)" % never if len(unknown) == len(runnable) else "%s, and unknown for %s" % (
             when, never)
     console.print("\\[tfmatrix] %s; %d to run, %s" % (escape(text), len(runnable), when))   # reasons name [[cell]]
-    room = runner.disk_room(runnable)
+    room = runner.disk_room([j.cell for j in runnable])
     if room is not None and room.need > room.free:
         from ..provision.hygiene import room_line
 
@@ -96,8 +97,8 @@ def execute(cells: Sequence[Cell], runner: Runner, request: RunRequest, reports_
         if request.schedule == "interleaved":
             from . import interleaved
 
-            return interleaved.run(cells, runner, request, reports_dir, redo=redo, console=console)
-        return _sequential(cells, runner, request, reports_dir, redo, console, each, width)
+            return interleaved.run(jobs, runner, request, reports_dir, redo=redo, console=console)
+        return _sequential(jobs, runner, request.rounds, reports_dir, redo, console, each, width)
     finally:
         signal.signal(signal.SIGTERM, previous)
 
@@ -111,32 +112,31 @@ def _history_covers(reports_dir: Path, cells: Sequence[Cell]) -> bool:
     return model is not None and any(cell == c.name for cell, _ in model.variances for c in cells)
 
 
-def _sequential(cells: Sequence[Cell], runner: Runner, request: RunRequest, reports_dir: Path, redo: bool,
+def _sequential(jobs: Sequence[CellJob], runner: Runner, rounds: int, reports_dir: Path, redo: bool,
                 console: Console, each: dict[str, float], width: int) -> list[CellOutcome]:
     """Round after round, every cell whole: one at a time, or ``runner.slots`` side by side on a cluster."""
     if runner.slots > 1:
         from .cluster_progress import ClusterProgress
         from .parallel import run_round
 
-        board = ClusterProgress(len(cells), console, sum(each.values()),
-                                {k: v / request.rounds for k, v in each.items()}, width, request.rounds)
-    progress = Progress(len(cells), console, live=False if runner.slots > 1 else None)
+        board = ClusterProgress(len(jobs), console, sum(each.values()), {k: v / rounds for k, v in each.items()},
+                                width, rounds)
+    progress = Progress(len(jobs), console, live=False if runner.slots > 1 else None)
     latest: dict[str, CellOutcome] = {}
     try:
-        for round_no in range(1, request.rounds + 1):
-            if request.rounds > 1:
-                console.print("\\[tfmatrix] round %d of %d" % (round_no, request.rounds))
+        for round_no in range(1, rounds + 1):
+            if rounds > 1:
+                console.print("\\[tfmatrix] round %d of %d" % (round_no, rounds))
             if runner.slots > 1:
                 if round_no > 1:
                     board.next_round()
-                latest.update(run_round(cells, runner, request, reports_dir, redo, board, latest, runner.slots))
+                latest.update(run_round(jobs, runner, reports_dir, redo, board, latest, runner.slots))
                 continue
-            for index, cell in enumerate(cells, start=1):
-                latest[cell.name] = one_cell(cell, index, runner, request, reports_dir, redo, progress,
-                                             latest.get(cell.name))
+            for index, job in enumerate(jobs, start=1):
+                latest[job.name] = one_cell(job, index, runner, reports_dir, redo, progress, latest.get(job.name))
     finally:
         progress.close()
-    return [latest[c.name] for c in cells]
+    return [latest[j.name] for j in jobs]
 
 
 def _terminate(signum: int, frame: Any) -> None:

@@ -5,8 +5,8 @@ measures them in the same seconds: in every turn the slice runs in cell A
 pinned to one CPU and in cell B pinned to the other, started together, and
 the CPUs swap every round so neither cell keeps the better core. Whatever
 the host does to one side it does to the other; the round-by-round ratio
-(``analysis.stats.round_paired_ratio_ci``, as for an interleaved run) cancels
-it. The price: each cell has one core (TensorFlow's thread pools see one),
+(``analysis.statistics.inference.contrast``, paired as for an interleaved run)
+cancels it. The price: each cell has one core (TensorFlow's thread pools see one),
 so a duet answers "is B slower than A?" on one core, not "how fast is A on
 this machine?". Asynchronous (Drozdik's variant): the two processes are not
 synchronised iteration by iteration, only started together.
@@ -30,9 +30,9 @@ from ..matrix import Cell
 from ..progress import fmt_duration
 from ..results.store import CellOutcome
 from ..runners.base import Runner
-from ..runners.common import RunRequest
-from .interleaved import Job, OneAfterAnother, identity, measure_and_write, open_journal, provision, requests
+from .interleaved import Job, OneAfterAnother, identity, measure_and_write, open_journal, provision
 from .live import LiveCell, finish, run_slice, wants
+from .request import RunRequest
 from .turns import Turn
 
 
@@ -86,9 +86,10 @@ def run(cells: Sequence[Cell], runner: Runner, request: RunRequest, reports_dir:
         if why:
             raise UserError(f"duet: {cell.name} cannot run here: {why}")
     cpus = cpu_pair()
-    asks = requests(cells, request)
-    journal, head = open_journal(reports_dir, "duet-" + identity(cells, runner, asks), request.seed, console)
-    live, failed = provision(cells, runner, request, asks, reports_dir, console)
+    request = request.stamped()
+    jobs = [request.job(c) for c in cells]
+    journal, head = open_journal(reports_dir, "duet-" + identity(jobs, runner), request.seed, console)
+    live, failed = provision(jobs, runner, request.claims_only, reports_dir, console)
     if failed:
         for lc in live.values():
             lc.env.close()

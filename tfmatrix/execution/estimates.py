@@ -19,7 +19,8 @@ from ..analysis.sequential import sequential_of
 from ..matrix import Cell
 from ..results.documents import CellDoc
 from ..results.store import cell_paths, load_cell
-from ..runners.common import RunRequest
+from ..runners.job import CellJob
+from .request import RunRequest
 
 # Suite seconds of one CPU cell per preset and round on this 2-core machine, at a host reference of
 # ESTIMATE_REFERENCE_S. Quick: the default matrix's nine CPU cells with Docker (2026-11): 50-200 s, mean 87 s.
@@ -49,10 +50,10 @@ def expected_rounds(request: RunRequest, warm: bool) -> float:
     return min(float(request.rounds), EXPECTED_ROUNDS_WARM if warm else EXPECTED_ROUNDS_COLD)
 
 
-def cell_estimates(cells: Sequence[Cell], request: RunRequest, reports_dir: Path,
+def cell_estimates(jobs: Sequence[CellJob], request: RunRequest, reports_dir: Path,
                    built: Callable[[Cell], bool] | None = None, reference: float | None = None,
                    warm: bool = False) -> dict[str, float]:
-    """Seconds each cell may take: its last run time with the same preset, else a per-preset guess.
+    """Seconds each job's cell may take: its last run time with the same preset, else a per-preset guess.
 
     ``reference``: the host reference measured now (None: no scaling);
     ``warm``: a noise history of these cells is kept here (a sequential run
@@ -66,9 +67,8 @@ def cell_estimates(cells: Sequence[Cell], request: RunRequest, reports_dir: Path
     """
     out = {}
     rounds = expected_rounds(request, warm)
-    for cell in cells:
-        doc = _last_run(cell, request, reports_dir)
-        preset = request.for_cell(cell).preset
+    for job in jobs:
+        cell, doc, preset = job.cell, _last_run(job, reports_dir), job.asked.preset
         asked = preset_processes(preset)
         wanted = request.processes or asked
         share = selected_share(preset, request.only)
@@ -95,17 +95,17 @@ def cell_estimates(cells: Sequence[Cell], request: RunRequest, reports_dir: Path
     return out
 
 
-def _last_run(cell: Cell, request: RunRequest, reports_dir: Path) -> CellDoc | None:
-    """The cell's last results here with the preset asked for and a run time, or None."""
-    doc = load_cell(cell_paths(reports_dir, cell.name)[0])
-    ok = doc is not None and doc.cell_request.preset == request.for_cell(cell).preset and "run_s" in doc.timings
+def _last_run(job: CellJob, reports_dir: Path) -> CellDoc | None:
+    """The job's cell's last results here with the preset asked for and a run time, or None."""
+    doc = load_cell(cell_paths(reports_dir, job.name)[0])
+    ok = doc is not None and doc.cell_request.preset == job.asked.preset and "run_s" in doc.timings
     return doc if ok else None
 
 
-def unknown_estimates(cells: Sequence[Cell], request: RunRequest, reports_dir: Path) -> list[str]:
+def unknown_estimates(jobs: Sequence[CellJob], reports_dir: Path) -> list[str]:
     """Existing environments with no earlier run here: their time is unknown (a per-preset guess would be a
     built cell's, and an environment on a GPU is nothing like one)."""
-    return [c.name for c in cells if c.existing and _last_run(c, request, reports_dir) is None]
+    return [j.name for j in jobs if j.cell.existing and _last_run(j, reports_dir) is None]
 
 
 def _scale(now: float | None, then: float | None) -> float:
@@ -118,7 +118,8 @@ def selected_share(preset: str, only: tuple[str, ...]) -> float:
     """The share of the preset's built-in variants the patterns select (1.0 for none; at least one variant's)."""
     if not only:
         return 1.0
-    from suite.registry import PRESETS, all_variants, select
+    from suite.definitions import PRESETS
+    from suite.registry import all_variants, select
 
     known = PRESETS.get(preset)
     if known is None:
@@ -129,15 +130,10 @@ def selected_share(preset: str, only: tuple[str, ...]) -> float:
 
 def preset_processes(preset: str) -> int:
     """The fresh processes per variant a suite preset runs (the estimates scale with them)."""
-    from suite.registry import PRESETS
+    from suite.definitions import PRESETS
 
     known = PRESETS.get(preset)
     return known.processes if known else 1
-
-
-def estimate(cells: Sequence[Cell], request: RunRequest, reports_dir: Path) -> float:
-    """Seconds the run may take one cell at a time."""
-    return sum(cell_estimates(cells, request, reports_dir).values())
 
 
 def cold_estimate(cells: Sequence[Cell], rounds: int = 1, sequential: bool = False,

@@ -49,9 +49,8 @@ from ..analysis.sequential import (
     open_variants,
     why_stopped,
 )
-from ..matrix import Cell
 from ..progress import fmt_duration
-from ..results.documents import CellRequest, HostSpeedPoint
+from ..results.documents import HostSpeedPoint
 from ..results.journal import JournalHead, read_head, write_head
 from ..results.noise_history import NoiseModel
 from ..results.store import (
@@ -64,23 +63,20 @@ from ..results.store import (
     reusable,
 )
 from ..runners.base import Runner
-from ..runners.common import CellLog, RunRequest, plan_args, read_suite_results
+from ..runners.common import CellLog, read_suite_results
+from ..runners.job import CellJob
 from ..runners.whole import judge
 from . import hostspeed
 from .live import PLAN_FILE, LiveCell, finish, fresh_env, retry_turns, run_slice, said, slice_file, wants
+from .request import RunRequest
 from .turns import Turn, new_seed, plan_turns
 
 JOURNAL_DIR = ".interleaved"
 
 
-def requests(cells: Sequence[Cell], request: RunRequest) -> dict[str, CellRequest]:
-    """Each cell's request, made once per cell and handed down (journal identity, suite arguments, cell file)."""
-    return {c.name: request.for_cell(c) for c in cells}
-
-
-def identity(cells: Sequence[Cell], runner: Runner, asks: Mapping[str, CellRequest]) -> str:
+def identity(jobs: Sequence[CellJob], runner: Runner) -> str:
     """What a journal's slices were measured under: the cells' requests and inputs; a resume needs the same."""
-    text = json.dumps({c.name: [asks[c.name].to_json(), runner.inputs(c)] for c in cells}, sort_keys=True,
+    text = json.dumps({j.name: [j.asked.to_json(), runner.inputs(j.cell)] for j in jobs}, sort_keys=True,
                       default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -100,30 +96,31 @@ def open_journal(reports_dir: Path, key: str, seed: int | None, console: Console
     return journal, head
 
 
-def run(cells: Sequence[Cell], runner: Runner, request: RunRequest, reports_dir: Path, *, redo: bool,
+def run(jobs: Sequence[CellJob], runner: Runner, request: RunRequest, reports_dir: Path, *, redo: bool,
         console: Console) -> list[CellOutcome]:
-    """Run ``cells`` on the interleaved schedule; every cell ends with a results file (or its earlier one kept)."""
-    asks = requests(cells, request)
+    """Run the jobs' cells on the interleaved schedule; every cell ends with a results file (or its earlier one
+    kept). ``request``: what the run asks beyond each cell (its seed, rounds, what its looks judge)."""
     outcomes: dict[str, CellOutcome] = {}
-    todo: list[Cell] = []
-    for cell in cells:
+    todo: list[CellJob] = []
+    for job in jobs:
+        cell = job.cell
         why = runner.skip_reason(cell)
         json_path = cell_paths(reports_dir, cell.name)[0]
         earlier = load_cell(json_path)
         if why:
             outcomes[cell.name] = CellOutcome(cell.name, "skipped", why, {"name": runner.name})
-            record_outcome(json_path, cell.to_dict(), outcomes[cell.name], asks[cell.name], earlier)
-        elif not redo and earlier is not None and reusable(earlier, asks[cell.name], runner.inputs(cell)):
+            record_outcome(json_path, cell.to_dict(), outcomes[cell.name], job.asked, earlier)
+        elif not redo and earlier is not None and reusable(earlier, job.asked, runner.inputs(cell)):
             console.print("\\[tfmatrix] %s: %s" % (cell.name, kept_note(earlier)))
             outcomes[cell.name] = kept_outcome(cell.name, earlier)
         else:
-            todo.append(cell)
+            todo.append(job)
     if todo:
-        journal, head = open_journal(reports_dir, identity(todo, runner, asks), request.seed, console)
-        live, failed = provision(todo, runner, request, asks, reports_dir, console)
+        journal, head = open_journal(reports_dir, identity(todo, runner), request.seed, console)
+        live, failed = provision(todo, runner, request.claims_only, reports_dir, console)
         outcomes.update(failed)
         outcomes.update(measure_and_write(live, request, reports_dir, journal, head, console, OneAfterAnother()))
-    return [outcomes[c.name] for c in cells]
+    return [outcomes[j.name] for j in jobs]
 
 
 def measure_and_write(live: dict[str, LiveCell], request: RunRequest, reports_dir: Path, journal: Path,
@@ -155,71 +152,71 @@ def measure_and_write(live: dict[str, LiveCell], request: RunRequest, reports_di
     return outcomes
 
 
-def provision(cells: Sequence[Cell], runner: Runner, request: RunRequest, asks: Mapping[str, CellRequest],
-              reports_dir: Path, console: Console) -> tuple[dict[str, LiveCell], dict[str, CellOutcome]]:
-    """Every cell built, live and planned before the first measurement; the ones that failed, as outcomes."""
+def provision(jobs: Sequence[CellJob], runner: Runner, claims_only: bool, reports_dir: Path, console: Console
+              ) -> tuple[dict[str, LiveCell], dict[str, CellOutcome]]:
+    """Every cell built, live and planned before the first measurement; the ones that failed, as outcomes
+    (``claims_only``: each cell keeps the variants that make its claim lines)."""
     live: dict[str, LiveCell] = {}
     failed: dict[str, CellOutcome] = {}
     console.print("\\[tfmatrix] provisioning %d cells (images or virtualenvs, then each cell's plan) before "
-                  "measuring anything" % len(cells))
+                  "measuring anything" % len(jobs))
     logs: dict[str, CellLog] = {}
     try:
-        for index, cell in enumerate(cells, start=1):
-            json_path, log_path = cell_paths(reports_dir, cell.name)
-            log = logs[cell.name] = CellLog(log_path)
+        for index, job in enumerate(jobs, start=1):
+            json_path, log_path = cell_paths(reports_dir, job.name)
+            log = logs[job.name] = CellLog(log_path)
             t0 = time.monotonic()
-            outcome = _provision_one(cell, asks[cell.name], runner, request, log)
+            outcome = _provision_one(job, runner, claims_only, log)
             if isinstance(outcome, LiveCell):
-                live[cell.name] = outcome
+                live[job.name] = outcome
                 console.print("\\[tfmatrix] [%d/%d] %s ready in %s: %d slices, %d variants to measure"
-                              % (index, len(cells), cell.name, fmt_duration(time.monotonic() - t0),
+                              % (index, len(jobs), job.name, fmt_duration(time.monotonic() - t0),
                                  len(outcome.slices), sum(len(v) for v in outcome.slices.values())))
                 continue
-            failed[cell.name] = outcome
-            console.print("\\[tfmatrix] [%d/%d] %s %s: %s" % (index, len(cells), cell.name, outcome.status,
+            failed[job.name] = outcome
+            console.print("\\[tfmatrix] [%d/%d] %s %s: %s" % (index, len(jobs), job.name, outcome.status,
                                                             outcome.reason))
-            log.close(record_outcome(json_path, cell.to_dict(), outcome, asks[cell.name], load_cell(json_path)))
+            log.close(record_outcome(json_path, job.cell.to_dict(), outcome, job.asked, load_cell(json_path)))
     except BaseException:       # interrupted while provisioning: say so in every cell's file (earlier results stay)
         for lc in live.values():
             lc.env.close()
-        for cell in cells:
-            if cell.name in failed:
+        for job in jobs:
+            if job.name in failed:
                 continue
-            json_path = cell_paths(reports_dir, cell.name)[0]
-            its = logs.get(cell.name)
+            json_path = cell_paths(reports_dir, job.name)[0]
+            its = logs.get(job.name)
             if its is not None:
                 its("interrupted")
-            kept_log = record_outcome(json_path, cell.to_dict(), CellOutcome(
-                cell.name, "failed", "interrupted", {"name": runner.name}, {}, None, its.tail() if its else ""),
-                asks[cell.name], load_cell(json_path))
+            kept_log = record_outcome(json_path, job.cell.to_dict(), CellOutcome(
+                job.name, "failed", "interrupted", {"name": runner.name}, {}, None, its.tail() if its else ""),
+                job.asked, load_cell(json_path))
             if its is not None:     # beside the complete results it did not replace, or as the cell's log
                 its.close(kept_log)
         raise
     return live, failed
 
 
-def _provision_one(cell: Cell, asked: CellRequest, runner: Runner, request: RunRequest, log: CellLog
-                   ) -> LiveCell | CellOutcome:
-    env = runner.prepare(cell, request, log, None)
+def _provision_one(job: CellJob, runner: Runner, claims_only: bool, log: CellLog) -> LiveCell | CellOutcome:
+    env = runner.prepare(job, log, None)
     if isinstance(env, CellOutcome):
         return env
+    cell = job.cell
     ok = False
     try:
-        args = plan_args(asked, cell, env.suite_path(PLAN_FILE), env.runner.get("image"), runner.name)
+        args = job.plan_args(env.suite_path(PLAN_FILE), env.runner.get("image"), runner.name)
         ran = env.run_suite(args, log, cell.timeout_s)
         env.timings["plan_s"] = ran.seconds
         outcome = judge(cell, env, ran, PLAN_FILE, log, dict(env.timings))
         if outcome.status != "ok" or outcome.results is None:
             return outcome
         slices = {k: list(v) for k, v in (outcome.results.config.get("slices") or {}).items() if v}
-        if request.claims_only:     # the claims decide the rounds: what makes no line here is not measured
+        if claims_only:     # the claims decide the rounds: what makes no line here is not measured
             from .looks import claims_here
 
-            slices = claims_here(slices, asked.preset, cell, outcome.results)
+            slices = claims_here(slices, job.asked.preset, cell, outcome.results)
         ok = True
-        renew = functools.partial(fresh_env, functools.partial(runner.prepare, cell, request, log, None),
-                                  outcome.results)
-        return LiveCell(cell, asked, env, log, outcome.results, slices, used_s=ran.seconds, renew=renew)
+        renew = functools.partial(fresh_env, functools.partial(runner.prepare, job, log, None), outcome.results)
+        return LiveCell(job, env, log, outcome.results, slices, used_s=ran.seconds, renew=renew)
     finally:
         if not ok:
             env.close()

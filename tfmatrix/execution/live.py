@@ -39,7 +39,8 @@ from ..results.store import (
     write_json_atomic,
 )
 from ..runners.base import CellEnv
-from ..runners.common import CellLog, slice_args
+from ..runners.common import CellLog
+from ..runners.job import CellJob
 from ..runners.whole import judge
 from .rounds import merge_record, pooled_warnings
 from .turns import Turn
@@ -55,8 +56,7 @@ Renew = Callable[[], "CellEnv | CellOutcome"]
 class LiveCell:
     """A provisioned cell during the run: its environment, plan, and the records measured so far."""
 
-    cell: Cell
-    asked: CellRequest                      # what the run asks of it (made once per cell)
+    job: CellJob                            # the cell and what the run asks of it (made once per cell)
     env: CellEnv
     log: CellLog
     plan: SuiteResults
@@ -74,6 +74,14 @@ class LiveCell:
     slice_failures: dict[tuple[int, str], list[str]] = field(default_factory=dict)   # (round, slice) -> reasons
     retries: list[tuple[int, str]] = field(default_factory=list)   # (round, slice) to measure again after the turns
     focus: dict[str, list[str]] | None = None   # a sequential round's slices and their open variants (None: all)
+
+    @property
+    def cell(self) -> Cell:
+        return self.job.cell
+
+    @property
+    def asked(self) -> CellRequest:
+        return self.job.asked
 
     def tries(self, key: str) -> int:
         """How often the slice ``key`` failed in this run, over every round."""
@@ -124,8 +132,8 @@ def run_slice(lc: LiveCell, turn: Turn, journal: Path, cpus: str | None = None) 
         return
     cell, env = lc.cell, lc.env
     out = "r%d-%s.json" % (turn.round, turn.slice.replace(":", "_"))
-    args = slice_args(lc.asked, cell, env.suite_path(PLAN_FILE), turn.slice, turn.round, env.suite_path(out),
-                      env.runner.get("image"), env.runner["name"], (lc.focus or {}).get(turn.slice, ()))
+    args = lc.job.slice_args(env.suite_path(PLAN_FILE), turn.slice, turn.round, env.suite_path(out),
+                             env.runner.get("image"), env.runner["name"], (lc.focus or {}).get(turn.slice, ()))
     lc.log("== turn %d: round %d, slice %s" % (turn.number, turn.round, turn.slice))
     budget = cell.timeout_s - lc.used_s      # the cell's limit is for its whole measurement, as in a whole run
     if budget <= 0:

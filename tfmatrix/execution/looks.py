@@ -81,7 +81,8 @@ def covers(history: NoiseModel | None, live: Mapping[str, LiveCell]) -> bool:
 def claims_here(slices: dict[str, list[str]], preset: str, cell: Cell, plan: SuiteResults) -> dict[str, list[str]]:
     """A cell's planned slices narrowed to the variants that can make a claim line there (``needed_here``: the
     cell's TF and Keras read from its plan, as the report will read them). Slices left empty go."""
-    from suite.registry import PRESETS, all_variants
+    from suite.definitions import PRESETS
+    from suite.registry import all_variants
 
     known = PRESETS.get(preset)
     if known is None:

@@ -14,23 +14,21 @@ from collections.abc import Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 
-from ..matrix import Cell
 from ..results.store import CellOutcome
 from ..runners.base import Runner
-from ..runners.common import RunRequest
+from ..runners.job import CellJob
 from .cluster_progress import ClusterProgress
 from .sequential import one_cell
 
 
-def run_round(cells: Sequence[Cell], runner: Runner, request: RunRequest, reports_dir: Path, redo: bool,
-              board: ClusterProgress, latest: dict[str, CellOutcome], slots: int) -> dict[str, CellOutcome]:
+def run_round(jobs: Sequence[CellJob], runner: Runner, reports_dir: Path, redo: bool, board: ClusterProgress,
+              latest: dict[str, CellOutcome], slots: int) -> dict[str, CellOutcome]:
     """Every cell once, up to ``slots`` at a time; their outcomes by name."""
     out: dict[str, CellOutcome] = {}
-    pool = ThreadPoolExecutor(max_workers=max(1, min(slots, len(cells))), thread_name_prefix="tfmatrix-cell")
+    pool = ThreadPoolExecutor(max_workers=max(1, min(slots, len(jobs))), thread_name_prefix="tfmatrix-cell")
     futures: dict[Future[CellOutcome], str] = {
-        pool.submit(one_cell, cell, index, runner, request, reports_dir, redo, board.view(cell.name),
-                    latest.get(cell.name)): cell.name
-        for index, cell in enumerate(cells, start=1)}
+        pool.submit(one_cell, job, index, runner, reports_dir, redo, board.view(job.name), latest.get(job.name)):
+        job.name for index, job in enumerate(jobs, start=1)}
     pending = set(futures)
     try:
         while pending:

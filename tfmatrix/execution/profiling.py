@@ -26,7 +26,8 @@ from ..matrix import Cell
 from ..results.profile_docs import PROFILES_DIR, ProfilesDoc, peek_profiles, write_profiles
 from ..results.store import CellOutcome
 from ..runners.base import Runner
-from ..runners.common import CellLog, RunRequest
+from ..runners.common import CellLog
+from .request import RunRequest
 
 PROFILES_FILE = "profiles.json"
 
@@ -112,7 +113,7 @@ def _profile(cell: Cell, runner: Runner, variant_ids: Sequence[str], where: Path
     """The suite's profiles document for ``variant_ids``, or why there is none."""
     log = CellLog(where / f"{cell.name}.log")
     try:
-        env = runner.prepare(cell, RunRequest(preset=preset, only=tuple(variant_ids)), log, None)
+        env = runner.prepare(RunRequest(preset=preset, only=tuple(variant_ids)).job(cell), log, None)
         if isinstance(env, CellOutcome):
             return f"{env.status}: {env.reason}"
         try:

@@ -6,7 +6,7 @@ moods of the machine as much as of two TensorFlows. With ``rounds = N`` the
 matrix runs all cells once, then all again, N times, and each cell's result
 pools its rounds as independent processes: both sides of a cross-cell ratio
 saw every period of the run, and the spread between rounds is the measured
-run-to-run noise that the report's verdicts must beat (``analysis.stats``).
+run-to-run noise that the report's verdicts must beat (``analysis.statistics``).
 
 A pure function over two suite results documents; the execution loop calls it.
 """

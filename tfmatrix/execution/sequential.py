@@ -12,7 +12,6 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from ..matrix import Cell
 from ..progress import Progress
 from ..results.store import (
     CellOutcome,
@@ -25,7 +24,8 @@ from ..results.store import (
     reusable,
 )
 from ..runners.base import Runner
-from ..runners.common import CellLog, RunRequest
+from ..runners.common import CellLog
+from ..runners.job import CellJob
 
 
 def pooled(earlier: CellOutcome, later: CellOutcome) -> CellOutcome:
@@ -37,11 +37,11 @@ def pooled(earlier: CellOutcome, later: CellOutcome) -> CellOutcome:
                        merge_results(earlier.results, later.results), later.log_tail)
 
 
-def one_cell(cell: Cell, index: int, runner: Runner, request: RunRequest, reports_dir: Path, redo: bool,
-             progress: Progress, earlier_round: CellOutcome | None = None) -> CellOutcome:
+def one_cell(job: CellJob, index: int, runner: Runner, reports_dir: Path, redo: bool, progress: Progress,
+             earlier_round: CellOutcome | None = None) -> CellOutcome:
     """Run one cell (or keep its valid results) and write its file; ``earlier_round``: this run's last round."""
+    cell, asked = job.cell, job.asked
     json_path, log_path = cell_paths(reports_dir, cell.name)
-    asked = request.for_cell(cell)
     progress.start_cell(cell.name, index)
     t0 = time.monotonic()
     if earlier_round is not None and (earlier_round.kept or earlier_round.status != "ok"):
@@ -57,7 +57,7 @@ def one_cell(cell: Cell, index: int, runner: Runner, request: RunRequest, report
     kept_log: Path | None = None       # where the log goes when earlier complete results were kept
     try:
         try:
-            outcome = runner.run_cell(cell, request, log, progress)
+            outcome = runner.run_cell(job, log, progress)
         except KeyboardInterrupt:
             log("interrupted")
             kept_log = record_outcome(json_path, cell.to_dict(), CellOutcome(

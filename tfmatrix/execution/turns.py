@@ -10,7 +10,7 @@ order and each slice is a *turn* in which every cell runs it once, the cells
 in a fresh random order. A variant measured in two cells in round r was
 measured in the same turn, seconds to a few minutes apart, so the ratio of
 round r cancels what the host did meanwhile; the spread of those ratios over
-the rounds is the noise a verdict must beat (``analysis.stats``).
+the rounds is the noise a verdict must beat (``analysis.statistics``).
 
 Pure: the order is a function of the seed, recorded in every cell file, so
 a run can be replayed and a test can check it.

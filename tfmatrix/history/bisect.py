@@ -25,11 +25,11 @@ from typing import Any
 from rich.console import Console
 
 from ..analysis.cells import CellResult, load_file
+from ..execution.request import RunRequest
 from ..matrix import Settings
 from ..results.history_docs import BISECT_DIR, BisectDoc, ProbeDoc
 from ..results.store import suite_fingerprint, write_json_atomic
 from ..runners.base import Runner
-from ..runners.common import RunRequest
 from .axis import Axis, minor_steps, patch_steps
 from .probes import PROBES_DIR, EarlierFiles, probe_cell
 from .search import Measure, Outcome, Probe, search

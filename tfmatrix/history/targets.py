@@ -20,10 +20,11 @@ from dataclasses import dataclass
 import pandas as pd
 
 from ..analysis.cells import CellResult
-from ..analysis.claims import CANNOT, CLAIMS, Claim, ClaimLine, compute_claim
+from ..analysis.claim_table import CLAIMS, Claim
+from ..analysis.claims import CANNOT, ClaimLine, compute_claim
+from ..analysis.findings import in_benchmarks, matches
 from ..analysis.frame import build_frame
-from ..analysis.inference import time_interval
-from ..analysis.pairing import in_benchmarks, matches
+from ..analysis.statistics.inference import time_interval
 from ..errors import UserError
 from .search import Measure
 
@@ -82,7 +83,8 @@ def claim_variant_ids(claim: Claim, preset: str) -> list[str]:
 
 
 def _variants(preset: str) -> Sequence:
-    from suite.registry import PRESETS, all_variants
+    from suite.definitions import PRESETS
+    from suite.registry import all_variants
 
     return all_variants(PRESETS[preset])
 

@@ -32,14 +32,15 @@ from typing import Any
 from rich.console import Console
 
 from ..analysis.cells import CellResult, load_file
-from ..analysis.claims import CANNOT, CLAIMS, NOT_MEASURED, Claim
+from ..analysis.claim_table import CLAIMS, Claim
+from ..analysis.claims import CANNOT, NOT_MEASURED
 from ..analysis.frame import build_frame
 from ..analysis.timeline import DECIDED, reading, verdict_counts, verdict_steps
+from ..execution.request import RunRequest
 from ..matrix import Cell, Settings
 from ..results.history_docs import TIMELINE_COLUMNS, ClaimAbout, TimelineDoc, TimelinePoint, timeline_file
 from ..results.store import suite_fingerprint, write_json_atomic, write_text_atomic
 from ..runners.base import Runner
-from ..runners.common import RunRequest
 from ..versions import minor_series
 from .axis import Axis
 from .probes import PROBES_DIR, EarlierFiles, covers, probe_cell

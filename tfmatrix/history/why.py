@@ -4,7 +4,7 @@ A bisect says "changed between 2.0.4 and 2.1.4"; this says where. Both
 releases' probe cells profile the variants that decide the target
 (``execution.profiling``: a run of their own, never a measured one, into
 ``<reports>/profiles/<cell>.json``), each variant is lined up with itself
-across the two releases (``analysis.profiles``), and the variant whose step
+across the two releases (``analysis.explain.profiles``), and the variant whose step
 moved most under the profiler leads: its sentences, labelled by release. A
 claim is a ratio of two variants, so the lines first say how each side moved.
 
@@ -19,8 +19,8 @@ from pathlib import Path
 
 from rich.console import Console
 
-from ..analysis.ops import explanation_sentences
-from ..analysis.profiles import Explanation, explain, ms, pair
+from ..analysis.explain.ops import explanation_sentences
+from ..analysis.explain.profiles import Explanation, explain, ms, pair
 from ..matrix import Cell
 from ..results.profile_docs import ProfilesDoc, read_profiles
 from ..runners.base import Runner

@@ -128,7 +128,8 @@ from typing import Any
 from .. import paths
 from ..errors import UserError
 from ..versions import version_key
-from .checks import _suggest, _Where, parse_settings
+from .base_image import redirect
+from .checks import Where, parse_settings, suggest
 from .product import expand_product
 from .records import (
     BASE_KEYWORDS,
@@ -154,7 +155,7 @@ from .records import (
     Settings,
 )
 from .releases import Table, load_table
-from .resolve import redirect, resolve_cell
+from .resolve import resolve_cell
 from .size import empty_products, product_size, too_big
 from .suite_tables import check_compare, suite_settings, with_requirements
 
@@ -196,10 +197,10 @@ def parse_matrix(text: str, file: str, path: Path, environ: Mapping[str, str], t
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise _toml_error(file, text, exc)
-    top = _Where(file, "top level")
+    top = Where(file, "top level")
     for key in doc:
         if key not in TOP_KEYS:
-            raise top.error(key, "unknown table", _suggest(key, TOP_KEYS))
+            raise top.error(key, "unknown table", suggest(key, TOP_KEYS))
     settings = suite_settings(file, doc, path.parent, parse_settings(file, doc, environ))
     raw: list[tuple[dict[str, Any], str, bool]] = []     # values, origin, pool is an axis (a hardware axis)
     for i, cell_table in enumerate(_tables(file, doc, "cell")):

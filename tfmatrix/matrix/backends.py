@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..versions import version_key
-from .checks import _checked, _get_str, _Where, gated_requirements, user_pins
+from .base_image import redirect
+from .checks import Where, checked, gated_requirements, get_str, user_pins
 from .records import PATTERNS, BaseImage, KerasSpec
 from .releases import Keras3Table, Table
 
@@ -21,16 +22,16 @@ DEFAULT_BACKEND = "tensorflow"
 KERAS_HOME_ROOT = "/home/bench/.keras-cells"   # KERAS_HOME = <root>/<cell>: no cell reads another's keras.json
 
 
-def keras3_table(where: _Where, table: Table) -> Keras3Table:
+def keras3_table(where: Where, table: Table) -> Keras3Table:
     if table.keras3 is None:
         raise where.error("backend", "the compatibility table has no [keras3] section",
                           "add it to tfmatrix/data/releases.toml")
     return table.keras3
 
 
-def backend_of(where: _Where, values: Mapping[str, Any], table: Table) -> tuple[str, bool]:
+def backend_of(where: Where, values: Mapping[str, Any], table: Table) -> tuple[str, bool]:
     """-> (backend, whether matrix.toml named it); unknown names are an error."""
-    given = _get_str(where, values, "backend", "jax")
+    given = get_str(where, values, "backend", "jax")
     if given is None:
         return DEFAULT_BACKEND, False
     known = keras3_table(where, table).backends
@@ -39,7 +40,7 @@ def backend_of(where: _Where, values: Mapping[str, Any], table: Table) -> tuple[
     return given, True
 
 
-def check_tensorflow_keras(where: _Where, keras: KerasSpec, tf_release: str) -> None:
+def check_tensorflow_keras(where: Where, keras: KerasSpec, tf_release: str) -> None:
     """``backend = "tensorflow"`` written out: only Keras 3 has backends."""
     if keras.flavour != "keras3":
         raise where.error("backend", f"backends are a Keras 3 feature; this cell runs {keras.flavour} on TF "
@@ -51,12 +52,12 @@ def backend_env(backend: str, cell_name: str) -> tuple[tuple[str, str], ...]:
     return (("KERAS_BACKEND", backend), ("KERAS_HOME", f"{KERAS_HOME_ROOT}/{cell_name}"))
 
 
-def resolve_keras(where: _Where, values: Mapping[str, Any], backend: str, k3: Keras3Table) -> tuple[KerasSpec, str]:
+def resolve_keras(where: Where, values: Mapping[str, Any], backend: str, k3: Keras3Table) -> tuple[KerasSpec, str]:
     """A jax/torch cell's Keras: "keras3" (the table's newest) or an exact 3.x version."""
     if "tf" in values:
         raise where.error("tf", f"a {backend} cell installs no TensorFlow (Keras 3 runs on {backend})",
                           'remove tf, or set backend = "tensorflow"')
-    given = _get_str(where, values, "keras", "3.15.1") or "keras3"
+    given = get_str(where, values, "keras", "3.15.1") or "keras3"
     if given != "keras3" and not (given.startswith("3.") and PATTERNS["keras_version"].fullmatch(given)):
         raise where.error("backend", f"backend {backend} needs Keras 3, not keras = {given!r}",
                           'use keras = "keras3" or a 3.x version like "3.15.1", or remove backend')
@@ -69,12 +70,12 @@ def resolve_keras(where: _Where, values: Mapping[str, Any], backend: str, k3: Ke
     return KerasSpec("keras3", version, f"keras=={version}"), part
 
 
-def resolve_python(where: _Where, values: Mapping[str, Any], backend: str, keras: KerasSpec, k3: Keras3Table,
+def resolve_python(where: Where, values: Mapping[str, Any], backend: str, keras: KerasSpec, k3: Keras3Table,
                    table: Table) -> str:
     """The Python: given or the table's default, at least what Keras, the backend and the suite need."""
-    given = _get_str(where, values, "python", k3.default_python)
+    given = get_str(where, values, "python", k3.default_python)
     if given is not None:
-        _checked(where, "python", given, "python", 'a Python version like "3.11"', 'write python = "3.X"')
+        checked(where, "python", given, "python", 'a Python version like "3.11"', 'write python = "3.X"')
     python = given or k3.default_python
     assert keras.version is not None
     line = k3.line(keras.version)
@@ -93,8 +94,7 @@ def resolve_python(where: _Where, values: Mapping[str, Any], backend: str, keras
     return python
 
 
-def resolve_base(where: _Where, values: Mapping[str, Any], backend: str, python: str, registry: str | None,
-                 redirect: Any) -> BaseImage:
+def resolve_base(where: Where, values: Mapping[str, Any], backend: str, python: str, registry: str | None) -> BaseImage:
     """The official slim Python image: CPU and GPU alike (CUDA comes as the backend's pip wheels)."""
     for key in ("base", "base_digest", "cuda", "cudnn"):
         if key in values:
@@ -104,7 +104,7 @@ def resolve_base(where: _Where, values: Mapping[str, Any], backend: str, python:
     return BaseImage(kind="python", ref=redirect(upstream, registry), upstream=upstream, python=python, digest=None)
 
 
-def requirements(where: _Where, values: Mapping[str, Any], backend: str, target: str, keras: KerasSpec,
+def requirements(where: Where, values: Mapping[str, Any], backend: str, target: str, keras: KerasSpec,
                  k3: Keras3Table) -> tuple[str, ...]:
     """keras, then the backend's pinned lines for the target, then the cell's pins."""
     assert keras.requirement is not None

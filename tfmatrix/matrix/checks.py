@@ -1,7 +1,9 @@
 """One-line errors for matrix values, and the ``[matrix]``/``[images]`` settings.
 
-Every check names file, cell and key and says the fix (``_Where.error``); the value
-checkers are shared by the product expansion and the cell resolution.
+Every check names file, cell and key and says the fix (``Where.error``); the value
+checkers are shared by the product expansion and the cell resolution: ``Where``,
+``check_keys``, ``get_str``, ``checked``, ``suggest`` and ``type_name`` are what the
+other matrix modules check their tables with.
 """
 from __future__ import annotations
 
@@ -35,7 +37,7 @@ from .size import DEFAULT_MAX_CELLS
 
 
 @dataclass
-class _Where:
+class Where:
     """Where a value came from, for one-line messages: file, cell origin, untested policy."""
 
     file: str
@@ -58,27 +60,27 @@ class _Where:
         self.untested.append(f"{self.file}: {self.origin}: key '{key}': {problem} (allowed by allow_untested = true)")
 
 
-def _suggest(key: str, known: Iterable[str]) -> str:
+def suggest(key: str, known: Iterable[str]) -> str:
     close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
     if close:
         return f"did you mean '{close[0]}'?"
     return "known keys: " + ", ".join(known)
 
 
-def _check_keys(where: _Where, table: Mapping[str, Any], known: Sequence[str], what: str) -> None:
+def check_keys(where: Where, table: Mapping[str, Any], known: Sequence[str], what: str) -> None:
     for key in table:
         if key not in known:
             if key in ("include", "exclude") and "include" not in known:
                 raise where.error(key, f"'{key}' belongs to [[product]] tables", "move the cell into a [[product]]")
-            raise where.error(key, f"unknown {what} key", _suggest(key, known))
+            raise where.error(key, f"unknown {what} key", suggest(key, known))
 
 
-def _type_name(value: Any) -> str:
+def type_name(value: Any) -> str:
     return {bool: "a boolean", int: "an integer", float: "a float", str: "a string", list: "an array",
             dict: "a table"}.get(type(value), type(value).__name__)  # fmt: skip
 
 
-def _get_str(where: _Where, values: Mapping[str, Any], key: str, example: str) -> str | None:
+def get_str(where: Where, values: Mapping[str, Any], key: str, example: str) -> str | None:
     """A string value or None; floats get their own hint (TOML reads 3.10 as 3.1)."""
     if key not in values:
         return None
@@ -86,22 +88,22 @@ def _get_str(where: _Where, values: Mapping[str, Any], key: str, example: str) -
     if isinstance(value, str):
         return value
     if isinstance(value, float | int) and not isinstance(value, bool):
-        raise where.error(key, f"expected a string, got {_type_name(value)} ({value!r})",
+        raise where.error(key, f"expected a string, got {type_name(value)} ({value!r})",
                           f'quote it: {key} = "{example}" (unquoted, TOML reads a version as a number: 3.10 is 3.1)')
     if isinstance(value, list):
         raise where.error(key, "expected a string, got an array",
                           "arrays are axes and belong in [[product]] tables")
-    raise where.error(key, f"expected a string, got {_type_name(value)}", f'write {key} = "{example}"')
+    raise where.error(key, f"expected a string, got {type_name(value)}", f'write {key} = "{example}"')
 
 
-def _checked(where: _Where, key: str, value: str, pattern: str, expected: str, fix: str) -> str:
+def checked(where: Where, key: str, value: str, pattern: str, expected: str, fix: str) -> str:
     if not PATTERNS[pattern].fullmatch(value):
         raise where.error(key, f"{value!r} is not {expected}", fix)
     return value
 
 
 
-def _timeout(where: _Where, key: str, value: Any) -> int:
+def _timeout(where: Where, key: str, value: Any) -> int:
     if isinstance(value, int) and not isinstance(value, bool):
         seconds = value
     elif isinstance(value, str) and re.fullmatch(r"[1-9][0-9]{0,6}[smh]?", value):
@@ -113,19 +115,19 @@ def _timeout(where: _Where, key: str, value: Any) -> int:
     return seconds
 
 
-def _memory(where: _Where, key: str, value: Any) -> str:
+def _memory(where: Where, key: str, value: Any) -> str:
     if not isinstance(value, str) or not PATTERNS["memory"].fullmatch(value):
         raise where.error(key, f"{value!r} is not a memory size", 'write a number and k/m/g, like "8g"')
     return value
 
 
-def _repeats(where: _Where, key: str, value: Any) -> int:
+def _repeats(where: Where, key: str, value: Any) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 1000:
         raise where.error(key, f"{value!r} is not a repeat count", "use an integer from 1 to 1000")
     return value
 
 
-def _auto_rounds(where: _Where, key: str, value: Any) -> dict[str, Any]:
+def _auto_rounds(where: Where, key: str, value: Any) -> dict[str, Any]:
     """``rounds``: a fixed count, or "auto" (sequential rounds up to the cap)."""
     if value == AUTO_ROUNDS:
         return {"rounds": AUTO_ROUNDS_CAP, "sequential": True}
@@ -135,26 +137,26 @@ def _auto_rounds(where: _Where, key: str, value: Any) -> dict[str, Any]:
     return {"rounds": value}
 
 
-def _variants(where: _Where, key: str, value: Any) -> str:
+def _variants(where: Where, key: str, value: Any) -> str:
     if value not in VARIANTS:
         raise where.error(key, f"{value!r} is not a choice of variants",
                           "use " + " or ".join(repr(v) for v in VARIANTS))
     return str(value)
 
 
-def _schedule(where: _Where, key: str, value: Any) -> str:
+def _schedule(where: Where, key: str, value: Any) -> str:
     if value not in SCHEDULES:
         raise where.error(key, f"{value!r} is not a schedule", "use " + " or ".join(repr(s) for s in SCHEDULES))
     return str(value)
 
 
-def _preset(where: _Where, key: str, value: Any) -> str:
+def _preset(where: Where, key: str, value: Any) -> str:
     if not isinstance(value, str) or not PATTERNS["preset"].fullmatch(value) or value not in KNOWN_PRESETS:
         raise where.error(key, f"{value!r} is not a suite preset", "use one of: " + ", ".join(KNOWN_PRESETS))
     return value
 
 
-def _registry(where: _Where, key: str | None, value: Any) -> str | None:
+def _registry(where: Where, key: str | None, value: Any) -> str | None:
     if value is None or value == "":
         return None
     if not isinstance(value, str) or not PATTERNS["registry"].fullmatch(value):
@@ -170,19 +172,19 @@ def parse_settings(file: str, doc: Mapping[str, Any], environ: Mapping[str, str]
     cl = doc.get("cluster", {})
     for name, table, keys in (("[matrix]", m, SETTINGS_KEYS), ("[images]", im, IMAGES_KEYS),
                               ("[cluster]", cl, CLUSTER_KEYS)):
-        where = _Where(file, name)
+        where = Where(file, name)
         if not isinstance(table, dict):
             raise where.error(None, f"{name} must be a table", f"write it as a {name} section")
-        _check_keys(where, table, keys, name)
-    where = _Where(file, "[matrix]")
+        check_keys(where, table, keys, name)
+    where = Where(file, "[matrix]")
     baseline = m.get("baseline")
     if baseline is not None and not isinstance(baseline, str):
-        raise where.error("baseline", f"expected a cell name, got {_type_name(baseline)}",
+        raise where.error("baseline", f"expected a cell name, got {type_name(baseline)}",
                           'write baseline = "tf1.14-cpu"')
     if REGISTRY_ENV in environ:
-        registry = _registry(_Where(f"environment variable {REGISTRY_ENV}", "value"), None, environ[REGISTRY_ENV])
+        registry = _registry(Where(f"environment variable {REGISTRY_ENV}", "value"), None, environ[REGISTRY_ENV])
     else:
-        registry = _registry(_Where(file, "[images]"), "base_registry", im.get("base_registry"))
+        registry = _registry(Where(file, "[images]"), "base_registry", im.get("base_registry"))
     return Settings(
         preset=_preset(where, "preset", m["preset"]) if "preset" in m else DEFAULT_PRESET,
         baseline=baseline,
@@ -194,11 +196,11 @@ def parse_settings(file: str, doc: Mapping[str, Any], environ: Mapping[str, str]
         **(_auto_rounds(where, "rounds", m["rounds"]) if "rounds" in m else {"rounds": DEFAULT_ROUNDS}),
         schedule=_schedule(where, "schedule", m["schedule"]) if "schedule" in m else DEFAULT_SCHEDULE,
         variants=_variants(where, "variants", m["variants"]) if "variants" in m else "all",
-        **_cluster(_Where(file, "[cluster]"), cl),
+        **_cluster(Where(file, "[cluster]"), cl),
     )
 
 
-def _cluster(where: _Where, table: Mapping[str, Any]) -> dict[str, Any]:
+def _cluster(where: Where, table: Mapping[str, Any]) -> dict[str, Any]:
     """``[cluster]``: where the ray runner's Ray cluster is, the default hardware pool, CPUs per CPU cell."""
     out: dict[str, Any] = {"cluster_cpus": DEFAULT_CLUSTER_CPUS}
     if "address" in table:
@@ -217,7 +219,7 @@ def _cluster(where: _Where, table: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def pool(where: _Where, key: str, value: Any) -> str:
+def pool(where: Where, key: str, value: Any) -> str:
     """A hardware pool: the name of a Ray custom resource that the pool's nodes declare."""
     if isinstance(value, list):
         raise where.error(key, "expected one pool name, got an array", 'arrays are axes and belong in [[product]] '
@@ -240,7 +242,7 @@ class Limits:
     pool: str | None
 
 
-def cell_limits(where: _Where, values: Mapping[str, Any], settings: Settings) -> Limits:
+def cell_limits(where: Where, values: Mapping[str, Any], settings: Settings) -> Limits:
     """One place for the keys every kind of cell (TF, jax, torch) takes the same way."""
     return Limits(
         preset=_preset(where, "preset", values["preset"]) if "preset" in values else settings.preset,
@@ -251,25 +253,25 @@ def cell_limits(where: _Where, values: Mapping[str, Any], settings: Settings) ->
     )
 
 
-def _max_cells(where: _Where, value: Any) -> int:
+def _max_cells(where: Where, value: Any) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 100_000:
         raise where.error("max_cells", f"{value!r} is not a cell count", "use an integer from 1 to 100000")
     return value
 
 
 
-def user_pins(where: _Where, values: Mapping[str, Any], example: str) -> list[str]:
+def user_pins(where: Where, values: Mapping[str, Any], example: str) -> list[str]:
     """A cell's ``pins``: requirement strings, each through the same gate as the table's."""
     pins = values.get("pins", [])
     if not isinstance(pins, list) or not all(isinstance(p, str) for p in pins):
         raise where.error("pins", "expected an array of requirement strings", f'write pins = ["{example}"]')
     for pin in pins:
-        _checked(where, "pins", pin, "requirement", "a requirement with a version specifier",
-                 f'write one requirement per string, like "{example}" or "numpy<1.19" (no markers, no spaces)')
+        checked(where, "pins", pin, "requirement", "a requirement with a version specifier",
+                f'write one requirement per string, like "{example}" or "numpy<1.19" (no markers, no spaces)')
     return list(pins)
 
 
-def gated_requirements(where: _Where, lines: list[str]) -> tuple[str, ...]:
+def gated_requirements(where: Where, lines: list[str]) -> tuple[str, ...]:
     """The requirement lines, the table's included: the table is data too, checked like user input."""
     for line in lines:
         if not PATTERNS["requirement"].fullmatch(line):

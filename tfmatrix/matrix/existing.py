@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import PurePosixPath
 from typing import Any
 
-from .checks import Limits, _Where
+from .checks import Limits, Where
 from .names import resolve_name
 from .records import BaseImage, Cell, KerasSpec
 
@@ -39,7 +39,7 @@ def default_name(interpreter: str, target: str) -> str:
     return f"{slug}-existing-{target}"
 
 
-def resolve_existing(where: _Where, values: Mapping[str, Any], target: str, limits: Limits,
+def resolve_existing(where: Where, values: Mapping[str, Any], target: str, limits: Limits,
                      env: tuple[tuple[str, str], ...], origin: str, pool_axis: bool = False) -> Cell:
     """An existing environment's cell; the keys that would install something are one line each."""
     interpreter = str(values["python"])

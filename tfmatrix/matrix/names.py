@@ -27,14 +27,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .checks import _get_str, _Where
+from .checks import Where, get_str
 from .records import PATTERNS
 
 NAME_FIELDS = ("tf", "release", "keras", "python", "target", "cuda", "cudnn", "backend", "pool", "default")
 _NAME_FIX = "use 1-63 lowercase letters, digits and . _ - (starting and ending with a letter or digit)"
 
 
-def resolve_name(where: _Where, values: Mapping[str, Any], fields: Mapping[str, str], pool: str | None,
+def resolve_name(where: Where, values: Mapping[str, Any], fields: Mapping[str, str], pool: str | None,
                  pool_axis: bool = False) -> str:
     """The cell's name from ``name`` (placeholders filled from ``fields``), else the default.
 
@@ -42,7 +42,7 @@ def resolve_name(where: _Where, values: Mapping[str, Any], fields: Mapping[str, 
     an array) the default name gets ``-<pool>``, so each pool's cell has its own.
     """
     fields = {**fields, "pool": (pool or "").lower()}
-    given = _get_str(where, values, "name", fields["default"])
+    given = get_str(where, values, "name", fields["default"])
     if given is None:
         suffixed = pool_axis and pool is not None
         name = fields["default"] + (f"-{fields['pool']}" if suffixed else "")

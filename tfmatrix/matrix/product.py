@@ -10,7 +10,7 @@ import itertools
 from collections.abc import Mapping
 from typing import Any
 
-from .checks import _check_keys, _Where
+from .checks import Where, check_keys
 from .records import CELL_KEYS, PRODUCT_KEYS
 from .size import is_axis as _is_axis
 
@@ -21,8 +21,8 @@ def _fmt_value(value: Any) -> str:
 
 def expand_product(file: str, index: int, table: Mapping[str, Any]) -> list[tuple[dict[str, Any], str]]:
     """One ``[[product]]`` -> [(cell values, origin)], with GitHub Actions include/exclude semantics."""
-    where = _Where(file, f"product[{index}]")
-    _check_keys(where, table, PRODUCT_KEYS, "product")
+    where = Where(file, f"product[{index}]")
+    check_keys(where, table, PRODUCT_KEYS, "product")
     axes: dict[str, list[Any]] = {}
     scalars: dict[str, Any] = {}
     for key, value in table.items():
@@ -40,8 +40,8 @@ def expand_product(file: str, index: int, table: Mapping[str, Any]) -> list[tupl
         if not isinstance(value, list) or not all(isinstance(e, dict) for e in value):
             raise where.error(kind, f"{kind} must be an array of tables", f"write {kind} = [ {{ tf = \"2.9\" }} ]")
         for j, entry in enumerate(value):
-            w = _Where(file, f"product[{index}] {kind}[{j}]")
-            _check_keys(w, entry, CELL_KEYS, "cell")
+            w = Where(file, f"product[{index}] {kind}[{j}]")
+            check_keys(w, entry, CELL_KEYS, "cell")
             if not entry:
                 raise w.error(None, f"an empty {kind} entry matches everything", "give it at least one key")
             if kind == "exclude":

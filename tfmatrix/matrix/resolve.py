@@ -1,26 +1,26 @@
 """One cell's raw values -> a ``Cell``, validated against the release table.
 
-TF release, Keras, base image and Python (they constrain each other), CUDA/cuDNN,
-requirement lines and environment (the name: ``naming``). Pure: the table and settings come in as
+TF release, Keras, base image and Python (they constrain each other: ``base_image``), CUDA/cuDNN,
+requirement lines and environment (the name: ``names``). Pure: the table and settings come in as
 arguments; untested pairings become warnings only under ``allow_untested``.
 """
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from ..versions import minor_series, version_key
 from . import backends, existing
+from .base_image import BaseChoice, resolve_base
 from .checks import (
     Limits,
-    _check_keys,
-    _checked,
-    _get_str,
-    _type_name,
-    _Where,
+    Where,
     cell_limits,
+    check_keys,
+    checked,
     gated_requirements,
+    get_str,
+    type_name,
     user_pins,
 )
 from .names import resolve_name
@@ -30,14 +30,11 @@ from .records import (
     RESERVED_ENV,
     RESERVED_ENV_PREFIX,
     TARGETS,
-    BaseImage,
     Cell,
     KerasSpec,
     Settings,
 )
 from .releases import Release, Table
-
-_DOCKER_HUB = ("docker.io", "index.docker.io", "registry-1.docker.io")
 
 
 def _vmatch(given: str, tested: str) -> bool:
@@ -47,47 +44,13 @@ def _vmatch(given: str, tested: str) -> bool:
     return a[:n] == b[:n]
 
 
-def redirect(ref: str, registry: str | None) -> str:
-    """Point a Docker Hub reference at ``registry`` (a mirror, or tfmatrix.local).
-
-    ``python:3.7-slim-bookworm`` -> ``<registry>/library/python:3.7-slim-bookworm``;
-    ``nvidia/cuda:11.8.0-...`` -> ``<registry>/nvidia/cuda:11.8.0-...``. A reference
-    that names another registry (``nvcr.io/nvidia/...``) stays as it is: only Docker
-    Hub is mirrored. Pure; ``registry`` None or "" means no redirect.
-    """
-    if not registry:
-        return ref
-    name, at, digest = ref.partition("@")
-    first, slash, rest = name.partition("/")
-    if slash and ("." in first or ":" in first or first == "localhost"):
-        if first not in _DOCKER_HUB:
-            return ref
-        name = rest
-    if "/" not in name:
-        name = f"library/{name}"
-    return f"{registry}/{name}" + (f"@{digest}" if at else "")
-
-
-def _image_kind(ref: str) -> str:
-    """Kind of an explicit base reference, from its repository name."""
-    name = ref.split("@")[0]
-    repo = name.rsplit(":", 1)[0] if ":" in name.rsplit("/", 1)[-1] else name
-    parts = repo.split("/")
-    if len(parts) > 1 and ("." in parts[0] or ":" in parts[0] or parts[0] == "localhost"):
-        parts = parts[1:]
-    repo = "/".join(parts)
-    return {"python": "python", "library/python": "python", "tensorflow/tensorflow": "tensorflow",
-            "nvidia/cuda": "nvidia-cuda"}.get(repo, "custom")  # fmt: skip
-
-
-
-def _resolve_tf(where: _Where, values: Mapping[str, Any], table: Table) -> tuple[Release, str, str]:
+def _resolve_tf(where: Where, values: Mapping[str, Any], table: Table) -> tuple[Release, str, str]:
     """-> (release row, exact version, version as written)."""
-    given = _get_str(where, values, "tf", "1.15")
+    given = get_str(where, values, "tf", "1.15")
     if given is None:
         raise where.error("tf", "missing", 'every cell needs a TF release, e.g. tf = "1.15"')
-    _checked(where, "tf", given, "tf", 'a version like "1.15" or "1.15.5"',
-             "write the TF release as major.minor or major.minor.patch")
+    checked(where, "tf", given, "tf", 'a version like "1.15" or "1.15.5"',
+            "write the TF release as major.minor or major.minor.patch")
     try:
         rel = table.release(given)
     except KeyError:
@@ -102,9 +65,9 @@ def _resolve_tf(where: _Where, values: Mapping[str, Any], table: Table) -> tuple
     return rel, given, given
 
 
-def _resolve_keras(where: _Where, values: Mapping[str, Any], rel: Release) -> tuple[KerasSpec, str | None]:
+def _resolve_keras(where: Where, values: Mapping[str, Any], rel: Release) -> tuple[KerasSpec, str | None]:
     """-> (KerasSpec, the name fragment: None for the release's default Keras)."""
-    given = _get_str(where, values, "keras", "2.2.5")
+    given = get_str(where, values, "keras", "2.2.5")
     fix_all = 'use "tf.keras", a Keras 2 version like "2.2.5", "keras3" or a 3.x version, or "tf_keras"'
     if given is None:
         given = rel.keras
@@ -127,8 +90,8 @@ def _resolve_keras(where: _Where, values: Mapping[str, Any], rel: Release) -> tu
             raise where.error("keras", f"tf_keras is for TF >= 2.16; TF {rel.tf} bundles Keras 2 as tf.keras",
                               'use keras = "tf.keras"')
         version = rel.tf_keras if given == "tf_keras" else given.removeprefix("tf_keras==")
-        _checked(where, "keras", version, "keras_version", "a tf_keras version like 2.16.0",
-                 'write keras = "tf_keras==2.16.0" or just "tf_keras"')
+        checked(where, "keras", version, "keras_version", "a tf_keras version like 2.16.0",
+                'write keras = "tf_keras==2.16.0" or just "tf_keras"')
         if minor_series(version) != rel.tf:
             raise where.error("keras", f"tf_keras {version} pairs with TF {minor_series(version)} only, "
                                        f"not TF {rel.tf}", f'use keras = "tf_keras" ({rel.tf_keras})')
@@ -147,110 +110,20 @@ def _resolve_keras(where: _Where, values: Mapping[str, Any], rel: Release) -> tu
     raise where.error("keras", f"{given!r} is not a Keras choice", fix_all)
 
 
-def _check_python(where: _Where, python: str, rel: Release, table: Table) -> None:
-    if version_key(python) < version_key(table.suite_min_python):
-        raise where.error("python", f"the suite needs Python >= {table.suite_min_python}, not {python}",
-                          f"use Python {table.suite_min_python} or newer")
-    if python not in rel.python:  # no wheel: pip cannot install it, allow_untested or not
-        raise where.error("python", f"TF {rel.tf} has wheels for Python {', '.join(rel.python)} only, not {python}"
-                                    f"{where.cannot_install()}", "use one of those")
 
-
-@dataclass(frozen=True)
-class _BaseChoice:
-    base: BaseImage
-    python: str
-    carries_cuda: bool  # the image itself provides CUDA/cuDNN (tensorflow/nvidia-cuda from the table)
-    pip_cuda: bool  # CUDA/cuDNN come from the release's nvidia-* wheels
-    bootstrap: tuple[str, ...]
-
-
-def _resolve_base(where: _Where, values: Mapping[str, Any], rel: Release, target: str, table: Table,
-                  registry: str | None) -> _BaseChoice:
-    """Base image and the cell's Python (they constrain each other)."""
-    given = _get_str(where, values, "base", "python")
-    python_given = _get_str(where, values, "python", rel.default_python)
-    if python_given is not None:
-        _checked(where, "python", python_given, "python", 'a Python version like "3.7"', 'write python = "3.X"')
-    digest = _get_str(where, values, "base_digest", "sha256:...")
-    if digest is not None:
-        _checked(where, "base_digest", digest, "digest", "a sha256 digest",
-                 'write base_digest = "sha256:<64 hex digits>"')
-    gpu = target == "gpu"
-    keyword = given if given is not None else ("python" if not gpu else rel.gpu_base)
-
-    if keyword == "python":
-        if gpu and not rel.pip_cuda:
-            raise where.error("base", f"TF {rel.tf} has no pip CUDA wheels (they start with TF 2.14), so a GPU "
-                                      f"cell needs a base that carries CUDA {rel.cuda}",
-                              "drop base to use the release's GPU image, or name an image that carries CUDA")
-        python = python_given or rel.default_python
-        _check_python(where, python, rel, table)
-        upstream, kind, base_python, os_python = f"python:{python}-slim-bookworm", "python", python, False
-        carries, pip_cuda = False, gpu
-    elif keyword in ("tensorflow", "nvidia-cuda"):
-        if keyword == "tensorflow":
-            upstream = rel.tf_image.gpu if gpu else rel.tf_image.cpu
-            os_name, base_python = rel.tf_image.os, rel.tf_image.python
-        else:
-            if rel.gpu_image is None or rel.gpu_image_os is None or not gpu:
-                raise where.error("base", f"the table has no nvidia/cuda image for TF {rel.tf} {target}",
-                                  'use base = "python", "tensorflow" or an image reference')
-            upstream, os_name, base_python = rel.gpu_image, rel.gpu_image_os, None
-        osp = table.os[os_name]
-        if python_given is not None:
-            if python_given not in osp.pythons:
-                raise where.error("python", f"base {upstream} is {os_name}, which provides Python "
-                                            f"{', '.join(osp.pythons)}, not {python_given}",
-                                  "use one of those, or name a base image that has this Python")
-            _check_python(where, python_given, rel, table)
-            python = python_given
-        else:
-            floor = version_key(table.suite_min_python)
-            candidates = [p for p in osp.pythons if p in rel.python and version_key(p) >= floor]
-            if not candidates:
-                raise where.error("python", f"base {upstream} ({os_name}) offers no Python that TF {rel.tf} "
-                                            "and the suite both support", "name a base image with a suitable Python")
-            python = next((p for p in (base_python, osp.default) if p in candidates), candidates[-1])
-        kind, os_python = keyword, True
-        carries, pip_cuda = gpu and not rel.pip_cuda, gpu and rel.pip_cuda
-    else:
-        _checked(where, "base", keyword, "image", "an image reference",
-                 'use "python", "tensorflow" or a reference like "nvidia/cuda:12.3.2-cudnn9-runtime-ubuntu22.04"')
-        if "@" in keyword:
-            raise where.error("base", "digests go in base_digest", 'write base_digest = "sha256:..." next to base')
-        kind = _image_kind(keyword)
-        if gpu and kind == "python" and not rel.pip_cuda:
-            raise where.error("base", f"{keyword} carries no CUDA and TF {rel.tf} has no pip CUDA wheels (they start "
-                                      "with TF 2.14)", "drop base, or name an image that carries CUDA")
-        python = python_given or rel.default_python
-        _check_python(where, python, rel, table)
-        upstream, base_python, os_python = keyword, None, True
-        # Official Python/TensorFlow images get the release's CUDA wheels; any other image
-        # (nvidia/cuda, custom) is trusted to carry the CUDA the cell names.
-        carries, pip_cuda = False, gpu and rel.pip_cuda and kind in ("python", "tensorflow")
-
-    ref = redirect(upstream, registry) + (f"@{digest}" if digest else "")
-    base = BaseImage(kind=kind, ref=ref, upstream=upstream, python=base_python, digest=digest)
-    # Only the official Python image of exactly this Python brings a modern pip into its venvs.
-    bootstrap = () if kind == "python" and base_python == python else (table.os_python_pip,)
-    assert bootstrap or not os_python
-    return _BaseChoice(base, python, carries, pip_cuda, bootstrap)
-
-
-def _resolve_cuda(where: _Where, values: Mapping[str, Any], rel: Release, target: str,
-                  choice: _BaseChoice, table: Table) -> tuple[str | None, str | None]:
-    cuda_given = _get_str(where, values, "cuda", rel.cuda)
-    cudnn_given = _get_str(where, values, "cudnn", rel.cudnn)
+def _resolve_cuda(where: Where, values: Mapping[str, Any], rel: Release, target: str,
+                  choice: BaseChoice, table: Table) -> tuple[str | None, str | None]:
+    cuda_given = get_str(where, values, "cuda", rel.cuda)
+    cudnn_given = get_str(where, values, "cudnn", rel.cudnn)
     if target == "cpu":
         for key, value in (("cuda", cuda_given), ("cudnn", cudnn_given)):
             if value is not None:
                 raise where.error(key, "only GPU cells have CUDA/cuDNN versions", f'remove {key} or set target = "gpu"')
         return None, None
     if cuda_given is not None:
-        _checked(where, "cuda", cuda_given, "cuda", 'a CUDA version like "11.2"', 'write cuda = "major.minor"')
+        checked(where, "cuda", cuda_given, "cuda", 'a CUDA version like "11.2"', 'write cuda = "major.minor"')
     if cudnn_given is not None:
-        _checked(where, "cudnn", cudnn_given, "cudnn", 'a cuDNN version like "8.1"', 'write cudnn = "major.minor"')
+        checked(where, "cudnn", cudnn_given, "cudnn", 'a cuDNN version like "8.1"', 'write cudnn = "major.minor"')
     cuda, cudnn = cuda_given or rel.cuda, cudnn_given or rel.cudnn
     cuda_differs, cudnn_differs = not _vmatch(cuda, rel.cuda), not _vmatch(cudnn, rel.cudnn)
     if cuda_differs:
@@ -278,8 +151,8 @@ def _resolve_cuda(where: _Where, values: Mapping[str, Any], rel: Release, target
     return cuda, cudnn
 
 
-def _requirements(where: _Where, values: Mapping[str, Any], rel: Release, exact: str, target: str,
-                  keras: KerasSpec, cudnn: str | None, choice: _BaseChoice, table: Table) -> tuple[str, ...]:
+def _requirements(where: Where, values: Mapping[str, Any], rel: Release, exact: str, target: str,
+                  keras: KerasSpec, cudnn: str | None, choice: BaseChoice, table: Table) -> tuple[str, ...]:
     """requirements.txt lines: TF (+ CUDA wheels), Keras, the table's pins, the cell's pins."""
     lines: list[str] = []
     if target == "cpu":
@@ -306,12 +179,12 @@ def _requirements(where: _Where, values: Mapping[str, Any], rel: Release, exact:
     return gated_requirements(where, lines)
 
 
-def _resolve_env(where: _Where, values: Mapping[str, Any], keras: KerasSpec,
+def _resolve_env(where: Where, values: Mapping[str, Any], keras: KerasSpec,
                  table: Table) -> tuple[tuple[str, str], ...]:
     derived = list(table.tf_keras.env) if keras.flavour == "tf_keras" else []
     env = values.get("env", {})
     if not isinstance(env, dict):
-        raise where.error("env", f"expected a table, got {_type_name(env)}", 'write env = { NAME = "value" }')
+        raise where.error("env", f"expected a table, got {type_name(env)}", 'write env = { NAME = "value" }')
     out = list(derived)
     for name, value in env.items():
         if not PATTERNS["env_name"].fullmatch(name):
@@ -319,7 +192,7 @@ def _resolve_env(where: _Where, values: Mapping[str, Any], keras: KerasSpec,
         if name in RESERVED_ENV or name.startswith(RESERVED_ENV_PREFIX) or name in dict(derived):
             raise where.error("env", f"{name} is set by tfmatrix itself", f"remove {name} from env")
         if isinstance(value, bool) or not isinstance(value, str | int):
-            raise where.error("env", f"{name}: expected a string, got {_type_name(value)}", f'write {name} = "..."')
+            raise where.error("env", f"{name}: expected a string, got {type_name(value)}", f'write {name} = "..."')
         text = str(value)
         if not PATTERNS["env_value"].fullmatch(text):
             raise where.error("env", f"{name}: {text!r} contains characters that are not allowed",
@@ -335,14 +208,14 @@ def resolve_cell(file: str, origin: str, values: Mapping[str, Any], settings: Se
     ``pool_axis``: the cell's pool came from an array (a hardware axis), so its
     default name shows the pool (``naming.resolve_name``).
     """
-    where = _Where(file, origin)
-    _check_keys(where, values, CELL_KEYS, "cell")
+    where = Where(file, origin)
+    check_keys(where, values, CELL_KEYS, "cell")
     allow = values.get("allow_untested", False)
     if not isinstance(allow, bool):
-        raise where.error("allow_untested", f"expected true or false, got {_type_name(allow)}",
+        raise where.error("allow_untested", f"expected true or false, got {type_name(allow)}",
                           "write allow_untested = true")
     where.allow_untested = allow
-    target = _get_str(where, values, "target", "cpu") or "cpu"
+    target = get_str(where, values, "target", "cpu") or "cpu"
     if target not in TARGETS:
         raise where.error("target", f"{target!r} is not a target", 'use "cpu" or "gpu"')
     limits = cell_limits(where, values, settings)
@@ -356,7 +229,7 @@ def resolve_cell(file: str, origin: str, values: Mapping[str, Any], settings: Se
     keras, keras_part = _resolve_keras(where, values, rel)
     if backend_given:
         backends.check_tensorflow_keras(where, keras, rel.tf)
-    choice = _resolve_base(where, values, rel, target, table, settings.base_registry)
+    choice = resolve_base(where, values, rel, target, table, settings.base_registry)
     cuda, cudnn = _resolve_cuda(where, values, rel, target, choice, table)
     requirements = _requirements(where, values, rel, exact, target, keras, cudnn, choice, table)
     env = _resolve_env(where, values, keras, table)
@@ -376,7 +249,7 @@ def resolve_cell(file: str, origin: str, values: Mapping[str, Any], settings: Se
     )  # fmt: skip
 
 
-def _with_backend_env(where: _Where, env: tuple[tuple[str, str], ...], backend: str,
+def _with_backend_env(where: Where, env: tuple[tuple[str, str], ...], backend: str,
                       name: str) -> tuple[tuple[str, str], ...]:
     derived = backends.backend_env(backend, name)
     for key, _ in derived:
@@ -386,13 +259,13 @@ def _with_backend_env(where: _Where, env: tuple[tuple[str, str], ...], backend: 
     return derived + env
 
 
-def _resolve_backend_cell(where: _Where, file: str, origin: str, values: Mapping[str, Any], settings: Settings,
+def _resolve_backend_cell(where: Where, file: str, origin: str, values: Mapping[str, Any], settings: Settings,
                           table: Table, backend: str, target: str, limits: Limits, pool_axis: bool) -> Cell:
     """A jax/torch cell: Keras 3 and the backend's pinned wheels on the slim Python image, no TensorFlow."""
     k3 = backends.keras3_table(where, table)
     keras, keras_part = backends.resolve_keras(where, values, backend, k3)
     python = backends.resolve_python(where, values, backend, keras, k3, table)
-    base = backends.resolve_base(where, values, backend, python, settings.base_registry, redirect)
+    base = backends.resolve_base(where, values, backend, python, settings.base_registry)
     requirements = backends.requirements(where, values, backend, target, keras, k3)
     pinned = k3.pinned[backend]
     cuda, cudnn = (pinned.cuda, pinned.cudnn) if target == "gpu" else (None, None)
@@ -408,4 +281,3 @@ def _resolve_backend_cell(where: _Where, file: str, origin: str, values: Mapping
         timeout_s=limits.timeout_s, memory=limits.memory, allow_untested=bool(values.get("allow_untested", False)),
         untested=tuple(where.untested), origin=f"{file}: {origin}", bootstrap=(), backend=backend, pool=limits.pool,
     )  # fmt: skip
-

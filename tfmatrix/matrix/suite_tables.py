@@ -21,21 +21,21 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
-from .checks import _check_keys, _checked, _Where
+from .checks import Where, check_keys, checked
 from .records import REPORT_KEYS, SUITE_KEYS, Cell, Settings
 from .user_benchmarks import check_path
 
 
-def _table(file: str, doc: Mapping[str, Any], name: str, keys: Sequence[str]) -> tuple[_Where, dict[str, Any]]:
-    where = _Where(file, f"[{name}]")
+def _table(file: str, doc: Mapping[str, Any], name: str, keys: Sequence[str]) -> tuple[Where, dict[str, Any]]:
+    where = Where(file, f"[{name}]")
     table = doc.get(name, {})
     if not isinstance(table, dict):
         raise where.error(None, f"[{name}] must be a table", f"write it as a [{name}] section")
-    _check_keys(where, table, keys, f"[{name}]")
+    check_keys(where, table, keys, f"[{name}]")
     return where, table
 
 
-def _strings(where: _Where, table: Mapping[str, Any], key: str, example: str) -> list[str]:
+def _strings(where: Where, table: Mapping[str, Any], key: str, example: str) -> list[str]:
     value = table.get(key, [])
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise where.error(key, "expected an array of strings", f"write {key} = [{example}]")
@@ -53,9 +53,9 @@ def parse_suite(file: str, doc: Mapping[str, Any], base: Path) -> tuple[tuple[Pa
         paths.append(path)
     requirements = []
     for line in _strings(where, table, "requirements", '"keras-hub==0.17.0"'):
-        requirements.append(_checked(where, "requirements", line, "requirement",
-                                     "a requirement with a version specifier",
-                                     'write name==version, like "keras-hub==0.17.0"'))
+        requirements.append(checked(where, "requirements", line, "requirement",
+                                    "a requirement with a version specifier",
+                                    'write name==version, like "keras-hub==0.17.0"'))
     return tuple(paths), tuple(requirements)
 
 

@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from suite.schema import PLUGINS_ENV, side_entry
+from suite.schema import side_entry
 
 from ..errors import UserError
 
@@ -22,8 +22,6 @@ BENCH_MOUNT = "/opt/tfmatrix/bench"
 # A path's last component becomes part of a mount target and a module name.
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}")
 _SKIP_DIRS = {"__pycache__", ".git", ".mypy_cache", ".pytest_cache", ".ruff_cache"}
-
-__all__ = ["BENCH_MOUNT", "PLUGINS_ENV", "check_path", "container_paths", "files_hash", "plugins_value"]
 
 
 def check_path(value: object, base: Path, where: str, base_text: str) -> Path:

@@ -51,10 +51,6 @@ class RenderedCell:
     files: dict[str, str]
     tag: str
 
-    @property
-    def inputs_hash(self) -> str:
-        return self.tag.rsplit(":", 1)[1]
-
 
 class RenderError(ValueError):
     """A value that failed its pattern at render time (a bug or a hand-built Cell)."""

@@ -24,10 +24,11 @@ import pandas as pd
 
 from ..analysis import noise_model
 from ..analysis.cells import CellResult, Loaded, Refused, load_dir
-from ..analysis.claims import CLAIMS, ClaimResult, compute_claims
-from ..analysis.findings import FINDINGS, compute_all
+from ..analysis.claim_table import CLAIMS
+from ..analysis.claims import ClaimResult, compute_claims
+from ..analysis.findings import FINDINGS
 from ..analysis.frame import attach_previous, build_frame
-from ..analysis.pairing import FindingResult
+from ..analysis.pairing import FindingResult, compute_all
 from ..analysis.sequential import attach_stops, run_alpha
 from ..analysis.upgrade import UpgradeView, check_pair, upgrade_view
 from ..errors import UserError

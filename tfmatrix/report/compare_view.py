@@ -10,7 +10,7 @@ import io
 from collections.abc import Iterable, Sequence
 from html import escape as esc
 
-from ..analysis.compare import CompareResult
+from ..analysis.compare_result import CompareResult
 from .tables import fmt_interval
 
 CSV_COLUMNS = ["cell_a", "cell_b", "id", "benchmark", "time_a", "time_b", "ratio", "ci_low", "ci_high",

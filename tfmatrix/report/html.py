@@ -23,7 +23,7 @@ from ..analysis.cells import CellResult, Refused
 from ..analysis.chart_data import CHARTS, chart_data
 from ..analysis.claims import ClaimResult
 from ..analysis.pairing import Comparison, FindingResult, GroupSummary
-from ..analysis.stats import noise_of, pct_faster
+from ..analysis.statistics.stats import noise_of, pct_faster
 from ..results.documents import CELL_FAILURES, CELL_STATUSES
 from .charts import chart_html, host_speed_svg
 from .claims_view import claim_view, line_label, ratio_words, sequential_note, varying_keys

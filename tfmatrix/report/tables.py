@@ -20,9 +20,11 @@ from typing import Any
 
 import pandas as pd
 
+from suite.schema import param_text
+
 from ..analysis.cells import CellResult
-from ..analysis.frame import OBJECT_COLUMNS, param_text
-from ..analysis.inference import RatioCI
+from ..analysis.frame import OBJECT_COLUMNS
+from ..analysis.statistics.inference import RatioCI
 from ..errors import UserError
 
 

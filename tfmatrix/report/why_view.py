@@ -3,7 +3,7 @@
 ``explain --claim KEY --cell C`` (or ``--cell C --variants A B``) leaves
 ``reports/profiles/<cell>.json``; every claim line whose two variants have
 profiles there gets a panel in the page: the sentences and the largest
-differences of ``analysis.profiles``, and a differential icicle (a flame
+differences of ``analysis.explain.profiles``, and a differential icicle (a flame
 graph drawn top down) of both sides on one time axis, each frame coloured by
 how much more (red) or less (blue) time that path takes on its side than on
 the other. A side that could not be profiled is its reason, not a panel.
@@ -22,10 +22,10 @@ from typing import Any
 
 from markupsafe import Markup
 
-from ..analysis.calltree import Frame, diff_tree, speedscope
 from ..analysis.claims import ClaimResult
-from ..analysis.ops import explanation_sentences
-from ..analysis.profiles import Explanation, Profile, explain, ms, pair, profile_of, short
+from ..analysis.explain.calltree import Frame, diff_tree, speedscope
+from ..analysis.explain.ops import explanation_sentences
+from ..analysis.explain.profiles import Explanation, Profile, explain, ms, pair, profile_of, short
 from ..results.profile_docs import PROFILES_DIR, SPEEDSCOPE, ProfilesDoc, ProfilesFound
 from .claims_view import why_anchor
 

@@ -162,7 +162,7 @@ class SuiteResults:
     ``records`` stay dicts, one per variant, their shape checked
     (``shape.RECORD``): the suite writes them, ``suite.schema`` validates
     them and the run loop merges rounds of them; the report reads each once
-    into a read-only ``analysis.cells.Variant``, then into its pandas frame.
+    into a read-only ``analysis.variant.Variant``, then into its pandas frame.
     """
 
     suite_version: str = _shaped(STR, "")
@@ -227,7 +227,7 @@ class SuiteResults:
 class CellRequest:
     """What one run asked of one cell: the cell file's ``request``, the one definition of its keys.
 
-    Made once per cell (``runners.common.RunRequest.for_cell``) and handed
+    Made once per cell (``execution.request.RunRequest.job``) and handed
     down to the suite's arguments, the journal's identity, the reuse rule
     (``results.store.reusable``: an earlier file's request must equal
     ``to_json()``, so the dict is byte-for-byte what earlier versions stored)

@@ -7,7 +7,7 @@ host keeps one per cell, merged run after run. ``ProfilesDoc`` is that file:
 the cell's name, the suite's header (preset, config, cell, status ...) and
 one record per profiled variant. As with ``documents.SuiteResults``, the
 records stay dicts of the suite's shape, checked on load
-(``suite.schema.validate_profiles``); ``analysis.profiles`` reads each into a
+(``suite.schema.validate_profiles``); ``analysis.explain.profiles`` reads each into a
 ``Profile``. Nothing reads a profile as a time.
 """
 from __future__ import annotations

@@ -27,7 +27,8 @@ if TYPE_CHECKING:
     from ..matrix import Cell
     from ..progress import Progress
     from ..results.store import CellOutcome
-    from .common import CellLog, RunRequest
+    from .common import CellLog
+    from .job import CellJob
 
 
 @dataclass(frozen=True)
@@ -101,14 +102,13 @@ class Runner(Protocol):
         """
         return False
 
-    def run_cell(self, cell: Cell, request: RunRequest, log: CellLog, progress: Progress | None) -> CellOutcome:
-        """Prepare and run ``cell``; every failure comes back as an outcome, never as an exception."""
+    def run_cell(self, job: CellJob, log: CellLog, progress: Progress | None) -> CellOutcome:
+        """Prepare and run the job's cell; every failure comes back as an outcome, never as an exception."""
         ...
 
-    def prepare(self, cell: Cell, request: RunRequest, log: CellLog, progress: Progress | None
-                ) -> CellEnv | CellOutcome:
-        """Build ``cell``'s environment and make it live (``request``: the user's files to mount); a failure comes
-        back as an outcome."""
+    def prepare(self, job: CellJob, log: CellLog, progress: Progress | None) -> CellEnv | CellOutcome:
+        """Build the job's cell's environment and make it live (with the user's files it names mounted); a failure
+        comes back as an outcome."""
         raise NotImplementedError("the %s runner runs whole cells only" % self.name)
 
     def disk_room(self, cells: Sequence[Cell]) -> DiskRoom | None:

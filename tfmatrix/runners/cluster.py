@@ -27,7 +27,6 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import UserError
@@ -38,10 +37,11 @@ from ..provision import render
 from ..results.store import CellOutcome
 from . import shipping
 from .base import Runner
-from .common import CellLog, RunRequest
+from .common import CellLog
+from .job import CellJob
 from .node import Event
+from .placement import Needs, capacity, needs, unserved
 
-POOL_SHARE = 0.001          # what a cell asks of its pool's resource: any number of cells may share a node
 CANCEL_GRACE_S = 30.0       # how long cancelled tasks get to remove their containers before they are killed
 # What the head's checkout does not send to the nodes (the job's working_dir: the suite, tfmatrix, images/).
 EXCLUDES = [".git", "build", "reports", ".nox", ".venv", "tests", "docs", "**/__pycache__", ".mypy_cache",
@@ -50,78 +50,6 @@ EXCLUDES = [".git", "build", "reports", ".nox", ".venv", "tests", "docs", "**/__
 
 class NodeLost(Exception):
     """The task's node or worker died (or its result was lost) before the cell ended."""
-
-
-@dataclass(frozen=True)
-class Needs:
-    """What one cell asks of a Ray node."""
-
-    num_cpus: float
-    num_gpus: int = 0
-    resources: Mapping[str, float] = field(default_factory=dict)
-
-    def as_resources(self) -> dict[str, float]:
-        """As Ray names them in a node's resource table."""
-        out = {"CPU": self.num_cpus, **self.resources}
-        if self.num_gpus:
-            out["GPU"] = float(self.num_gpus)
-        return {k: v for k, v in out.items() if v}
-
-    def describe(self) -> str:
-        parts = ["%g CPU" % self.num_cpus]
-        if self.num_gpus:
-            parts.append("%d GPU" % self.num_gpus)
-        parts += ["pool %r" % k for k in self.resources]
-        return " + ".join(parts)
-
-    def options(self) -> dict[str, Any]:
-        """Ray task options: resources, no automatic retry (``run_cell`` retries once, itself)."""
-        return {"num_cpus": self.num_cpus, "num_gpus": self.num_gpus, "resources": dict(self.resources),
-                "max_retries": 0, "retry_exceptions": False}
-
-
-def needs(cell: Cell, cpus: int) -> Needs:
-    """A GPU cell: one GPU (and a CPU to feed it); a CPU cell: ``cpus``. Plus its pool, if any."""
-    pool = {cell.pool: POOL_SHARE} if cell.pool else {}
-    if cell.target == "gpu":
-        return Needs(1, 1, pool)
-    return Needs(cpus, 0, pool)
-
-
-def unserved(need: Needs, nodes: Sequence[Mapping[str, Any]]) -> str | None:
-    """Why no live node can ever serve ``need`` (from ``ray.nodes()``), or None when one can."""
-    alive = [n for n in nodes if n.get("Alive")]
-    wanted = need.as_resources()
-    for node in alive:
-        total = node.get("Resources") or {}
-        if all(total.get(k, 0) >= v for k, v in wanted.items()):
-            return None
-    have = "; ".join(sorted({_node_summary(n) for n in alive})) or "no live nodes"
-    return "no node of the Ray cluster can serve it: it needs %s, the live nodes have %s" % (need.describe(), have)
-
-
-def capacity(cell_needs: Sequence[Needs], nodes: Sequence[Mapping[str, Any]]) -> int:
-    """How many of these cells the live nodes can run at once (for the ETA; pools are not told apart)."""
-    alive = [n.get("Resources") or {} for n in nodes if n.get("Alive")]
-    cpu = [x for x in cell_needs if not x.num_gpus]
-    gpu = [x for x in cell_needs if x.num_gpus]
-    slots = 0
-    if cpu:
-        per = max(x.num_cpus for x in cpu)
-        slots += min(len(cpu), sum(int(r.get("CPU", 0) // per) for r in alive if per))
-    if gpu:
-        slots += min(len(gpu), sum(int(r.get("GPU", 0)) for r in alive))
-    return max(1, slots)
-
-
-def _node_summary(node: Mapping[str, Any]) -> str:
-    res = node.get("Resources") or {}
-    parts = ["%g CPU" % res.get("CPU", 0)]
-    if res.get("GPU"):
-        parts.append("%g GPU" % res["GPU"])
-    parts += sorted(k for k in res if k not in ("CPU", "GPU", "memory", "object_store_memory")
-                    and not k.startswith("node:") and not k.startswith("accelerator_type:"))
-    return " + ".join(parts)
 
 
 def classify(error: BaseException) -> str:
@@ -227,7 +155,8 @@ class RayRunner(Runner):
     def skip_reason(self, cell: Cell) -> str | None:
         return unserved(needs(cell, self.cpus), self.nodes())
 
-    def run_cell(self, cell: Cell, request: RunRequest, log: CellLog, progress: Progress | None) -> CellOutcome:
+    def run_cell(self, job: CellJob, log: CellLog, progress: Progress | None) -> CellOutcome:
+        cell = job.cell
         need = needs(cell, self.cpus)
         why = unserved(need, self.nodes())
         if why:
@@ -235,7 +164,7 @@ class RayRunner(Runner):
         lost: list[str] = []
         while True:
             try:
-                outcome = self._follow(cell, self._submit(cell, request, need), log, progress)
+                outcome = self._follow(cell, self._submit(job, need), log, progress)
                 break
             except NodeLost as e:
                 lost.append(str(e))
@@ -255,25 +184,26 @@ class RayRunner(Runner):
 
     # -- one attempt -----------------------------------------------------------
 
-    def _submit(self, cell: Cell, request: RunRequest, need: Needs) -> Iterator[Any]:
-        """Start the cell's task; an iterator of its event refs."""
+    def _submit(self, job: CellJob, need: Needs) -> Iterator[Any]:
+        """Start the job's task; an iterator of its event refs."""
         import ray
 
         from .node import UP, cell_task, relayed_cell_task
 
         if self._cancelled.is_set():
             raise KeyboardInterrupt("interrupted")
+        cell = job.cell
         key = "%s#%s" % (cell.name, uuid.uuid4().hex[:12])
-        bench = shipping.pack_files(request.bench_paths) if request.bench_paths else None
+        bench = shipping.pack_files(job.bench_paths) if job.bench_paths else None
         mailbox = self.mailbox()
         if self.client_mode:      # Ray Client has no streaming tasks: the node relays its events through the mailbox
             relayed = ray.remote(relayed_cell_task).options(name="tfmatrix:" + cell.name, **need.options())
-            ref = relayed.remote(cell, request, self.registry, mailbox, key, bench)
+            ref = relayed.remote(job, self.registry, mailbox, key, bench)
             with self._lock:
                 self._running[cell.name] = ref
             return _polled(ref, lambda: ray.get(mailbox.drain.remote(UP + key)))
         task = ray.remote(cell_task).options(num_returns="streaming", name="tfmatrix:" + cell.name, **need.options())
-        stream = task.remote(cell, request, self.registry, mailbox, key, bench)
+        stream = task.remote(job, self.registry, mailbox, key, bench)
         with self._lock:
             self._running[cell.name] = stream
         return _gets(stream)

@@ -1,11 +1,11 @@
-"""What every runner shares: the run request, the cell log and its line reader, results parsing, outcomes."""
+"""What every runner shares: the cell log and its line reader, results parsing, outcomes (a cell's job and its suite
+command lines: ``job.py``)."""
 from __future__ import annotations
 
 import json
 import os
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -15,7 +15,7 @@ from ..errors import UserError
 from ..matrix.records import Cell
 from ..progress import Progress
 from ..provision import wheelhouse
-from ..results.documents import CellRequest, SuiteResults
+from ..results.documents import SuiteResults
 from ..results.store import CellOutcome, read_tail
 
 # Where no runner can give a built cell a GPU: the way that needs neither Docker nor its NVIDIA runtime.
@@ -31,81 +31,6 @@ def own_wheelhouse(requirements: Sequence[str], python: str, log: Callable[[str]
     """This host's wheelhouse, downloading what it lacks (a single host's runners' source of wheels); runners ask
     only to build, so every file is checked against the hash it was fetched with first."""
     return wheelhouse.ensure(requirements, python, log=log, verify=True)
-
-
-@dataclass(frozen=True)
-class RunRequest:
-    """What the user asked of every cell in this run, beyond the cell itself."""
-
-    preset: str | None = None           # None: each cell's own preset
-    only: tuple[str, ...] = ()
-    repeats: int | None = None
-    suite: str = ""                     # hash of the suite's source
-    rounds: int = 1                     # every variant is measured in this many rounds of the matrix, pooled
-    schedule: str = "interleaved"       # interleaved: slices of every cell in random order per turn; sequential
-    seed: int | None = None             # the interleaved order's seed (None: a fresh one, recorded)
-    bench_paths: tuple[Path, ...] = ()  # the user's benchmark files and directories (user_benchmarks.py)
-    bench: str = ""                     # hash of their content
-    processes: int | None = None        # fresh processes per variant; None: the preset's
-    sides: tuple[str, ...] = ()         # per bench path, its side: versions of one file measured together (ab)
-    sequential: bool = False            # rounds = "auto": ``rounds`` is the cap; only open lines run again
-    judge: str = "claims"               # what a sequential run's looks judge: the claims' lines, or "ab"'s cases
-    claims_only: bool = False           # ``only`` is the claims' variants: each cell keeps those that make its lines
-
-    def for_cell(self, cell: Cell) -> CellRequest:
-        """What this run asks of ``cell``: made once per cell, handed down, stored in its file."""
-        return CellRequest(
-            preset=self.preset or cell.preset,
-            only=tuple(self.only),
-            repeats=self.repeats if self.repeats is not None else cell.repeats,
-            suite=self.suite,
-            rounds=self.rounds,
-            schedule=self.schedule,
-            bench=self.bench if self.bench_paths else None,     # absent without user benchmarks
-            processes=self.processes,
-            sequential=True if self.sequential else None,      # absent from fixed-round requests
-        )
-
-    def suite_args(self, cell: Cell, out: str, image: str | None, runner: str) -> list[str]:
-        """``suite_args`` for a whole run of ``cell`` (its request made here)."""
-        return suite_args(self.for_cell(cell), cell, out, image, runner)
-
-    def slice_args(self, cell: Cell, plan: str, key: str, round_no: int, out: str, image: str | None,
-                   runner: str) -> list[str]:
-        """``slice_args`` for ``cell`` (its request made here)."""
-        return slice_args(self.for_cell(cell), cell, plan, key, round_no, out, image, runner)
-
-
-def suite_args(asked: CellRequest, cell: Cell, out: str, image: str | None, runner: str) -> list[str]:
-    """``python -m suite`` arguments: the one way the cell's facts (name, target, image, runner) reach the suite."""
-    args = ["run", "--preset", asked.preset, "--out", out, "--cell", cell.name, "--target", cell.target,
-            "--runner", runner]
-    if image:
-        args += ["--image", image]
-    for pattern in asked.only:
-        args += ["--only", pattern]
-    if asked.repeats is not None:
-        args += ["--repeats", str(asked.repeats)]
-    if asked.processes is not None:
-        args += ["--processes", str(asked.processes)]
-    return args
-
-
-def plan_args(asked: CellRequest, cell: Cell, out: str, image: str | None, runner: str) -> list[str]:
-    """``python -m suite plan`` arguments: the fingerprint and the slices, once per cell and run."""
-    return ["plan", *suite_args(asked, cell, out, image, runner)[1:]]
-
-
-SEQUENTIAL_SHARE = 2    # a sequential run's process takes half the preset's samples (3-6 at seed), whatever the cap:
-#                         how many rounds a line gets is not known when its first process runs
-
-
-def slice_args(asked: CellRequest, cell: Cell, plan: str, key: str, round_no: int, out: str, image: str | None,
-               runner: str, ids: Sequence[str] = ()) -> list[str]:
-    """``python -m suite run`` arguments for one slice of a planned cell in one round (``ids``: only these)."""
-    share = SEQUENTIAL_SHARE if asked.sequential else asked.rounds
-    return [*suite_args(asked, cell, out, image, runner), "--plan", plan, "--slice", key, "--pass", str(round_no),
-            "--of", str(share), *(a for vid in ids for a in ("--variant", vid))]
 
 
 class CellLog:

@@ -12,8 +12,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import shutil
-import socket
-import sys
 import tempfile
 import threading
 import time
@@ -21,22 +19,33 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from suite.schema import PLUGINS_ENV
+
 from ..matrix.records import Cell
-from ..matrix.user_benchmarks import PLUGINS_ENV, container_paths, plugins_value
+from ..matrix.user_benchmarks import container_paths, plugins_value
 from ..paths import SUITE_DIR
 from ..progress import Progress
 from ..provision import base_images, hygiene, render, wheelhouse
 from ..results.store import CellOutcome
 from .base import DiskRoom, Runner, SuiteExit
 from .common import (
-    GPU_WITHOUT_DOCKER,
     CellLog,
     LineReader,
-    RunRequest,
     WheelsSource,
     own_wheelhouse,
     requirements_failure,
 )
+from .engine import (
+    ENGINE_WAIT_S,
+    OWNER_LABEL,
+    RUN_LABEL,
+    gpu_support,
+    leftover_containers,
+    owner,
+    ping,
+    wait_for_engine,
+)
+from .job import CellJob
 from .whole import run_whole
 
 SUITE_MOUNT = "/opt/tfmatrix/suite"
@@ -47,35 +56,10 @@ PIDS_LIMIT = 4096
 IDLE = ["sleep", "infinity"]     # the container's own process: suite commands come by docker exec
 OUT_MOUNT = "/out"
 BENCH_USER = "10001:10001"
-RUN_LABEL = "org.tfmatrix.run"
-OWNER_LABEL = "org.tfmatrix.owner"     # "<host>:<pid>" of the tfmatrix process that started the container
-ENGINE_WAIT_S = 120.0                  # how long a cell waits for an engine that stopped answering (a restart)
-NO_GPU_RUNTIME = ("the Docker engine has no NVIDIA runtime (install the NVIDIA Container Toolkit); "
-                  "a GPU cell is never run on the CPU instead. Without Docker's GPU: " + GPU_WITHOUT_DOCKER)
 
 
 class CellFailure(Exception):
     """A step before the suite ran failed; becomes a ``failed`` outcome."""
-
-
-def engine(timeout: int = 10) -> Any | None:
-    """A docker client whose engine answers, or None."""
-    try:
-        import docker
-
-        client = docker.from_env(timeout=timeout)
-        client.ping()
-        return client
-    except Exception:
-        return None
-
-
-def gpu_support(client: Any) -> str | None:
-    """None when the engine can give containers GPUs; else why not."""
-    runtimes = (client.info() or {}).get("Runtimes") or {}
-    if "nvidia" in runtimes or shutil.which("nvidia-container-runtime-hook") or shutil.which("nvidia-ctk"):
-        return None
-    return NO_GPU_RUNTIME
 
 
 def run_request(cell: Cell, image: str, out_dir: Path, command: list[str],
@@ -120,71 +104,6 @@ def run_request(cell: Cell, image: str, out_dir: Path, command: list[str],
             DeviceRequest(count=-1, capabilities=[["gpu"]]) if gpu_ids is None
             else DeviceRequest(device_ids=[str(i) for i in gpu_ids], capabilities=[["gpu"]])]
     return request
-
-
-def owner(pid: int | None = None) -> str:
-    return f"{socket.gethostname()}:{os.getpid() if pid is None else pid}"
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def is_leftover(labels: dict[str, str]) -> bool:
-    """A tfmatrix container whose starting process is gone (killed hard): safe to remove.
-
-    Another tfmatrix running now (another checkout, a test) owns its containers:
-    removing every labelled container killed that run's cell (exit code 137).
-    """
-    host, _, pid = labels.get(OWNER_LABEL, "").rpartition(":")
-    if host != socket.gethostname() or not pid.isdigit():
-        return not host       # unowned (older tfmatrix): a leftover; another host's: not ours to judge
-    return int(pid) != os.getpid() and not _alive(int(pid))
-
-
-def _ping(client: Any) -> str | None:
-    """None when the engine answers on a new connection, else why not. The client's pooled connections are dropped
-    first: a daemon shutting down still answers on a kept-alive connection after its socket is gone."""
-    try:
-        client.api.close()
-    except Exception:
-        pass
-    try:
-        client.ping()
-        return None
-    except Exception as e:
-        return str(e).splitlines()[0][:160] if str(e) else type(e).__name__
-
-
-def wait_for_engine(client: Any, limit_s: float, log: Any, poll_s: float = 2.0) -> str | None:
-    """None once the engine answers (at once, or within ``limit_s`` while it restarts); else why it is gone."""
-    t0, said = time.monotonic(), False
-    while True:
-        last = _ping(client)
-        if last is None:
-            if said:
-                log("the Docker engine answers again after %.0f s" % (time.monotonic() - t0))
-            return None
-        if not said:
-            text = "the Docker engine does not answer (%s): waiting up to %.0f s for it" % (last, limit_s)
-            log(text)
-            if limit_s > 0:          # on screen too: the run looks stalled while it waits
-                sys.stderr.write("[tfmatrix] %s\n" % text)
-            said = True
-        if time.monotonic() - t0 >= limit_s:
-            return "the Docker engine did not answer for %.0f s (%s)" % (limit_s, last)
-        time.sleep(poll_s)
-
-
-def leftover_containers(client: Any) -> list[Any]:
-    return [c for c in client.containers.list(all=True, filters={"label": RUN_LABEL}, ignore_removed=True)
-            if is_leftover(dict(c.labels or {}))]
 
 
 class DockerRunner(Runner):
@@ -301,23 +220,22 @@ class DockerRunner(Runner):
         """Why this runner cannot serve ``cell`` here (it is then ``skipped``), or None."""
         return gpu_support(self.client) if cell.target == "gpu" else None
 
-    def run_cell(self, cell: Cell, request: RunRequest, log: CellLog, progress: Progress | None) -> CellOutcome:
-        return run_whole(self, cell, request, log, progress)
+    def run_cell(self, job: CellJob, log: CellLog, progress: Progress | None) -> CellOutcome:
+        return run_whole(self, job, log, progress)
 
-    def prepare(self, cell: Cell, request: RunRequest, log: CellLog, progress: Progress | None
-                ) -> DockerCellEnv | CellOutcome:
+    def prepare(self, job: CellJob, log: CellLog, progress: Progress | None) -> DockerCellEnv | CellOutcome:
         """Base image, wheels and image build as needed, then the cell's container, idle, for suite commands.
 
         An engine that goes away while this runs (a restart that began just after it answered) is waited for
         and the environment made once more, rather than failing the cell on a race."""
-        made = self._prepare(cell, request, log, progress)
-        if isinstance(made, CellOutcome) and made.status == "failed" and _ping(self.client) is not None \
+        made = self._prepare(job, log, progress)
+        if isinstance(made, CellOutcome) and made.status == "failed" and ping(self.client) is not None \
                 and wait_for_engine(self.client, ENGINE_WAIT_S, log) is None:
-            made = self._prepare(cell, request, log, progress)
+            made = self._prepare(job, log, progress)
         return made
 
-    def _prepare(self, cell: Cell, request: RunRequest, log: CellLog, progress: Progress | None
-                 ) -> DockerCellEnv | CellOutcome:
+    def _prepare(self, job: CellJob, log: CellLog, progress: Progress | None) -> DockerCellEnv | CellOutcome:
+        cell = job.cell
         timings: dict[str, float] = {}
         runner: dict[str, Any] = {"name": self.name}
         why = self.skip_reason(cell)
@@ -353,8 +271,8 @@ class DockerRunner(Runner):
         out_dir = Path(tempfile.mkdtemp(prefix="tfmatrix-out-"))
         os.chmod(out_dir, 0o777)   # written by the container's non-root user
         try:
-            container = self.client.containers.run(**run_request(cell, tag, out_dir, IDLE, request.bench_paths,
-                                                                 self.gpu_ids, self.suite_dir, request.sides))
+            container = self.client.containers.run(**run_request(cell, tag, out_dir, IDLE, job.bench_paths,
+                                                                 self.gpu_ids, self.suite_dir, job.sides))
         except Exception as e:
             shutil.rmtree(out_dir, ignore_errors=True)
             return CellOutcome(cell.name, "failed", "could not start the container: %s" % str(e).splitlines()[0],

@@ -22,7 +22,8 @@ from ..matrix.records import Cell
 from ..progress import Progress
 from ..results.store import CellOutcome
 from .base import CellEnv, DiskRoom, Runner
-from .common import CellLog, RunRequest
+from .common import CellLog
+from .job import CellJob
 from .venv import VenvCellEnv, suite_process_env
 from .whole import run_whole
 
@@ -72,19 +73,19 @@ class ExistingRunner(Runner):
     def disk_room(self, cells: Sequence[Cell]) -> DiskRoom | None:
         return None
 
-    def prepare(self, cell: Cell, request: RunRequest, log: CellLog, progress: Progress | None
-                ) -> VenvCellEnv | CellOutcome:
+    def prepare(self, job: CellJob, log: CellLog, progress: Progress | None) -> VenvCellEnv | CellOutcome:
+        cell = job.cell
         runner: dict[str, Any] = {"name": self.name, "interpreter": cell.interpreter, "inputs": self.inputs(cell),
                                   "network": "host (not isolated)", "memory_limit": None}
         why = self.skip_reason(cell)
         if why:
             return CellOutcome(cell.name, "skipped", why, runner, {})
-        env = suite_process_env(cell, request, drop=("PYTHON", "TFMATRIX_"))
+        env = suite_process_env(job, drop=("PYTHON", "TFMATRIX_"))
         log("existing environment %s: run as it is (nothing installed)" % cell.interpreter)
         return VenvCellEnv(Path(cell.interpreter or ""), env, runner, {"build_s": 0.0})
 
-    def run_cell(self, cell: Cell, request: RunRequest, log: CellLog, progress: Progress | None) -> CellOutcome:
-        return run_whole(self, cell, request, log, progress)
+    def run_cell(self, job: CellJob, log: CellLog, progress: Progress | None) -> CellOutcome:
+        return run_whole(self, job, log, progress)
 
 
 class WithExisting(Runner):
@@ -109,12 +110,11 @@ class WithExisting(Runner):
     def built(self, cell: Cell) -> bool:
         return self._for(cell).built(cell)
 
-    def run_cell(self, cell: Cell, request: RunRequest, log: CellLog, progress: Progress | None) -> CellOutcome:
-        return self._for(cell).run_cell(cell, request, log, progress)
+    def run_cell(self, job: CellJob, log: CellLog, progress: Progress | None) -> CellOutcome:
+        return self._for(job.cell).run_cell(job, log, progress)
 
-    def prepare(self, cell: Cell, request: RunRequest, log: CellLog, progress: Progress | None
-                ) -> CellEnv | CellOutcome:
-        return self._for(cell).prepare(cell, request, log, progress)
+    def prepare(self, job: CellJob, log: CellLog, progress: Progress | None) -> CellEnv | CellOutcome:
+        return self._for(job.cell).prepare(job, log, progress)
 
     def disk_room(self, cells: Sequence[Cell]) -> DiskRoom | None:
         return self.inner.disk_room([c for c in cells if not c.existing])

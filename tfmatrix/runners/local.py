@@ -23,12 +23,13 @@ def local_runner(kind: str, registry: str | None = None, gpu_ids: Sequence[str] 
                  venv_root: Path | None = None) -> tuple[Runner, str | None]:
     """(runner, what to tell the user): ``auto`` is Docker when an engine answers, else the venv runner."""
     from . import docker
+    from .engine import engine
     from .venv import VenvRunner
 
     if kind not in LOCAL_RUNNERS:
         raise UserError("--runner %r: choose one of %s" % (kind, ", ".join(LOCAL_RUNNERS)))
     if kind in ("auto", "docker"):
-        client = docker.engine()
+        client = engine()
         if client is not None:
             return docker.DockerRunner(client, registry, gpu_ids, suite_dir, wheels), None
         if kind == "docker":

@@ -32,9 +32,10 @@ from typing import Any, cast
 from ..matrix.records import Cell
 from ..paths import SUITE_DIR, cache_dir
 from ..results.store import CellOutcome, host_summary, suite_fingerprint
-from . import docker, shipping
+from . import docker, engine, shipping
 from .base import Runner
-from .common import CellLog, RunRequest
+from .common import CellLog
+from .job import CellJob
 from .local import local_runner
 from .venv import VENV_ROOT_ENV
 
@@ -105,9 +106,9 @@ def device_request(cell: Cell, gpu_ids: list[str]) -> dict[str, Any] | None:
     return dict(request)
 
 
-def cell_task(cell: Cell, request: RunRequest, registry: str | None, mailbox: Any = None, key: str = "",
+def cell_task(job: CellJob, registry: str | None, mailbox: Any = None, key: str = "",
               bench: bytes | None = None) -> Iterator[Event]:
-    """Run ``cell`` on this node; yields events, the outcome last. A Ray streaming task's body.
+    """Run the job's cell on this node; yields events, the outcome last. A Ray streaming task's body.
 
     ``mailbox``/``key``: where the head answers this attempt's request for
     wheels (``shipping.HeadWheels``); ``bench``: the user's benchmark files,
@@ -115,17 +116,18 @@ def cell_task(cell: Cell, request: RunRequest, registry: str | None, mailbox: An
     """
     import ray
 
+    cell = job.cell
     gpu_ids = [str(i) for i in ray.get_gpu_ids()] if cell.target == "gpu" else []
     facts = node_facts(gpu_ids)
     yield ("start", facts)
     placement = {**facts, "device_request": device_request(cell, gpu_ids)}
-    suite_dir = cached_suite(request.suite or suite_fingerprint())
+    suite_dir = cached_suite(job.asked.suite or suite_fingerprint())
     problem = None if suite_dir else "the suite that reached node %s (hash %s) is not the head's (%s)" % (
-        facts["host"], suite_fingerprint(), request.suite)
+        facts["host"], suite_fingerprint(), job.asked.suite)
     if bench is not None and not problem:
         try:
-            names = [p.name for p in request.bench_paths]
-            request = dataclasses.replace(request, bench_paths=shipping.unpack_files(bench, names, request.bench))
+            names = [p.name for p in job.bench_paths]
+            job = dataclasses.replace(job, bench_paths=shipping.unpack_files(bench, names, job.asked.bench or ""))
         except (ValueError, OSError, tarfile.TarError) as e:
             problem = "the benchmark files did not arrive intact on node %s: %s" % (facts["host"], e)
     if problem or suite_dir is None:
@@ -141,7 +143,7 @@ def cell_task(cell: Cell, request: RunRequest, registry: str | None, mailbox: An
         def work() -> None:
             try:
                 runner = node_runner(registry, gpu_ids, suite_dir, wheels)
-                result.append(runner.run_cell(cell, request, log, cast(Any, _Forward(events))))
+                result.append(runner.run_cell(job, log, cast(Any, _Forward(events))))
             except Exception as e:  # a bug or an engine failure: the cell fails, the node goes on
                 result.append(CellOutcome(cell.name, "failed", "%s: %s" % (type(e).__name__, e), {}, {}))
 
@@ -165,12 +167,12 @@ def cell_task(cell: Cell, request: RunRequest, registry: str | None, mailbox: An
     yield ("outcome", outcome)
 
 
-def relayed_cell_task(cell: Cell, request: RunRequest, registry: str | None, mailbox: Any, key: str,
-                      bench: bytes | None = None) -> None:
+def relayed_cell_task(job: CellJob, registry: str | None, mailbox: Any, key: str, bench: bytes | None = None
+                      ) -> None:
     """``cell_task`` for a head on Ray Client (``ray://``), which has no streaming tasks: events go up the mailbox."""
     import ray
 
-    for event in cell_task(cell, request, registry, mailbox, key, bench):
+    for event in cell_task(job, registry, mailbox, key, bench):
         ray.get(mailbox.push.remote(UP + key, event))
 
 
@@ -200,10 +202,10 @@ def _drain(events: queue.Queue[Event]) -> list[Event]:
 
 def remove_own_containers() -> int:
     """Remove the containers this worker process started (the Docker runner labels them with host:pid)."""
-    client = docker.engine()
+    client = engine.engine()
     if client is None:
         return 0
-    mine = client.containers.list(all=True, filters={"label": "%s=%s" % (docker.OWNER_LABEL, docker.owner())},
+    mine = client.containers.list(all=True, filters={"label": "%s=%s" % (engine.OWNER_LABEL, engine.owner())},
                                    ignore_removed=True)
     for c in mine:
         try:
@@ -215,10 +217,10 @@ def remove_own_containers() -> int:
 
 def sweep_leftovers() -> int:
     """Remove this node's tfmatrix containers whose worker is gone (a force-cancelled or crashed task)."""
-    client = docker.engine()
+    client = engine.engine()
     if client is None:
         return 0
-    gone = docker.leftover_containers(client)
+    gone = engine.leftover_containers(client)
     for c in gone:
         try:
             c.remove(force=True)

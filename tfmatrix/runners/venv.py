@@ -21,8 +21,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from suite.schema import PLUGINS_ENV
+
 from ..matrix.records import Cell
-from ..matrix.user_benchmarks import PLUGINS_ENV, plugins_value
+from ..matrix.user_benchmarks import plugins_value
 from ..paths import REPO_ROOT
 from ..progress import Progress
 from ..provision import hygiene, interpreters, wheelhouse
@@ -32,11 +34,11 @@ from .common import (
     GPU_WITHOUT_DOCKER,
     CellLog,
     LineReader,
-    RunRequest,
     WheelsSource,
     own_wheelhouse,
     requirements_failure,
 )
+from .job import CellJob
 from .whole import run_whole
 
 VENV_ROOT_ENV = "TFMATRIX_VENV_ROOT"
@@ -56,16 +58,15 @@ def _up_to_date(location: Path, inputs: str) -> bool:
         return False
 
 
-def suite_process_env(cell: Cell, request: RunRequest, drop: tuple[str, ...] = ("PYTHON", "VIRTUAL_ENV", "TFMATRIX_")
-                      ) -> dict[str, str]:
+def suite_process_env(job: CellJob, drop: tuple[str, ...] = ("PYTHON", "VIRTUAL_ENV", "TFMATRIX_")) -> dict[str, str]:
     """The environment of a suite process this host starts in a cell's interpreter: the host's without the
     variables starting with ``drop`` (another interpreter's settings, tfmatrix's own), the cell's ``env``, the
     checkout's suite on the path, and the user's benchmark files (loaded by ``suite.plugins``)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
-    env.update(dict(cell.env))
+    env.update(dict(job.cell.env))
     env.update({"PYTHONPATH": str(REPO_ROOT), "PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1"})
-    if request.bench_paths:
-        env[PLUGINS_ENV] = plugins_value([str(p) for p in request.bench_paths], request.sides)
+    if job.bench_paths:
+        env[PLUGINS_ENV] = plugins_value([str(p) for p in job.bench_paths], job.sides)
     return env
 
 
@@ -112,12 +113,12 @@ class VenvRunner(Runner):
         return DiskRoom(need, shutil.disk_usage(where).free, str(where),
                         "the virtualenvs of %d cell(s) not built yet" % len(todo))
 
-    def run_cell(self, cell: Cell, request: RunRequest, log: CellLog, progress: Progress | None) -> CellOutcome:
-        return run_whole(self, cell, request, log, progress)
+    def run_cell(self, job: CellJob, log: CellLog, progress: Progress | None) -> CellOutcome:
+        return run_whole(self, job, log, progress)
 
-    def prepare(self, cell: Cell, request: RunRequest, log: CellLog, progress: Progress | None
-                ) -> VenvCellEnv | CellOutcome:
+    def prepare(self, job: CellJob, log: CellLog, progress: Progress | None) -> VenvCellEnv | CellOutcome:
         """The cell's virtualenv (made or reused from the wheelhouse), ready for suite commands."""
+        cell = job.cell
         runner: dict[str, Any] = {"name": self.name, "network": "host (not isolated)", "memory_limit": None}
         timings: dict[str, float] = {}
         why = self.skip_reason(cell)
@@ -148,7 +149,7 @@ class VenvRunner(Runner):
             return CellOutcome(cell.name, "failed", requirements_failure(cell, str(e)), runner, timings, None,
                                log.tail())
         runner["venv"] = str(python.parent.parent)
-        return VenvCellEnv(python, suite_process_env(cell, request), runner, timings)
+        return VenvCellEnv(python, suite_process_env(job), runner, timings)
 
     # -- the environment -----------------------------------------------------
 

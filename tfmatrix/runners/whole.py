@@ -9,7 +9,8 @@ from ..matrix.records import Cell
 from ..progress import Progress
 from ..results.store import CellOutcome
 from .base import CellEnv, Runner, SuiteExit
-from .common import CellLog, RunRequest, outcome_from_suite, read_suite_results, timed_out
+from .common import CellLog, outcome_from_suite, read_suite_results, timed_out
+from .job import CellJob
 
 
 def judge(cell: Cell, env: CellEnv, ran: SuiteExit, results_file: str, log: CellLog,
@@ -27,17 +28,17 @@ def judge(cell: Cell, env: CellEnv, ran: SuiteExit, results_file: str, log: Cell
     return outcome_from_suite(cell.name, doc, problem, ran.returncode, env.runner, timings, log)
 
 
-def run_whole(runner: Runner, cell: Cell, request: RunRequest, log: CellLog, progress: Progress | None) -> CellOutcome:
+def run_whole(runner: Runner, job: CellJob, log: CellLog, progress: Progress | None) -> CellOutcome:
     """The sequential schedule's cell: prepare it, run the whole suite once, judge, close."""
-    env = runner.prepare(cell, request, log, progress)
+    env = runner.prepare(job, log, progress)
     if isinstance(env, CellOutcome):
         return env
     try:
         if progress:
             progress.phase("run")
-        args = request.suite_args(cell, env.suite_path("results.json"), env.runner.get("image"), runner.name)
-        ran = env.run_suite(args, log, cell.timeout_s)
+        args = job.suite_args(env.suite_path("results.json"), env.runner.get("image"), runner.name)
+        ran = env.run_suite(args, log, job.cell.timeout_s)
         timings = {**env.timings, "run_s": ran.seconds}
-        return judge(cell, env, ran, "results.json", log, timings)
+        return judge(job.cell, env, ran, "results.json", log, timings)
     finally:
         env.close()

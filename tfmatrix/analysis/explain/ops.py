@@ -8,7 +8,7 @@ that says what cProfile cannot: how many ops each side runs per step, which op t
 one side runs an XLA program where the other runs ops, whether a function is traced again on every
 call, and how many copies a GPU side makes.
 
-Pure: works on the profile records ``analysis.profiles`` read.
+Pure: works on the profile records ``analysis.explain.profiles`` read.
 """
 from __future__ import annotations
 

@@ -166,12 +166,6 @@ class Contrast:
             return math.nan
         return float(special.stdtr(self.df, -(self.log_ratio - log_margin) / self.se))
 
-    def p_below(self, log_margin: float = 0.0) -> float:
-        """One-sided p-value of "the ratio is at least exp(log_margin)" (small: clearly below it)."""
-        if not self.replicated:
-            return math.nan
-        return float(special.stdtr(self.df, (self.log_ratio - log_margin) / self.se))
-
     def mde(self, alpha: float = ALPHA, power: float = POWER) -> float:
         """The smallest change (0.1 = 10%) this comparison finds with ``power`` at a two-sided ``alpha``."""
         if not self.replicated:
@@ -299,15 +293,3 @@ def verdict(c: Contrast | None, alpha: float = ALPHA) -> str:
         return "unclear"
     return "a" if c.log_ratio < 0 else "b"
 
-
-def equivalent(c: Contrast, margin: float, alpha: float = ALPHA) -> bool:
-    """Two one-sided tests: the ratio lies within [1/(1+margin), 1+margin] (0.1 = 10%) at level ``alpha``."""
-    if not c.replicated:
-        return False
-    m = math.log1p(margin)
-    return c.p_above(m) < alpha and c.p_below(-m) < alpha
-
-
-def not_faster(c: Contrast, margin: float, alpha: float = ALPHA) -> bool:
-    """One-sided: the first side is not faster by more than ``margin`` (its ratio is clearly above 1/(1+margin))."""
-    return c.replicated and c.p_above(-math.log1p(margin)) < alpha

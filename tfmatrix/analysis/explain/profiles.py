@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..results.profile_docs import ProfilesDoc
+from ...results.profile_docs import ProfilesDoc
 
 # package -> how a path (or a built-in's name) shows it; the first match wins, in this order
 PACKAGES: tuple[tuple[str, str], ...] = (
@@ -84,7 +84,7 @@ class Profile:
     rest_s: float                   # own time of the rows the suite left out, per call
     traces: int | None              # times its tf.function was traced during the profiled calls (when known)
     first_call_s: float | None
-    ops: dict[str, Any] | None = None      # TensorFlow's profiler's table per step (``analysis.ops`` reads it)
+    ops: dict[str, Any] | None = None      # TensorFlow's profiler's table per step (``analysis.explain.ops`` reads it)
     ops_unavailable: str | None = None     # why there is none
     plain_step_s: float | None = None      # a step with no profiler, same process (the profilers' overhead)
 
@@ -304,8 +304,3 @@ def pair(doc_a: ProfilesDoc, id_a: str, doc_b: ProfilesDoc, id_b: str) -> tuple[
             return f"could not profile {vid} in {cell}: {rec.get('reason') or rec.get('status')}"
         found.append(profile_of(rec, cell))
     return found[0], found[1]
-
-
-def ranked_keys(e: Explanation) -> Sequence[str]:
-    """The functions in the order the explanation ranks them (what a golden test pins)."""
-    return [c.key for c in e.changes]

@@ -1,0 +1,165 @@
+"""The options the commands share, each declared once (asv's ``common_args``): where results go, which runner,
+how many rounds, the preset, the seed, and the option groups of the measuring commands.
+
+A command that needs another default or range says so in its call (``add_rounds(p, fewest=2, default=ROUNDS)``);
+the flag, its type and its help's words stay here. What the values become once matrix.toml's are merged in is
+``commands.settings``. ``tests/test_cli_options.py`` checks that each shared flag is declared only here.
+"""
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .. import paths
+from ..matrix import KNOWN_PRESETS
+from ..matrix.records import AUTO_ROUNDS, AUTO_ROUNDS_CAP, SCHEDULES, VARIANTS
+
+MOST_ROUNDS = 20        # --rounds N on every command but ab (30)
+
+
+def _shown(path: Path) -> str:
+    """A default directory as the help shows it: relative to the checkout (``reports/ab``)."""
+    return str(path.relative_to(paths.REPO_ROOT)) if path.is_relative_to(paths.REPO_ROOT) else str(path)
+
+
+def add_reports(p: argparse.ArgumentParser, what: str, default: Path = paths.REPORTS_DIR,
+                repeatable: bool = False) -> None:
+    """``--reports DIR``: the reports directory, and ``what`` the command keeps there ("where ... go").
+
+    ``repeatable``: several directories, read, not written (``disk``); the command applies ``default`` itself.
+    """
+    p.add_argument("--reports", metavar="DIR", action="append" if repeatable else "store",
+                   default=None if repeatable else str(default),
+                   help=f"where {what} (default: {_shown(default)}{'; repeatable' if repeatable else ''})")
+
+
+def add_runner(p: argparse.ArgumentParser, cluster: bool = False) -> None:
+    """``--runner``: Docker or local virtualenvs; ``cluster``: also a Ray cluster's (``matrix``, ``cell``)."""
+    from ..runners.choose import RUNNERS
+
+    p.add_argument("--runner", default="auto", choices=[r for r in RUNNERS if cluster or r != "ray"],
+                   help="auto: Docker when an engine answers, else local virtualenvs (default)"
+                        + ("; ray: the cells as tasks on a Ray cluster (--address)" if cluster else ""))
+
+
+def rounds_or_auto(text: str) -> tuple[int, bool]:
+    """``--rounds N`` (a fixed count, 1-20) or ``--rounds auto`` (sequential, up to the cap): (rounds, sequential)."""
+    if text == AUTO_ROUNDS:
+        return AUTO_ROUNDS_CAP, True
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= MOST_ROUNDS:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a number of rounds from 1 to {MOST_ROUNDS}, or {AUTO_ROUNDS}")
+    return value, False
+
+
+def add_rounds(p: argparse.ArgumentParser, fewest: int = 1, most: int = MOST_ROUNDS, default: int | None = None,
+               auto: bool = False, then: str = "") -> None:
+    """``--rounds N``: rounds of the run, a fresh process each; left out, ``default`` (None: matrix.toml's).
+
+    ``auto`` (``matrix``, ``cell``): also ``--rounds auto``, the value a (rounds, sequential) pair
+    (``rounds_or_auto``); ``then``: what else the command does with N, appended to the help.
+    """
+    shown = str(default) if default is not None else "matrix.toml's rounds, else 3"
+    p.add_argument("--rounds", type=rounds_or_auto if auto else int, default=default,
+                   choices=None if auto else range(fewest, most + 1), metavar="N|auto" if auto else "N",
+                   help=f"measure every variant in N rounds ({fewest}-{most}), a fresh process each, pooled"
+                        + ("; auto: after each round only the variants of claim lines still open run again, up to "
+                           f"{AUTO_ROUNDS_CAP}" if auto else "") + f" (default: {shown}){then}")
+
+
+def add_preset(p: argparse.ArgumentParser, default: str = "every cell's own") -> None:
+    p.add_argument("--preset", choices=KNOWN_PRESETS, help=f"the suite preset (default: {default})")
+
+
+def add_seed(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--seed", type=int, metavar="N",
+                   help="the order's seed (default: a fresh one, recorded in every cell file)")
+
+
+def add_rows(p: argparse.ArgumentParser, what: str = "variants that moved most", default: int = 20) -> None:
+    p.add_argument("--rows", type=int, default=default, metavar="N", help=f"show the N {what} (default {default})")
+
+
+def add_redo(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument("--redo", action="store_true", help=f"measure {what} again, even where earlier cell files answer")
+
+
+def add_only(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--only", action="append", default=[], metavar="GLOB",
+                   help="select cells by name (fnmatch glob, repeatable)")
+
+
+def fail_on(text: str) -> float:
+    """``slower:10%`` (or ``slower:10``) -> 0.10: the gate's threshold on a clear slowdown."""
+    kind, _, value = text.partition(":")
+    number = value.strip().rstrip("%")
+    try:
+        threshold = float(number) / 100.0
+    except ValueError:
+        threshold = -1.0
+    if kind != "slower" or not 0.0 <= threshold <= 10.0:
+        raise argparse.ArgumentTypeError(f"{text!r}: use slower:PERCENT, e.g. slower:10%")
+    return threshold
+
+
+def add_fail_on(p: argparse.ArgumentParser, broke: str = "") -> None:
+    """``--fail-on slower:PERCENT``, the CI gate (``compare``, ``ab``); ``broke``: where a broken variant counts."""
+    p.add_argument("--fail-on", type=fail_on, metavar="slower:PERCENT",
+                   help=f"exit 1 when a variant broke{broke}, or is slower with family-wise confidence (Holm over "
+                        "every variant compared: an unchanged run fails at most 5%% of the time) and its own 95%% "
+                        "interval above 1 + PERCENT; offenders are printed first, then the smallest slowdown the "
+                        "gate could see")
+
+
+def add_measure_options(p: argparse.ArgumentParser) -> None:
+    """The options of the matrix's own runs (``matrix``, ``cell``): each left out takes matrix.toml's value."""
+    add_preset(p)
+    p.add_argument("--repeats", type=int, help="override the samples per process")
+    p.add_argument("--processes", type=int, choices=range(1, 11), metavar="N",
+                   help="fresh processes per variant in each round (default: the preset's, 1 for seed and quick); more "
+                        "agree better from run to run at N times the suite's time (docs/measurement.md)")
+    add_rounds(p, auto=True)
+    p.add_argument("--variants", choices=VARIANTS,
+                   help="claims: only the variants the seeds' claims compare (matrix.toml's default); all: the "
+                        "preset's whole catalogue (the findings' and charts' breadth)")
+    p.add_argument("--schedule", choices=SCHEDULES,
+                   help="interleaved: every cell provisioned first, then one slice of each cell per turn in a random "
+                        "order (default); sequential: whole cells one after another, round after round")
+    add_seed(p)
+    add_runner(p, cluster=True)
+    p.add_argument("--address", metavar="ADDRESS",
+                   help="--runner ray: the Ray cluster (ray://HEAD:10001, HOST:6379 or auto; default: matrix.toml's "
+                        "[cluster] address)")
+    add_reports(p, "cells/<cell>.json|.log and index.html go")
+    p.add_argument("--bench-path", action="append", default=[], metavar="PATH",
+                   help="a directory or .py file of your own benchmarks (suite.api), mounted read-only into every "
+                   "cell; repeatable; replaces matrix.toml's [suite] paths")
+
+
+def add_paired_options(p: argparse.ArgumentParser, reports: Path) -> None:
+    """The options of the commands that measure two things in one run of their own (``ab``, ``duet``).
+
+    ``reports`` is the default folder, never the matrix's ``reports/cells``.
+    """
+    add_preset(p)
+    add_seed(p)
+    add_runner(p)
+    add_reports(p, "the run's cell files go, never the matrix's reports/cells", default=reports)
+    add_rows(p)
+
+
+class OtherCommands(argparse.Action):
+    """An option of another command, refused with the name of this command's own (``--bench`` on ``cell``)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, use: str = "", **kwargs: Any) -> None:
+        self.use = use
+        super().__init__(option_strings, dest, help=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        parser.error(f"{option_string} is not an option of this command; use {self.use}")

@@ -1,0 +1,107 @@
+"""The Docker engine itself, apart from the runner: a client that answers, whether it can give containers a GPU,
+waiting through an engine restart, and which labelled containers are leftovers of a process killed hard.
+
+Used by the Docker runner, a cluster's nodes (``node.py``), the runner choice (``local.py``) and the disk and setup
+commands, none of which needs the runner to ask these.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import sys
+import time
+from typing import Any
+
+from .common import GPU_WITHOUT_DOCKER
+
+RUN_LABEL = "org.tfmatrix.run"
+OWNER_LABEL = "org.tfmatrix.owner"     # "<host>:<pid>" of the tfmatrix process that started the container
+ENGINE_WAIT_S = 120.0                  # how long a cell waits for an engine that stopped answering (a restart)
+NO_GPU_RUNTIME = ("the Docker engine has no NVIDIA runtime (install the NVIDIA Container Toolkit); "
+                  "a GPU cell is never run on the CPU instead. Without Docker's GPU: " + GPU_WITHOUT_DOCKER)
+
+
+def engine(timeout: int = 10) -> Any | None:
+    """A docker client whose engine answers, or None."""
+    try:
+        import docker
+
+        client = docker.from_env(timeout=timeout)
+        client.ping()
+        return client
+    except Exception:
+        return None
+
+
+def gpu_support(client: Any) -> str | None:
+    """None when the engine can give containers GPUs; else why not."""
+    runtimes = (client.info() or {}).get("Runtimes") or {}
+    if "nvidia" in runtimes or shutil.which("nvidia-container-runtime-hook") or shutil.which("nvidia-ctk"):
+        return None
+    return NO_GPU_RUNTIME
+
+
+def owner(pid: int | None = None) -> str:
+    return f"{socket.gethostname()}:{os.getpid() if pid is None else pid}"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def is_leftover(labels: dict[str, str]) -> bool:
+    """A tfmatrix container whose starting process is gone (killed hard): safe to remove.
+
+    Another tfmatrix running now (another checkout, a test) owns its containers:
+    removing every labelled container killed that run's cell (exit code 137).
+    """
+    host, _, pid = labels.get(OWNER_LABEL, "").rpartition(":")
+    if host != socket.gethostname() or not pid.isdigit():
+        return not host       # unowned (older tfmatrix): a leftover; another host's: not ours to judge
+    return int(pid) != os.getpid() and not _alive(int(pid))
+
+
+def ping(client: Any) -> str | None:
+    """None when the engine answers on a new connection, else why not. The client's pooled connections are dropped
+    first: a daemon shutting down still answers on a kept-alive connection after its socket is gone."""
+    try:
+        client.api.close()
+    except Exception:
+        pass
+    try:
+        client.ping()
+        return None
+    except Exception as e:
+        return str(e).splitlines()[0][:160] if str(e) else type(e).__name__
+
+
+def wait_for_engine(client: Any, limit_s: float, log: Any, poll_s: float = 2.0) -> str | None:
+    """None once the engine answers (at once, or within ``limit_s`` while it restarts); else why it is gone."""
+    t0, said = time.monotonic(), False
+    while True:
+        last = ping(client)
+        if last is None:
+            if said:
+                log("the Docker engine answers again after %.0f s" % (time.monotonic() - t0))
+            return None
+        if not said:
+            text = "the Docker engine does not answer (%s): waiting up to %.0f s for it" % (last, limit_s)
+            log(text)
+            if limit_s > 0:          # on screen too: the run looks stalled while it waits
+                sys.stderr.write("[tfmatrix] %s\n" % text)
+            said = True
+        if time.monotonic() - t0 >= limit_s:
+            return "the Docker engine did not answer for %.0f s (%s)" % (limit_s, last)
+        time.sleep(poll_s)
+
+
+def leftover_containers(client: Any) -> list[Any]:
+    return [c for c in client.containers.list(all=True, filters={"label": RUN_LABEL}, ignore_removed=True)
+            if is_leftover(dict(c.labels or {}))]
