@@ -71,9 +71,10 @@ def execute(cells: Sequence[Cell], runner: Runner, request: RunRequest, reports_
         text += ", interleaved in %s" % _count(request.rounds, "round", "rounds")
     elif request.rounds > 1:
         text += ", %d rounds (every cell once, then again)" % request.rounds
-    warm = _history_covers(reports_dir, [j.cell for j in runnable]) if request.sequential else False
+    ready = [j.cell for j in runnable]
+    warm = _history_covers(reports_dir, ready) if request.sequential else False
     each = cell_estimates(runnable, request, reports_dir, runner.built, hostspeed.probe(), warm)
-    width = runner.width([j.cell for j in runnable]) if runner.slots > 1 else 1   # cells at once
+    width = runner.width(ready) if runner.slots > 1 else 1   # cells at once
     unknown = unknown_estimates(runnable, reports_dir)
     when = fmt_duration(sum(t for name, t in each.items() if name not in unknown))
     if width > 1:
@@ -87,7 +88,7 @@ def execute(cells: Sequence[Cell], runner: Runner, request: RunRequest, reports_
         when = "time unknown (%s)" % never if len(unknown) == len(runnable) else "%s, and unknown for %s" % (
             when, never)
     console.print("\\[tfmatrix] %s; %d to run, %s" % (escape(text), len(runnable), when))   # reasons name [[cell]]
-    room = runner.disk_room([j.cell for j in runnable])
+    room = runner.disk_room(ready)
     if room is not None and room.need > room.free:
         from ..provision.hygiene import room_line
 

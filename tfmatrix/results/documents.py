@@ -72,6 +72,18 @@ def upgrade(doc: dict[str, Any], fmt: Format, path: Path) -> dict[str, Any]:
     return doc
 
 
+def versioned(doc: Any, fmt: Format, path: Path) -> dict[str, Any]:
+    """``doc`` at ``fmt``'s version: a file from before versions (no ``schema`` key) is version 1; another schema,
+    or a JSON value that is not an object, is refused with one line naming ``path``."""
+    if not isinstance(doc, dict):
+        raise UserError(f"{path}: not a {fmt.what} (a JSON {type(doc).__name__}, not an object)")
+    if "schema" not in doc:
+        doc = {**doc, "schema": fmt.schema, "schema_version": 1}
+    if doc["schema"] != fmt.schema:
+        raise UserError(f"{path}: schema {doc['schema']!r} is not a {fmt.what} ({fmt.schema})")
+    return upgrade(doc, fmt, path)
+
+
 # -- the generic part: fields with shapes, one load and one dump -------------------------
 
 def _shaped(shape: Shape, default: Any = None, factory: Callable[[], Any] | None = None) -> Any:

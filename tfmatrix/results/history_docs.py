@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
-from .documents import Format, upgrade
+from .documents import Format, versioned
 
 BISECT_DIR = "bisect"                      # <reports>/bisect/<target>-<axis>-<good>-<bad>.json
 BISECT_FORMAT = Format("tfmatrix.bisect", 1, {}, "bisect answer")
@@ -30,17 +30,6 @@ def timeline_file(axis: str, suffix: str = ".json") -> str:
     """``timeline.json`` for TF releases, ``timeline-keras.json`` for Keras 3 releases (``.csv`` beside each)."""
     stem = next(stem for name, stem, _ in TIMELINE_FILES if name == axis)
     return stem + suffix
-
-
-def _versioned(doc: Any, fmt: Format, path: Path) -> dict[str, Any]:
-    """``doc`` at ``fmt``'s version: a file from before versions is version 1; another schema is refused."""
-    if not isinstance(doc, dict):
-        raise UserError(f"{path}: not a {fmt.what} (a JSON {type(doc).__name__}, not an object)")
-    if "schema" not in doc:
-        doc = {**doc, "schema": fmt.schema, "schema_version": 1}
-    if doc["schema"] != fmt.schema:
-        raise UserError(f"{path}: schema {doc['schema']!r} is not a {fmt.what} ({fmt.schema})")
-    return upgrade(doc, fmt, path)
 
 
 def _dump(fmt: Format, record: Any) -> dict[str, Any]:
@@ -91,7 +80,7 @@ class BisectDoc:
 
     @classmethod
     def from_json(cls, doc: Any, path: Path) -> BisectDoc:
-        doc = _versioned(doc, BISECT_FORMAT, path)
+        doc = versioned(doc, BISECT_FORMAT, path)
         try:
             probes = [ProbeDoc(**p) for p in doc["probes"]]
             values = {k: v for k, v in doc.items() if k not in ("schema", "schema_version", "probes")}
@@ -150,7 +139,7 @@ class TimelineDoc:
 
     @classmethod
     def from_json(cls, doc: Any, path: Path) -> TimelineDoc:
-        doc = _versioned(doc, TIMELINE_FORMAT, path)
+        doc = versioned(doc, TIMELINE_FORMAT, path)
         try:
             claims: Mapping[str, Any] = doc["claims"]
             return cls(doc["axis"], doc["tf"], [str(r) for r in doc["releases"]], doc["preset"],

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
-from .documents import Format, HostSpeedPoint, host_speed_points, upgrade
+from .documents import Format, HostSpeedPoint, host_speed_points, versioned
 from .store import write_json_atomic
 
 HEAD_FILE = "run.json"          # <journal>/run.json
@@ -49,13 +49,7 @@ class JournalHead:
 
     @classmethod
     def from_json(cls, doc: Any, path: Path) -> JournalHead:
-        if not isinstance(doc, dict):
-            raise UserError(f"{path}: not a {JOURNAL_FORMAT.what} head (a JSON {type(doc).__name__})")
-        if "schema" not in doc:
-            doc = {**doc, "schema": JOURNAL_FORMAT.schema, "schema_version": 1}
-        if doc["schema"] != JOURNAL_FORMAT.schema:
-            raise UserError(f"{path}: schema {doc['schema']!r} is not a {JOURNAL_FORMAT.what}")
-        doc = upgrade(doc, JOURNAL_FORMAT, path)
+        doc = versioned(doc, JOURNAL_FORMAT, path)
         try:
             return cls(str(doc["identity"]), int(doc["seed"]), str(doc["run"]),
                        host_speed_points(doc.get("host_speed")), list(doc.get("turns") or []),
