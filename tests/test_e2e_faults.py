@@ -1,8 +1,9 @@
 """Faults injected into real runs on a real Docker engine: nothing complete is lost, the run says what happened.
 
 Each test starts ``python -m tfmatrix matrix`` on one small cell (tf1.15-cpu, the quick preset, the selfcheck
-benchmark and one graph-mode variant: two slices a round, seconds each), injects one fault while it runs, and checks what the fault cost: the slices that
-were complete before it are in the cell's file unchanged, and the run finished (or stopped with one clear line).
+benchmark and one graph-mode variant: two slices a round, seconds each), injects one fault while it runs, and
+checks what the fault cost: the slices that were complete before it are in the cell's file unchanged, and the run
+finished (or stopped with one clear line).
 """
 from __future__ import annotations
 
