@@ -70,3 +70,21 @@ def test_profiles_beside_a_report_are_read_by_cell_and_a_bad_file_is_one_line(tm
     found = profiles_in(tmp_path)
     assert list(found.by_cell) == ["c1"] and found.by_cell["c1"].records == doc.records
     assert len(found.unreadable) == 1 and "bad.json: not a readable profiles file" in found.unreadable[0]
+
+
+def test_the_noise_history_keeps_each_variants_last_runs_not_the_last_runs() -> None:
+    """A variant decided at round 1 of a sequential run has no variance in that run: its last measured noise must
+    outlive five such runs (a history of "the last five runs" forgot it, and the next run waited for round 2)."""
+    from tfmatrix.results.noise_history import KEEP_RUNS
+
+    wide = NoiseModel({("c", "rare"): (0.04, 2.0), ("c", "often"): (0.01, 2.0)}, "cells")
+    history = NoiseHistory().with_run("full", wide)
+    for i in range(KEEP_RUNS + 2):
+        history = history.with_run(f"r{i}", NoiseModel({("c", "often"): (0.02, 2.0)}, "cells"))
+    runs = dict(history.runs)
+    assert runs["full"].variances == {("c", "rare"): (0.04, 2.0)}        # kept for the variant nothing measured since
+    assert sum(("c", "often") in m.variances for m in runs.values()) == KEEP_RUNS    # the others: their last five
+    assert list(runs)[-KEEP_RUNS:] == [f"r{i}" for i in range(2, KEEP_RUNS + 2)] and "r0" not in runs
+    again = history.with_run(f"r{KEEP_RUNS + 1}", NoiseModel({("c", "often"): (0.03, 2.0)}, "cells"))
+    assert dict(again.runs)[f"r{KEEP_RUNS + 1}"].variances == {("c", "often"): (0.03, 2.0)}   # a rebuilt report
+    assert len(again.runs) == len(history.runs)

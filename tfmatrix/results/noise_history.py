@@ -1,8 +1,9 @@
 """The noise history kept beside a report: ``reports/noise-model.json``, its records, its one reader and writer.
 
 A replicated run measures each variant's noise; ``report`` keeps that
-(a ``NoiseModel``) with the runs kept before it, the last ``KEEP_RUNS``, each
-run once however often its report is rebuilt: a ``NoiseHistory``. What the
+(a ``NoiseModel``) with the runs kept before it, each variant's last
+``KEEP_RUNS`` runs that measured it, each run once however often its report
+is rebuilt: a ``NoiseHistory``. What the
 numbers mean and how runs are pooled is ``analysis.noise_model``'s; this
 module is the file: its format (version 2 keeps the runs one by one; a
 version 1 file, one run's model, is upgraded to a history of that run),
@@ -22,7 +23,7 @@ from .documents import Format, upgrade
 from .store import write_text_atomic
 
 NOISE_FILE = "noise-model.json"      # <reports>/noise-model.json
-KEEP_RUNS = 5           # the runs a history keeps: the host's noise drifts by days, so old runs leave
+KEEP_RUNS = 5           # the runs a history keeps of each variant: the host's noise drifts by days, so old runs leave
 
 
 def _v1_to_v2(doc: dict[str, Any]) -> dict[str, Any]:
@@ -62,14 +63,30 @@ class NoiseModel:
 
 @dataclass(frozen=True)
 class NoiseHistory:
-    """The noise models of the last ``KEEP_RUNS`` replicated runs on this machine, newest last (the file)."""
+    """The noise models of the replicated runs on this machine, newest last (the file): of each variant, the last
+    ``KEEP_RUNS`` runs that measured its noise."""
 
     runs: tuple[tuple[str, NoiseModel], ...] = ()
 
     def with_run(self, run: str, model: NoiseModel) -> NoiseHistory:
-        """This history with ``run``'s model (replacing an earlier one of the same run), the oldest dropped."""
-        kept = tuple((r, m) for r, m in self.runs if r != run) + ((run, model),)
-        return NoiseHistory(kept[-KEEP_RUNS:])
+        """This history with ``run``'s model (replacing an earlier one of the same run); of each variant only its
+        newest ``KEEP_RUNS`` entries stay, and a run left with none goes.
+
+        Per variant, not the last runs as a whole: a variant whose claim line a sequential run decides at round 1
+        ran once there and has no variance in that run's model, so "the last five runs" forgot it once five such
+        runs had passed, and the next run waited for round 2 on its lines (measured: 93 lines decided at round 1,
+        then 20 in the run after the whole-catalogue run left the history).
+        """
+        newest_first = [(run, model), *((r, m) for r, m in reversed(self.runs) if r != run)]
+        seen: dict[tuple[str, str], int] = {}
+        kept: list[tuple[str, NoiseModel]] = []
+        for r, m in newest_first:
+            fresh = {k: v for k, v in m.variances.items() if seen.get(k, 0) < KEEP_RUNS}
+            for k in fresh:
+                seen[k] = seen.get(k, 0) + 1
+            if fresh:
+                kept.append((r, NoiseModel(fresh, m.source)))
+        return NoiseHistory(tuple(reversed(kept)))
 
     def to_json(self) -> dict[str, Any]:
         return {"schema": NOISE_FORMAT.schema, "schema_version": NOISE_FORMAT.version,
