@@ -15,7 +15,8 @@ import pytest
 
 from tfmatrix.errors import UserError
 from tfmatrix.results import documents
-from tfmatrix.results.documents import CELL_FORMAT, RESULTS_FORMAT, CellDoc, Format, SuiteResults, read_cell
+from tfmatrix.results.documents import CELL_FORMAT, RESULTS_FORMAT, CellDoc, SuiteResults, read_cell
+from tfmatrix.results.formats import Format
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "cell-v1-tf1.15-cpu.json"
 

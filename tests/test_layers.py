@@ -89,7 +89,16 @@ def test_the_top_of_the_package_stays_small() -> None:
     assert len(top) <= 8, top
 
 
+SITTING = 400       # lines: what one reads in a sitting
+ONE_PIECE = "# one piece:"    # a module past SITTING says, in a comment beginning so, why it is not split
+
+
 def test_no_module_is_longer_than_one_sitting() -> None:
-    long = {str(p.relative_to(ROOT)): n for package in ("tfmatrix", "suite") for p in (ROOT / package).rglob("*.py")
-            if (n := len(p.read_text(encoding="utf-8").splitlines())) > 450}
+    """A module past 400 lines is split at a seam, or says in a ``# one piece: ...`` comment why it is one."""
+    long = {}
+    for package in ("tfmatrix", "suite"):
+        for p in (ROOT / package).rglob("*.py"):
+            text = p.read_text(encoding="utf-8")
+            if len(text.splitlines()) > SITTING and ONE_PIECE not in text:
+                long[str(p.relative_to(ROOT))] = len(text.splitlines())
     assert long == {}

@@ -3,14 +3,10 @@
 ``CellDoc`` is ``reports/cells/<cell>.json`` (schema ``tfmatrix.cell``): what
 the host knows about one run of a cell, wrapped around ``SuiteResults``, the
 suite's own document (schema ``tfmatrix.results``, written inside the cell; the
-suite builds it as a dict and ``suite/schema.py`` holds its contract). As in
-pyperf's ``Run``/``Benchmark`` and asv's ``Results``, each format has a version
-and a table of upgrades: a document of an older version is upgraded one step
-at a time (``Format.upgrades``, like asv's ``update_to_2``), a newer one is
-refused. Every field's type is checked on load (its shape sits beside the
-dataclass field, nested shapes in ``tfmatrix.results.shapes``), so a bad file is one
-line naming the file and the key (exit code 2 at the command line), never a
-traceback.
+suite builds it as a dict and ``suite/schema.py`` holds its contract). Each
+format has a version and a table of upgrades, and every field's type is
+checked on load (``formats.py``), so a bad file is one line naming the file
+and the key (exit code 2 at the command line), never a traceback.
 
 Dumping a loaded document gives the JSON it came from: the same keys in the
 same order, keys this version does not declare carried in ``extra``; a null
@@ -21,28 +17,16 @@ from __future__ import annotations
 
 import json
 import statistics
-from collections.abc import Callable, Mapping
-from dataclasses import MISSING, dataclass, field, fields
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, ClassVar
 
 from suite import schema as suite_schema
 
 from ..errors import UserError
-from .shapes import BOOL, HOST_FACTS, NUM, RECORD, STR, TF_FACTS, Leaf, ListOf, Obj, Shape, problem
-
-Upgrade = Callable[[dict[str, Any]], dict[str, Any]]
-
-
-@dataclass(frozen=True)
-class Format:
-    """A document format: its schema name, the version this tfmatrix writes, how older versions are upgraded."""
-
-    schema: str
-    version: int
-    upgrades: Mapping[int, Upgrade]    # version -> the function that turns a document of it into the next version
-    what: str                          # how messages name it
-
+from .formats import Format, check, default_of, dump, field_values, shape_of, shaped, upgrade
+from .shapes import BOOL, HOST_FACTS, NUM, RECORD, STR, TF_FACTS, Leaf, ListOf, Obj
 
 # Empty while only v1 exists. The day a v2 appears: bump ``version`` and add ``{1: _v1_to_v2}``; the v1
 # fixture in tests/fixtures then loads through it (tests/test_documents.py).
@@ -50,87 +34,6 @@ CELL_FORMAT = Format("tfmatrix.cell", 1, {}, "cell file")
 RESULTS_FORMAT = Format(suite_schema.SCHEMA_NAME, suite_schema.SCHEMA_VERSION, {}, "suite results")
 CELL_STATUSES = ("ok", "failed", "timeout", "skipped")     # in the order summaries count them
 CELL_FAILURES = ("failed", "timeout")                    # the cell ran and did not finish: the run fails
-
-
-def upgrade(doc: dict[str, Any], fmt: Format, path: Path) -> dict[str, Any]:
-    """``doc`` brought to ``fmt.version`` through its upgrades, or a UserError naming ``path``."""
-    version = doc.get("schema_version")
-    if not isinstance(version, int) or isinstance(version, bool):
-        raise UserError(f"{path}: {fmt.what} has no integer schema_version (got {version!r}); re-run the cell")
-    if version > fmt.version:
-        raise UserError(f"{path}: {fmt.what} schema_version {version} is newer than this tfmatrix reads "
-                        f"({fmt.version}); update tfmatrix or build the report with the tfmatrix that wrote it")
-    while version < fmt.version:
-        step = fmt.upgrades.get(version)
-        if step is None:
-            oldest = min(fmt.upgrades, default=fmt.version)
-            raise UserError(f"{path}: {fmt.what} schema_version {version} is older than this tfmatrix reads "
-                            f"({oldest}..{fmt.version}); re-run the cell")
-        doc = step(dict(doc))
-        version += 1
-        doc["schema_version"] = version
-    return doc
-
-
-def versioned(doc: Any, fmt: Format, path: Path) -> dict[str, Any]:
-    """``doc`` at ``fmt``'s version: a file from before versions (no ``schema`` key) is version 1; another schema,
-    or a JSON value that is not an object, is refused with one line naming ``path``."""
-    if not isinstance(doc, dict):
-        raise UserError(f"{path}: not a {fmt.what} (a JSON {type(doc).__name__}, not an object)")
-    if "schema" not in doc:
-        doc = {**doc, "schema": fmt.schema, "schema_version": 1}
-    if doc["schema"] != fmt.schema:
-        raise UserError(f"{path}: schema {doc['schema']!r} is not a {fmt.what} ({fmt.schema})")
-    return upgrade(doc, fmt, path)
-
-
-# -- the generic part: fields with shapes, one load and one dump -------------------------
-
-def _shaped(shape: Shape, default: Any = None, factory: Callable[[], Any] | None = None) -> Any:
-    """A dataclass field whose JSON value has ``shape``; a missing or null value becomes the default."""
-    if factory is not None:
-        return field(default_factory=factory, metadata={"shape": shape})
-    return field(default=default, metadata={"shape": shape})
-
-
-def _declared(cls: type) -> list[Any]:
-    return [f for f in fields(cls) if "shape" in f.metadata]
-
-
-def _default(f: Any) -> Any:
-    return f.default_factory() if f.default_factory is not MISSING else f.default
-
-
-def shape_of(cls: type, **override: Shape) -> Obj:
-    """The shape a document of ``cls`` has on disk, from its fields."""
-    return Obj({f.name: override.get(f.name, f.metadata["shape"]) for f in _declared(cls)})
-
-
-def _check(doc: dict[str, Any], shape: Shape, path: Path, where: str = "") -> None:
-    found = problem(doc, shape, where)
-    if found:
-        raise UserError(f"{path}: {found}; re-run the cell or delete the file")
-
-
-def _values(cls: type, doc: dict[str, Any]) -> dict[str, Any]:
-    """The declared fields of ``cls`` from ``doc`` (missing or null: the default), and the rest as ``extra``."""
-    declared = _declared(cls)
-    names = {f.name for f in declared}
-    values = {f.name: _default(f) if doc.get(f.name) is None else doc[f.name] for f in declared}
-    values["extra"] = {k: v for k, v in doc.items() if k not in names and k not in ("schema", "schema_version")}
-    values["present"] = frozenset(k for k in doc if k in names)
-    return values
-
-
-def _dump(obj: Any, fmt: Format) -> dict[str, Any]:
-    """``obj`` as JSON: schema, version, then the fields it was read with (or that hold a value), then ``extra``."""
-    out: dict[str, Any] = {"schema": fmt.schema, "schema_version": fmt.version}
-    for f in _declared(type(obj)):
-        value = getattr(obj, f.name)
-        if f.name in obj.ALWAYS or f.name in obj.present or value != _default(f):
-            out[f.name] = value.to_json() if hasattr(value, "to_json") else value
-    out.update(obj.extra)
-    return out
 
 
 # -- the host's speed over a run -------------------------------------------------------------
@@ -177,19 +80,19 @@ class SuiteResults:
     into a read-only ``analysis.variant.Variant``, then into its pandas frame.
     """
 
-    suite_version: str = _shaped(STR, "")
-    status: str = _shaped(STR, "")                   # ok | error
-    error: str | None = _shaped(STR)
-    preset: str = _shaped(STR, "")
-    config: dict[str, Any] = _shaped(Obj({"only": ListOf(STR), "unstable_cv": NUM, "rounds": NUM}), factory=dict)
-    cell: dict[str, Any] = _shaped(Obj({"name": STR, "target": STR, "runner": STR, "image": STR}), factory=dict)
-    environment: dict[str, Any] = _shaped(Obj({"tf": TF_FACTS, "host": HOST_FACTS}), factory=dict)
-    gpu: dict[str, Any] = _shaped(Obj({"requested": BOOL, "visible": ListOf(), "ok": BOOL}), factory=dict)
-    warnings: list[str] = _shaped(ListOf(STR), factory=list)
-    started: str = _shaped(STR, "")
-    finished: str = _shaped(STR, "")
-    wall_s: float = _shaped(NUM, 0.0)
-    records: list[dict[str, Any]] = _shaped(ListOf(RECORD), factory=list)
+    suite_version: str = shaped(STR, "")
+    status: str = shaped(STR, "")                   # ok | error
+    error: str | None = shaped(STR)
+    preset: str = shaped(STR, "")
+    config: dict[str, Any] = shaped(Obj({"only": ListOf(STR), "unstable_cv": NUM, "rounds": NUM}), factory=dict)
+    cell: dict[str, Any] = shaped(Obj({"name": STR, "target": STR, "runner": STR, "image": STR}), factory=dict)
+    environment: dict[str, Any] = shaped(Obj({"tf": TF_FACTS, "host": HOST_FACTS}), factory=dict)
+    gpu: dict[str, Any] = shaped(Obj({"requested": BOOL, "visible": ListOf(), "ok": BOOL}), factory=dict)
+    warnings: list[str] = shaped(ListOf(STR), factory=list)
+    started: str = shaped(STR, "")
+    finished: str = shaped(STR, "")
+    wall_s: float = shaped(NUM, 0.0)
+    records: list[dict[str, Any]] = shaped(ListOf(RECORD), factory=list)
     extra: dict[str, Any] = field(default_factory=dict)      # keys this version does not declare, kept as they were
     present: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
 
@@ -202,12 +105,12 @@ class SuiteResults:
             raise UserError(f"{path}: '{where or 'results'}' is not a {RESULTS_FORMAT.schema} document; "
                             "re-run the cell or delete the file")
         doc = upgrade(doc, RESULTS_FORMAT, path)
-        _check(doc, shape_of(cls), path, where)
-        return cls(**_values(cls, doc))
+        check(doc, shape_of(cls), path, where)
+        return cls(**field_values(cls, doc))
 
     def to_json(self) -> dict[str, Any]:
         """The one dump: the document as the suite wrote it (after any upgrade)."""
-        return _dump(self, RESULTS_FORMAT)
+        return dump(self, RESULTS_FORMAT)
 
     @property
     def tf_facts(self) -> dict[str, Any]:
@@ -247,15 +150,15 @@ class CellRequest:
     on load; a ``None`` shape is a key that is stored but was never checked.
     """
 
-    preset: str = _shaped(STR, "")
-    only: tuple[str, ...] = _shaped(ListOf(STR), ())
-    repeats: int | None = _shaped(None)
-    suite: str = _shaped(STR, "")          # hash of the suite's source
-    rounds: int = _shaped(None, 1)
-    schedule: str = _shaped(None, "")
-    bench: str | None = _shaped(None)      # hash of the user's benchmark files: absent without them (OPTIONAL)
-    processes: int | None = _shaped(None)  # fresh processes per variant: absent unless asked for (OPTIONAL)
-    sequential: bool | None = _shaped(None)   # rounds = "auto": ``rounds`` is the cap (OPTIONAL)
+    preset: str = shaped(STR, "")
+    only: tuple[str, ...] = shaped(ListOf(STR), ())
+    repeats: int | None = shaped(None)
+    suite: str = shaped(STR, "")          # hash of the suite's source
+    rounds: int = shaped(None, 1)
+    schedule: str = shaped(None, "")
+    bench: str | None = shaped(None)      # hash of the user's benchmark files: absent without them (OPTIONAL)
+    processes: int | None = shaped(None)  # fresh processes per variant: absent unless asked for (OPTIONAL)
+    sequential: bool | None = shaped(None)   # rounds = "auto": ``rounds`` is the cap (OPTIONAL)
 
     # Keys stored only when set, so results from before they existed stay comparable (reusable).
     OPTIONAL: ClassVar[tuple[str, ...]] = ("bench", "processes", "sequential")
@@ -273,7 +176,7 @@ class CellRequest:
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> CellRequest:
         """A stored request (shape-checked on load) to read: a missing or null key at its default."""
-        values = {f.name: _default(f) if doc.get(f.name) is None else doc[f.name] for f in fields(cls)}
+        values = {f.name: default_of(f) if doc.get(f.name) is None else doc[f.name] for f in fields(cls)}
         values["only"] = tuple(values["only"])
         return cls(**values)
 
@@ -302,22 +205,22 @@ class Attempt:
 class CellDoc:
     """One cell's file: what ran (``cell``, ``request``, ``runner``), how it went, the suite's results."""
 
-    name: str = _shaped(STR, "")
-    status: str = _shaped(Leaf((str,), "a cell status", CELL_STATUSES), "failed")
-    reason: str | None = _shaped(STR)
-    cell: dict[str, Any] = _shaped(Obj({
+    name: str = shaped(STR, "")
+    status: str = shaped(Leaf((str,), "a cell status", CELL_STATUSES), "failed")
+    reason: str | None = shaped(STR)
+    cell: dict[str, Any] = shaped(Obj({
         "name": STR, "tf": STR, "tf_release": STR, "python": STR, "target": STR, "preset": STR,
         "image": STR, "keras": Obj({"flavour": STR, "version": STR}), "base": Obj({"ref": STR}),
     }), factory=dict)                                           # the matrix's cell (``Cell.to_dict``)
-    request: dict[str, Any] = _shaped(shape_of(CellRequest), factory=dict)     # ``CellRequest.to_json``, as stored
-    runner: dict[str, Any] = _shaped(Obj({"name": STR, "image": STR, "image_id": STR, "base": STR,
+    request: dict[str, Any] = shaped(shape_of(CellRequest), factory=dict)     # ``CellRequest.to_json``, as stored
+    runner: dict[str, Any] = shaped(Obj({"name": STR, "image": STR, "image_id": STR, "base": STR,
                                           "interpreter": STR}), factory=dict)
-    timings: dict[str, float] = _shaped(Obj(rest=NUM), factory=dict)
-    host: dict[str, Any] = _shaped(Obj(), factory=dict)
-    finished: str = _shaped(STR, "")
-    log_tail: str = _shaped(STR, "")
-    results: SuiteResults | None = _shaped(None)                # checked by SuiteResults.from_json
-    last_attempt: Attempt | None = _shaped(Attempt.SHAPE)
+    timings: dict[str, float] = shaped(Obj(rest=NUM), factory=dict)
+    host: dict[str, Any] = shaped(Obj(), factory=dict)
+    finished: str = shaped(STR, "")
+    log_tail: str = shaped(STR, "")
+    results: SuiteResults | None = shaped(None)                # checked by SuiteResults.from_json
+    last_attempt: Attempt | None = shaped(Attempt.SHAPE)
     extra: dict[str, Any] = field(default_factory=dict)
     present: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
 
@@ -353,8 +256,8 @@ class CellDoc:
     @classmethod
     def _from_cell_json(cls, doc: dict[str, Any], path: Path) -> CellDoc:
         results = None if doc.get("results") is None else SuiteResults.from_json(doc["results"], path, "results")
-        _check(doc, shape_of(cls, results=None), path)
-        values = _values(cls, doc)
+        check(doc, shape_of(cls, results=None), path)
+        values = field_values(cls, doc)
         values["results"] = results
         attempt = doc.get("last_attempt") or {}
         values["last_attempt"] = Attempt(*(attempt.get(k) for k in ("status", "reason", "finished", "log"))) \
@@ -377,7 +280,7 @@ class CellDoc:
 
     def to_json(self) -> dict[str, Any]:
         """The one dump: the file's JSON (``results.write_cell`` writes it atomically)."""
-        return _dump(self, CELL_FORMAT)
+        return dump(self, CELL_FORMAT)
 
     @property
     def complete(self) -> bool:

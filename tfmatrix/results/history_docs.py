@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
-from .documents import Format, versioned
+from .formats import Format, versioned
 
 BISECT_DIR = "bisect"                      # <reports>/bisect/<target>-<axis>-<good>-<bad>.json
 BISECT_FORMAT = Format("tfmatrix.bisect", 1, {}, "bisect answer")

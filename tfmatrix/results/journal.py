@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
-from .documents import Format, HostSpeedPoint, host_speed_points, versioned
+from .documents import HostSpeedPoint, host_speed_points
+from .formats import Format, versioned
 from .store import write_json_atomic
 
 HEAD_FILE = "run.json"          # <journal>/run.json

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
-from .documents import Format, upgrade
+from .formats import Format, upgrade
 from .store import write_text_atomic
 
 NOISE_FILE = "noise-model.json"      # <reports>/noise-model.json

@@ -20,7 +20,7 @@ from typing import Any
 from suite.schema import PROFILES_SCHEMA_NAME, PROFILES_SCHEMA_VERSION, validate_profiles
 
 from ..errors import UserError
-from .documents import Format
+from .formats import Format
 from .store import write_text_atomic
 
 PROFILES_DIR = "profiles"         # <reports>/profiles/<cell>.json, its .log and .speedscope.json
