@@ -184,6 +184,16 @@ def test_the_interleaved_ratio_cancels_a_slow_period_that_the_sequential_order_d
     assert v2.ratio == pytest.approx(1.0, rel=0.02) and v2.verdict == "unclear"
 
 
+def test_a_tables_times_divide_to_its_ratio_and_the_pooled_p10_stands_apart(tmp_path: Path) -> None:
+    # issue 41: the tables showed the pooled 10th percentile beside a ratio made of per-round ones
+    _execute(tmp_path, FakeRunner(tmp_path, slow=range(0, 4)))        # round 1 slow for both cells
+    df = build_frame(load_dir(tmp_path / "cells").cells)
+    ra = df[(df["cell"] == "a") & (df["variant"].str.contains("v=v1"))].iloc[0]
+    rb = df[(df["cell"] == "b") & (df["variant"].str.contains("v=v1"))].iloc[0]
+    assert float(ra["time"]) / float(rb["time"]) == pytest.approx(_ratio(tmp_path, "v1").ratio, rel=1e-9)
+    assert float(ra["pooled_p10"]) < 0.95 * float(ra["time"])    # pooled: the fast rounds' samples alone
+
+
 def test_every_round_draws_a_fresh_recorded_order_from_the_seed(tmp_path: Path) -> None:
     runner = FakeRunner(tmp_path)
     _execute(tmp_path, runner, seed=11)

@@ -107,7 +107,8 @@ def test_cross_version_table_columns_values_ratios_and_na_reasons(synthetic_repo
     assert "median" in tf20.text and ratio(tf20) == pytest.approx(2.0, abs=0.05)
     assert "background:hsl(0" in tf20.attrs.get("style", "")                  # slower: red
     assert ratio(tf210) == pytest.approx(1.5, abs=0.05)
-    assert re.match(r"time \(10th percentile\) [0-9.]+ ms, fastest [0-9.]+ ms, median [0-9.]+ ms, IQR [0-9.]+ µs "
+    assert re.match(r"time \(10th percentile a round, geometric mean\) [0-9.]+ ms, pooled 10th percentile [0-9.]+ ms, "
+                    r"fastest [0-9.]+ ms, median [0-9.]+ ms, IQR [0-9.]+ µs "
                     r"\(q1 .*\), n=9, (3 processes .*, )?CV", tf20.attrs["title"])
     keras = by_id["training.question[model=small,data=question,batch_shape=8x40x16,width=0.125,loop=train_on_batch,"
                   "input=numpy,api=keras,mode=eager]"][n_params:]

@@ -100,7 +100,7 @@ def variant_changes(df_a: pd.DataFrame, df_b: pd.DataFrame, pairs: Sequence[tupl
         ci = ratio_ci(c)
         changes.append(VariantChange(name_a, name_b, str(vid), str(ra["benchmark"]), math.exp(a.mean),
                                      math.exp(b.mean), ci, ci.noise, c, q,
-                                     (float(ra["time"]), float(rb["time"]) / scale_b)))
+                                     (float(ra["pooled_p10"]), float(rb["pooled_p10"]) / scale_b)))
     return changes, only_a, only_b
 
 

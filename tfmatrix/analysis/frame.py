@@ -25,8 +25,8 @@ from .variant import Variant
 CELL_COLUMNS = ["cell", "cell_status", "order", "tf", "tf_installed", "keras_flavour", "keras_version", "python",
                 "target", "runner", "preset"]
 RECORD_COLUMNS = ["benchmark", "id", "variant", "seed", "title", "mode", "api", "keras_used", "status", "reason",
-                  "unit", "time", "median", "q1", "q3", "iqr", "min", "max", "n", "cv", "unstable", "processes",
-                  "between_cv", "build_s", "first_call_s", "peak_rss_mb", "wall_s"]
+                  "unit", "time", "pooled_p10", "median", "q1", "q3", "iqr", "min", "max", "n", "cv", "unstable",
+                  "processes", "between_cv", "build_s", "first_call_s", "peak_rss_mb", "wall_s"]
 OBJECT_COLUMNS = ["params", "samples", "per_process", "windows", "rounds"]
 RESERVED = set(CELL_COLUMNS) | set(RECORD_COLUMNS) | set(OBJECT_COLUMNS)
 
@@ -58,6 +58,8 @@ def record_row(cell: CellResult, v: Variant) -> dict[str, Any]:
     per_process = [list(p) for p in v.per_process] or ([samples] if samples else [])
     status = v.status or "error"
     sp = spread(samples) if status == "ok" else None
+    tags = round_tags(cell, v)
+    side = side_of(per_process, tags, label=cell.name) if sp else None
     row: dict[str, Any] = {
         "cell": cell.name, "cell_status": cell.status, "order": cell.order, "tf": cell.tf,
         "tf_installed": cell.tf_installed, "keras_flavour": cell.keras_flavour, "keras_version": cell.keras_version,
@@ -73,7 +75,10 @@ def record_row(cell: CellResult, v: Variant) -> dict[str, Any]:
         "status": status,
         "reason": v.reason,
         "unit": v.unit,
-        "time": estimate(samples) if sp else None,       # the report's time (stats.ESTIMATOR)
+        # the report's time: per round the 10th percentile (stats.ESTIMATOR), their geometric mean: the numbers
+        # every ratio is made of (``inference.side_of``); the 10th percentile of all samples pooled beside it
+        "time": (math.exp(side.mean) if side.n else estimate(samples)) if side is not None else None,
+        "pooled_p10": estimate(samples) if sp else None,
         "median": sp.median if sp else None,
         "q1": sp.q1 if sp else None,
         "q3": sp.q3 if sp else None,
@@ -95,7 +100,7 @@ def record_row(cell: CellResult, v: Variant) -> dict[str, Any]:
         # per process, the window it was sampled in; two rows with equal windows pair up sample by sample
         "windows": list(v.windows),
         # per process, "<run>#<round>" of an interleaved run: two cells' rows pair up round by round
-        "rounds": round_tags(cell, v),
+        "rounds": tags,
     }
     for name, value in params.items():
         if name in ("mode", "api"):

@@ -203,16 +203,11 @@ def pair_rows(finding: Finding, cmp: Compare, a_rows: pd.DataFrame, b_rows: pd.D
             continue
         result.comparisons.append(Comparison(
             benchmark=str(ra["benchmark"]), config=_config_text(ra, drop), a_detail=_detail(ra, cmp.a),
-            b_detail=_detail(rb, cmp.b), cell_a=cell_a, cell_b=cell_b, time_a=round_time(ra),
-            time_b=round_time(rb), ci=ci, unstable=bool(ra["unstable"]) or bool(rb["unstable"]),
+            b_detail=_detail(rb, cmp.b), cell_a=cell_a, cell_b=cell_b, time_a=float(ra["time"]),
+            time_b=float(rb["time"]), ci=ci, unstable=bool(ra["unstable"]) or bool(rb["unstable"]),
             a_id=str(ra["id"]), b_id=str(rb["id"])))
     return missing
 
-
-def round_time(row: Row) -> float:
-    """A row's time as its ratios use it: the geometric mean of its rounds' 10th percentiles (``inference``)."""
-    side = row_side(row, "t")
-    return math.exp(side.mean) if side.n else float(row["time"])
 
 
 def _window_mates(ra: Row, rb: Row) -> bool:

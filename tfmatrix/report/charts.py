@@ -1,5 +1,5 @@
-"""Inline SVG charts: time (10th percentile) against TF version, CPU and GPU panels side by side; bars from the fastest
-repeat to the median.
+"""Inline SVG charts: time (10th percentile a round, geometric mean) against TF version, CPU and GPU panels side by
+side; bars from the fastest repeat to the median.
 
 Hand-written SVG (no plotting library, no scripts): one ``<svg>`` per panel,
 a shared HTML legend. The y axis is logarithmic when the values span more
@@ -142,8 +142,8 @@ def panel_svg(title: str, cells: list[CellResult], series: list[Series], styles:
         for p in pts:
             x = xpos[p.cell.name] + offset
             ya, yb, ym = ypos(p.low), ypos(p.high), ypos(p.time)
-            tip = (f"{s.label}\n{p.cell.name}: time (p10) {fmt_seconds(p.time)}, fastest {fmt_seconds(p.low)}, "
-                   f"median {fmt_seconds(p.high)}{' (UNSTABLE)' if p.unstable else ''}")
+            tip = (f"{s.label}\n{p.cell.name}: time (p10 a round, geometric mean) {fmt_seconds(p.time)}, "
+                   f"fastest {fmt_seconds(p.low)}, median {fmt_seconds(p.high)}{' (UNSTABLE)' if p.unstable else ''}")
             out.append(f'<g class="pt"><title>{escape(tip)}</title>')
             out.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{ya:.1f}" y2="{yb:.1f}" stroke="{colour}" class="err"/>')
             for yy in (ya, yb):
@@ -181,7 +181,8 @@ def chart_html(data: ChartData) -> str:
         extra = f' stroke-dasharray="{dash}"' if dash else ""
         keys.append(f'<span class="key"><svg width="26" height="10"><line x1="1" x2="25" y1="5" y2="5" '
                     f'stroke="{colour}" stroke-width="2"{extra}/></svg>{escape(label)}</span>')
-    keys.append('<span class="key note">marker: 10th percentile of the repeats (hollow: unstable); '
+    keys.append('<span class="key note">marker: 10th percentile of the repeats, geometric mean over the rounds '
+                '(hollow: unstable); '
                 'bars: fastest repeat to median</span>')
     return f'<div class="panels">{"".join(panels)}</div><div class="legend">{"".join(keys)}</div>'
 

@@ -1,7 +1,8 @@
 """Cross-version tables: per benchmark, rows are variants and columns are cells in TF order.
 
-Each value is the report's time for a variant (the 10th percentile of its raw
-samples, ``stats.ESTIMATOR``) with the median below it, coloured by its
+Each value is the report's time for a variant (per round the 10th percentile
+of its raw samples, ``stats.ESTIMATOR``; the geometric mean over its rounds:
+the numbers every ratio is made of) with the median below it, coloured by its
 ratio to the baseline cell's time for the same variant. The baseline is
 the cell named by the user for every column, or by default the oldest cell
 of the column's target (CPU columns against the oldest CPU cell, GPU columns
@@ -164,7 +165,8 @@ def _value(row: Any | None) -> Value:
         reason = str(row["reason"] or "").strip()
         return Value(status, status, title=reason.splitlines()[0][:500] if reason else status)
     time, med, q1, q3 = float(row["time"]), float(row["median"]), float(row["q1"]), float(row["q3"])
-    title = (f"time (10th percentile) {fmt_seconds(time)}, fastest {fmt_seconds(float(row['min']))}, median "
+    title = (f"time (10th percentile a round, geometric mean) {fmt_seconds(time)}, pooled 10th percentile "
+             f"{fmt_seconds(float(row['pooled_p10']))}, fastest {fmt_seconds(float(row['min']))}, median "
              f"{fmt_seconds(med)}, IQR {fmt_seconds(q3 - q1)} (q1 {fmt_seconds(q1)}, q3 {fmt_seconds(q3)}), "
              f"n={int(row['n'])}")
     if row["processes"] and int(row["processes"]) > 1 and row["between_cv"] is not None:
