@@ -140,6 +140,29 @@ def test_the_sides_of_one_run_become_the_two_sides_of_a_comparison(tmp_path: Pat
     assert list(side_rows(df, "base")["id"]) == list(side_rows(df, "head")["id"])
 
 
+def test_at_this_hosts_ab_noise_unchanged_cases_stop_as_the_same_by_round_4_and_a_5_percent_change_does_not(
+        tmp_path: Path) -> None:
+    """Issue 41: ``ab`` ran all 10 rounds whatever the data, because no unchanged case could be shown within 2% of 1
+    before the cap. At the per-round noise ``ab`` measured here (a case's ratio wanders 1.9-3.2% a round: own_sd 2%
+    a side) and the look after round 4, most unchanged cases are the same and no 5% change is."""
+    from tfmatrix.analysis.sequential import DECIDED, LOOK_ALPHA, SAME, case_state
+
+    slowed = set(range(0, 28, 4))
+    same, found, lost, alarms = [], [], 0, 0
+    for seed in range(3):
+        cell = load_file(_ab_cell(tmp_path, 40 + seed, {i: 1.05 for i in slowed}, cases=28, rounds=4, own_sd=0.02))
+        for v in compare_sides([cell], alpha=LOOK_ALPHA).variants:
+            state = case_state(v.ci)
+            if int(v.id.split("case=")[1].split(",")[0]) in slowed:
+                found.append(state == DECIDED)
+                lost += state == SAME
+            else:
+                same.append(state == SAME)
+                alarms += state == DECIDED
+    assert sum(same) / len(same) >= 0.6 and alarms <= 0.05 * len(same), (sum(same) / len(same), alarms)
+    assert lost == 0 and sum(found) / len(found) >= 0.5, (lost, sum(found) / len(found))
+
+
 def test_unchanged_code_is_called_different_at_most_about_5_percent_of_the_time(tmp_path: Path) -> None:
     alarms = []
     for seed in range(3):
@@ -214,7 +237,7 @@ def test_a_side_is_read_off_an_id_and_put_back() -> None:
 
 def test_an_early_stopped_run_is_judged_at_its_per_look_level_and_each_case_is_decided_or_the_same(
         tmp_path: Path) -> None:
-    """``ab`` stops when every case is decided or within 2% of 1 (``case_state``), looking up to ``LOOKS`` times:
+    """``ab`` stops when every case is decided or within 5% of 1 (``case_state``), looking up to ``LOOKS`` times:
     each look, and the final table and gate, test at 5% / LOOKS, so its intervals are wider than 95% ones."""
     from tfmatrix.analysis.sequential import DECIDED, LOOK_ALPHA, OPEN, SAME, case_state
 

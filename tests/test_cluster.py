@@ -10,14 +10,14 @@ import pytest
 
 from tfmatrix.analysis.hardware import mixed_hardware
 from tfmatrix.errors import UserError
-from tfmatrix.execution.cluster_progress import ClusterProgress
 from tfmatrix.matrix import load
+from tfmatrix.progress.board import ClusterProgress
+from tfmatrix.results.cell_log import CellLog
 from tfmatrix.results.documents import CellRequest
 from tfmatrix.results.store import CellOutcome
 from tfmatrix.runners import docker as docker_runner
 from tfmatrix.runners import node
 from tfmatrix.runners.cluster import NodeLost, RayRunner, connect_runner
-from tfmatrix.runners.common import CellLog
 from tfmatrix.runners.job import CellJob
 from tfmatrix.runners.placement import Needs, needs, unserved
 

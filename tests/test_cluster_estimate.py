@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from tfmatrix.execution.cluster_progress import ClusterProgress, makespan
+from tfmatrix.progress.board import ClusterProgress, makespan
 from tfmatrix.runners.placement import Needs, capacity
 
 

@@ -54,7 +54,7 @@ def test_a_sequential_claims_run_stops_each_line_when_it_is_decided_and_starts_w
 
     second = tfmatrix(*args)
     assert second.returncode == 0, second.stderr[-3000:]
-    assert "round 1 judged with the noise of" in second.stderr
+    assert "round 1 judged with the noise history (" in second.stderr
     docs = cell_docs(reports)
     for name in CELLS:
         assert docs[name]["results"]["config"]["schedule"]["sequential"]["first_look"] == 1

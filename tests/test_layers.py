@@ -15,6 +15,7 @@ from test_imports import ROOT, imports
 
 BASE = {"errors", "paths", "versions", "progress", "__init__"}      # the top-level modules every stage may use
 LAYERS: dict[str, set[str]] = {
+    "progress": set(),      # what a run says as it goes: the console, a cluster's board (a BASE module too)
     "matrix": set(),
     "results": set(),
     "provision": {"matrix"},

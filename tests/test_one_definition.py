@@ -19,8 +19,8 @@ def _files_with(text: str) -> list[str]:
 
 
 @pytest.mark.parametrize(("text", "owner"), [
-    ("Console(stderr=True", "tfmatrix/progress.py"),                    # progress.stderr_console
-    ("sys.stdout.isatty()", "tfmatrix/progress.py"),                    # progress.table_console
+    ("Console(stderr=True", "tfmatrix/progress/__init__.py"),                 # progress.stderr_console
+    ("sys.stdout.isatty()", "tfmatrix/progress/__init__.py"),                 # progress.table_console
     ('"run.lock"', "tfmatrix/execution/lock.py"),                       # execution.lock.checkout_lock
     ("SCHEDULES = ", "tfmatrix/matrix/records.py"),
     ('("interleaved", "sequential")', "tfmatrix/matrix/records.py"),

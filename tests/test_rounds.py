@@ -10,8 +10,8 @@ from report_docs import noisy, record, results_doc
 from suite.schema import validate
 from tfmatrix.execution import dispatch as execution
 from tfmatrix.execution.request import RunRequest
-from tfmatrix.execution.rounds import merge_results
 from tfmatrix.results.documents import SuiteResults
+from tfmatrix.results.rounds import merge_results
 from tfmatrix.results.store import PREVIOUS_DIR, CellOutcome, load_cell
 from tfmatrix.runners.base import Runner
 

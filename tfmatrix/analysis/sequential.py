@@ -100,7 +100,11 @@ def state_of(verdict: str, expect: str, ci: RatioCI, alpha: float = LOOK_ALPHA) 
     return SAME if _within(ci, alpha, MARGIN) else OPEN
 
 
-AB_SAME = 0.02      # an A/B case whose interval lies within 2% of 1 is the same: more rounds would not move it
+# An A/B case shown within 5% of 1 (two one-sided tests at the look's level) is the same: a change of 5% or more,
+# the smallest ``ab`` is built to find (docs/measurement.md), is ruled out, and more rounds would only resolve smaller
+# ones. At 2% no unchanged case could stop before the cap (its interval after 4 rounds is +-3% here), so every ``ab``
+# ran all its rounds; at 5% most stop at the look after round 4 (measured: docs/measurement.md).
+AB_SAME = 0.05
 
 
 def case_state(ci: RatioCI, alpha: float = LOOK_ALPHA, margin: float = AB_SAME) -> str:
@@ -134,12 +138,17 @@ def open_variants(states: Iterable[LineState]) -> dict[str, set[str]]:
     return out
 
 
-def why_stopped(state: str, round_no: int, cap: int = MAX_ROUNDS) -> str:
+def same_margin(judge: str) -> float:
+    """The margin within which a line of this run's looks (``claims`` or ``ab``) is the same."""
+    return AB_SAME if judge == "ab" else MARGIN
+
+
+def why_stopped(state: str, round_no: int, cap: int = MAX_ROUNDS, margin: float = MARGIN) -> str:
     """A line's stop in words, as the cell file and the report say it."""
     if state == DECIDED:
         return "decided after round %d" % round_no
     if state == SAME:
-        return "within %d%% of 1 after round %d: more rounds would not change it" % (round(MARGIN * 100), round_no)
+        return "within %d%% of 1 after round %d: more rounds would not change it" % (round(margin * 100), round_no)
     return "still open after round %d, the cap" % cap if round_no >= cap else "still open after round %d" % round_no
 
 

@@ -13,15 +13,16 @@ from __future__ import annotations
 import dataclasses
 import signal
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from rich.console import Console
 from rich.markup import escape
 
 from ..errors import UserError
 from ..matrix import Cell
-from ..progress import Progress, fmt_duration, stderr_console
+from ..progress import Progress, counted, fmt_duration, stderr_console
 from ..results.store import CellOutcome
 from ..runners.base import Runner
 from ..runners.job import CellJob
@@ -31,77 +32,99 @@ from .request import RunRequest
 from .sequential import one_cell
 
 
-def _count(n: int, one: str, many: str) -> str:
-    return f"{n} {one if n == 1 else many}"
-
-
 def cells_text(cells: Sequence[Cell], runner: str) -> str:
     """ "3 cells (2 CPU, 1 GPU) with the docker runner"; existing environments, which run as they are whatever the
     runner, counted apart: "2 existing environments (2 GPU) beside 0 cells of the docker runner"."""
-    def counted(group: list[Cell], one: str, many: str) -> str:
+    def by_target(group: list[Cell], one: str, many: str) -> str:
         n_gpu = sum(1 for c in group if c.target == "gpu")
         by = ", ".join(f"{n} {t}" for n, t in ((len(group) - n_gpu, "CPU"), (n_gpu, "GPU")) if n)
-        return _count(len(group), one, many) + (f" ({by})" if by else "")
+        return counted(len(group), one, many) + (f" ({by})" if by else "")
 
-    built = counted([c for c in cells if not c.existing], "cell", "cells")
+    built = by_target([c for c in cells if not c.existing], "cell", "cells")
     existing = [c for c in cells if c.existing]
     if not existing:
         return f"{built} with the {runner} runner"
-    return f"{counted(existing, 'existing environment', 'existing environments')} beside {built} of the {runner} runner"
+    ours = by_target(existing, "existing environment", "existing environments")
+    return f"{ours} beside {built} of the {runner} runner"
+
+
+class Schedule(Protocol):
+    """How a run's slices are ordered in time: ``interleaved.Interleaved`` (the default) or ``Sequential``."""
+
+    def run(self, jobs: Sequence[CellJob], runner: Runner, request: RunRequest, reports_dir: Path, *, redo: bool,
+            console: Console) -> list[CellOutcome]:
+        """Run the jobs' cells; every cell ends with a results file (or its earlier one kept)."""
+        ...
 
 
 def execute(cells: Sequence[Cell], runner: Runner, request: RunRequest, reports_dir: Path, *, redo: bool = True,
             console: Console | None = None) -> list[CellOutcome]:
-    """Run ``cells`` on the request's schedule; every cell ends with a results file."""
+    """Run ``cells`` on the request's schedule; every cell ends with a results file.
+
+    The request is stamped and each cell's job made once, here; the opening
+    line says what will run and for how long; then the schedule runs the jobs.
+    """
     console = console or stderr_console()
     request = request.stamped()
     if request.schedule == "interleaved" and not (runner.interleaves and runner.slots <= 1):
         console.print("\\[tfmatrix] the %s runner runs whole cells: sequential schedule" % runner.name)
         request = dataclasses.replace(request, schedule="sequential")
     jobs = [request.job(c) for c in cells]        # each cell's request, made once and handed down from here
-    skips = {c.name: runner.skip_reason(c) for c in cells}
-    runnable = [j for j in jobs if not skips[j.name]]
-    text = cells_text(cells, runner.name)
-    if len(runnable) < len(cells):
+    skips = {j.name: runner.skip_reason(j.cell) for j in jobs}
+    ready = [j for j in jobs if not skips[j.name]]
+    each, width = announce(jobs, skips, runner, request, reports_dir, console)
+    room = runner.disk_room([j.cell for j in ready])
+    if room is not None and room.need > room.free:
+        from ..provision.hygiene import room_line
+
+        raise UserError(room_line(room.need, room.free, room.where, room.what))
+    schedule: Schedule
+    if request.schedule == "interleaved":
+        from .interleaved import Interleaved
+
+        schedule = Interleaved()
+    else:
+        schedule = Sequential(each, width)
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        return schedule.run(jobs, runner, request, reports_dir, redo=redo, console=console)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def announce(jobs: Sequence[CellJob], skips: dict[str, str | None], runner: Runner, request: RunRequest,
+             reports_dir: Path, console: Console) -> tuple[dict[str, float], int]:
+    """The opening line: what runs (and what is skipped, ``skips``: why), on which schedule, and roughly for how
+    long. Returns each cell's estimate and how many cells run at once."""
+    ready = [j for j in jobs if not skips[j.name]]
+    text = cells_text([j.cell for j in jobs], runner.name)
+    if len(ready) < len(jobs):
         reasons = sorted({r for r in skips.values() if r})
-        text += "; %d will be skipped (%s)" % (len(cells) - len(runnable), "; ".join(reasons))
+        text += "; %d will be skipped (%s)" % (len(jobs) - len(ready), "; ".join(reasons))
     if request.schedule == "interleaved" and request.sequential:
         text += ", interleaved in rounds until each claim line is decided (at most %d)" % request.rounds
     elif request.schedule == "interleaved":
-        text += ", interleaved in %s" % _count(request.rounds, "round", "rounds")
+        text += ", interleaved in %s" % counted(request.rounds, "round", "rounds")
     elif request.rounds > 1:
         text += ", %d rounds (every cell once, then again)" % request.rounds
-    ready = [j.cell for j in runnable]
-    warm = _history_covers(reports_dir, ready) if request.sequential else False
-    each = cell_estimates(runnable, request, reports_dir, runner.built, hostspeed.probe(), warm)
-    width = runner.width(ready) if runner.slots > 1 else 1   # cells at once
-    unknown = unknown_estimates(runnable, reports_dir)
+    ready_cells = [j.cell for j in ready]
+    warm = _history_covers(reports_dir, ready_cells) if request.sequential else False
+    each = cell_estimates(ready, request, reports_dir, runner.built, hostspeed.probe(), warm)
+    width = runner.width(ready_cells) if runner.slots > 1 else 1   # cells at once
+    unknown = unknown_estimates(ready, reports_dir)
     when = fmt_duration(sum(t for name, t in each.items() if name not in unknown))
     if width > 1:
-        from .cluster_progress import makespan
+        from ..progress.board import makespan
 
         when = "%s with %d at once (%s one at a time)" % (
             fmt_duration(makespan(list(each.values()), width) * request.rounds), width, when)
     when = "roughly " + when
     if unknown:
-        never = "%s never run here" % _count(len(unknown), "existing environment", "existing environments")
-        when = "time unknown (%s)" % never if len(unknown) == len(runnable) else "%s, and unknown for %s" % (
+        never = "%s never run here" % counted(len(unknown), "existing environment", "existing environments")
+        when = "time unknown (%s)" % never if len(unknown) == len(ready) else "%s, and unknown for %s" % (
             when, never)
-    console.print("\\[tfmatrix] %s; %d to run, %s" % (escape(text), len(runnable), when))   # reasons name [[cell]]
-    room = runner.disk_room(ready)
-    if room is not None and room.need > room.free:
-        from ..provision.hygiene import room_line
-
-        raise UserError(room_line(room.need, room.free, room.where, room.what))
-    previous = signal.signal(signal.SIGTERM, _terminate)
-    try:
-        if request.schedule == "interleaved":
-            from . import interleaved
-
-            return interleaved.run(jobs, runner, request, reports_dir, redo=redo, console=console)
-        return _sequential(jobs, runner, request.rounds, reports_dir, redo, console, each, width)
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+    console.print("\\[tfmatrix] %s; %d to run, %s" % (escape(text), len(ready), when))   # reasons name [[cell]]
+    return each, width
 
 
 def _history_covers(reports_dir: Path, cells: Sequence[Cell]) -> bool:
@@ -113,31 +136,39 @@ def _history_covers(reports_dir: Path, cells: Sequence[Cell]) -> bool:
     return model is not None and any(cell == c.name for cell, _ in model.variances for c in cells)
 
 
-def _sequential(jobs: Sequence[CellJob], runner: Runner, rounds: int, reports_dir: Path, redo: bool,
-                console: Console, each: dict[str, float], width: int) -> list[CellOutcome]:
+@dataclass(frozen=True)
+class Sequential:
     """Round after round, every cell whole: one at a time, or ``runner.slots`` side by side on a cluster."""
-    if runner.slots > 1:
-        from .cluster_progress import ClusterProgress
-        from .parallel import run_round
 
-        board = ClusterProgress(len(jobs), console, sum(each.values()), {k: v / rounds for k, v in each.items()},
-                                width, rounds)
-    progress = Progress(len(jobs), console, live=False if runner.slots > 1 else None)
-    latest: dict[str, CellOutcome] = {}
-    try:
-        for round_no in range(1, rounds + 1):
-            if rounds > 1:
-                console.print("\\[tfmatrix] round %d of %d" % (round_no, rounds))
-            if runner.slots > 1:
-                if round_no > 1:
-                    board.next_round()
-                latest.update(run_round(jobs, runner, reports_dir, redo, board, latest, runner.slots))
-                continue
-            for index, job in enumerate(jobs, start=1):
-                latest[job.name] = one_cell(job, index, runner, reports_dir, redo, progress, latest.get(job.name))
-    finally:
-        progress.close()
-    return [latest[j.name] for j in jobs]
+    estimates: dict[str, float]      # each cell's estimate over all its rounds (a cluster's board shows them)
+    width: int                       # cells at once
+
+    def run(self, jobs: Sequence[CellJob], runner: Runner, request: RunRequest, reports_dir: Path, *, redo: bool,
+            console: Console) -> list[CellOutcome]:
+        rounds = request.rounds
+        if runner.slots > 1:
+            from ..progress.board import ClusterProgress
+            from .parallel import run_round
+
+            board = ClusterProgress(len(jobs), console, sum(self.estimates.values()),
+                                    {k: v / rounds for k, v in self.estimates.items()}, self.width, rounds)
+        progress = Progress(len(jobs), console, live=False if runner.slots > 1 else None)
+        latest: dict[str, CellOutcome] = {}
+        try:
+            for round_no in range(1, rounds + 1):
+                if rounds > 1:
+                    console.print("\\[tfmatrix] round %d of %d" % (round_no, rounds))
+                if runner.slots > 1:
+                    if round_no > 1:
+                        board.next_round()
+                    latest.update(run_round(jobs, runner, reports_dir, redo, board, latest, runner.slots))
+                    continue
+                for index, job in enumerate(jobs, start=1):
+                    latest[job.name] = one_cell(job, index, runner, reports_dir, redo, progress,
+                                                latest.get(job.name))
+        finally:
+            progress.close()
+        return [latest[j.name] for j in jobs]
 
 
 def _terminate(signum: int, frame: Any) -> None:

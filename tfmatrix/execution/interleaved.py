@@ -46,6 +46,7 @@ from ..analysis.sequential import (
     is_look,
     look_rounds,
     open_variants,
+    same_margin,
     why_stopped,
 )
 from ..progress import fmt_duration
@@ -120,6 +121,14 @@ def run(jobs: Sequence[CellJob], runner: Runner, request: RunRequest, reports_di
         outcomes.update(failed)
         outcomes.update(measure_and_write(live, request, reports_dir, journal, head, console, OneAfterAnother()))
     return [outcomes[j.name] for j in jobs]
+
+
+class Interleaved:
+    """The interleaved schedule as the dispatch's ``Schedule``: ``run`` above."""
+
+    def run(self, jobs: Sequence[CellJob], runner: Runner, request: RunRequest, reports_dir: Path, *, redo: bool,
+            console: Console) -> list[CellOutcome]:
+        return run(jobs, runner, request, reports_dir, redo=redo, console=console)
 
 
 def measure_and_write(live: dict[str, LiveCell], request: RunRequest, reports_dir: Path, journal: Path,
@@ -219,6 +228,7 @@ def measure_until_decided(live: dict[str, LiveCell], request: RunRequest, journa
     from .looks import ab_look, covers, look
 
     judged = ab_look if request.judge == "ab" else look
+    margin = same_margin(request.judge)
     cap = request.rounds
     warm = covers(history, live)
     head.sequential = seq = {"cap": cap, "alpha": LOOK_ALPHA, "judge": request.judge, "looks": look_rounds(warm, cap),
@@ -230,7 +240,7 @@ def measure_until_decided(live: dict[str, LiveCell], request: RunRequest, journa
     t_start = time.monotonic()
     console.print("\\[tfmatrix] sequential rounds: up to %d; lines judged after rounds %s at %.2f%% each (%s)" % (
         cap, ", ".join(str(r) for r in look_rounds(warm, cap)), 100 * LOOK_ALPHA,
-        "round 1 judged with the noise of %s" % history.source if warm and history else
+        "round 1 judged with the noise history %s" % history.source if warm and history else
         "no noise history of these cells here yet: the first look is after round 2"))
     round_no = 0
     for round_no in range(1, cap + 1):
@@ -253,7 +263,7 @@ def measure_until_decided(live: dict[str, LiveCell], request: RunRequest, journa
             if st.state == OPEN:
                 first.pop(st.key, None)
             else:
-                first.setdefault(st.key, (round_no, why_stopped(st.state, round_no, cap)))
+                first.setdefault(st.key, (round_no, why_stopped(st.state, round_no, cap, margin)))
         still = open_variants(states)
         console.print("\\[tfmatrix] look after round %d: %d lines decided, %d the same, %d open%s" % (
             round_no, sum(s.state == DECIDED for s in states), sum(s.state == SAME for s in states),
@@ -264,7 +274,8 @@ def measure_until_decided(live: dict[str, LiveCell], request: RunRequest, journa
             wanted = still.get(name, set())
             lc.focus = {k: [v for v in ids if v in wanted] for k, ids in lc.slices.items() if wanted & set(ids)}
     seq["lines"] = [
-        [*key, _rounds_of(live, st), *first.get(key, (round_no, why_stopped(OPEN, round_no, cap)))[1:], st.a[0]]
+        [*key, _rounds_of(live, st), *first.get(key, (round_no, why_stopped(OPEN, round_no, cap, margin)))[1:],
+         st.a[0]]
         for key, st in sorted(last.items())]
     for lc in live.values():
         lc.focus = None

@@ -27,8 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from ..matrix import Cell
+from ..results.cell_log import CellLog
 from ..results.documents import CellRequest, SuiteResults
 from ..results.journal import JournalHead
+from ..results.rounds import merge_record, pooled_warnings
 from ..results.store import (
     CellOutcome,
     cell_paths,
@@ -39,10 +41,8 @@ from ..results.store import (
     write_json_atomic,
 )
 from ..runners.base import CellEnv
-from ..runners.common import CellLog
 from ..runners.job import CellJob
 from ..runners.whole import judge
-from .rounds import merge_record, pooled_warnings
 from .turns import Turn
 
 PLAN_FILE = "plan.json"

@@ -14,10 +14,10 @@ from collections.abc import Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 
+from ..progress.board import ClusterProgress
 from ..results.store import CellOutcome
 from ..runners.base import Runner
 from ..runners.job import CellJob
-from .cluster_progress import ClusterProgress
 from .sequential import one_cell
 
 

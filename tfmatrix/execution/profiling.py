@@ -23,10 +23,10 @@ from pathlib import Path
 from suite.schema import PROFILES_SCHEMA_NAME, PROFILES_SCHEMA_VERSION
 
 from ..matrix import Cell
+from ..results.cell_log import CellLog
 from ..results.profile_docs import PROFILES_DIR, ProfilesDoc, peek_profiles, write_profiles
 from ..results.store import CellOutcome
 from ..runners.base import Runner
-from ..runners.common import CellLog
 from .request import RunRequest
 
 PROFILES_FILE = "profiles.json"

@@ -15,10 +15,10 @@ from pathlib import Path
 
 from rich.console import Console
 
-from ..progress import fmt_duration
+from ..progress import counted, fmt_duration
+from ..results.cell_log import CellLog
 from ..results.store import CellOutcome, cell_paths, load_cell, record_outcome
 from ..runners.base import Runner
-from ..runners.common import CellLog
 from ..runners.job import CellJob
 from ..runners.whole import judge
 from .live import PLAN_FILE, LiveCell, fresh_env
@@ -41,9 +41,10 @@ def provision(jobs: Sequence[CellJob], runner: Runner, claims_only: bool, report
             outcome = _provision_one(job, runner, claims_only, log)
             if isinstance(outcome, LiveCell):
                 live[job.name] = outcome
-                console.print("\\[tfmatrix] [%d/%d] %s ready in %s: %d slices, %d variants to measure"
+                console.print("\\[tfmatrix] [%d/%d] %s ready in %s: %s, %s to measure"
                               % (index, len(jobs), job.name, fmt_duration(time.monotonic() - t0),
-                                 len(outcome.slices), sum(len(v) for v in outcome.slices.values())))
+                                 counted(len(outcome.slices), "slice", "slices"),
+                                 counted(sum(len(v) for v in outcome.slices.values()), "variant", "variants")))
                 continue
             failed[job.name] = outcome
             console.print("\\[tfmatrix] [%d/%d] %s %s: %s" % (index, len(jobs), job.name, outcome.status,

@@ -13,6 +13,8 @@ import time
 from pathlib import Path
 
 from ..progress import Progress
+from ..results.cell_log import CellLog
+from ..results.rounds import pooled_outcome
 from ..results.store import (
     CellOutcome,
     cell_paths,
@@ -24,17 +26,7 @@ from ..results.store import (
     reusable,
 )
 from ..runners.base import Runner
-from ..runners.common import CellLog
 from ..runners.job import CellJob
-
-
-def pooled(earlier: CellOutcome, later: CellOutcome) -> CellOutcome:
-    """Two rounds of one cell as one outcome: results merged (rounds.py), times summed."""
-    from .rounds import merge_results, merge_timings
-
-    assert earlier.results is not None and later.results is not None
-    return CellOutcome(later.name, "ok", None, later.runner, merge_timings(earlier.timings, later.timings),
-                       merge_results(earlier.results, later.results), later.log_tail)
 
 
 def one_cell(job: CellJob, index: int, runner: Runner, reports_dir: Path, redo: bool, progress: Progress,
@@ -73,7 +65,7 @@ def one_cell(job: CellJob, index: int, runner: Runner, reports_dir: Path, redo: 
         outcome.timings["total_s"] = time.monotonic() - t0 - outcome.timings.get("queued_s", 0.0)
         failed_round = earlier_round is not None and earlier_round.status == "ok" and outcome.status != "ok"
         if earlier_round is not None and earlier_round.status == "ok" and outcome.status == "ok":
-            outcome = pooled(earlier_round, outcome)
+            outcome = pooled_outcome(earlier_round, outcome)
         elif earlier_round is None and outcome.status == "ok":
             keep_previous(earlier, json_path.name, reports_dir)
         # a failed round (or re-run) keeps the complete results on file, the attempt recorded beside them

@@ -41,6 +41,11 @@ def parse_suite_line(line: str) -> tuple[int, int, str, str] | None:
     return int(m.group(1)), int(m.group(2)), m.group(3), m.group(4)
 
 
+def counted(n: int, one: str, many: str) -> str:
+    """``n`` things in words: "1 slice", "3 slices"."""
+    return f"{n} {one if n == 1 else many}"
+
+
 def fmt_duration(seconds: float) -> str:
     seconds = max(0, int(round(seconds)))
     h, rest = divmod(seconds, 3600)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from rich.console import Console
 from rich.markup import escape
 
-from ..progress import Progress, fmt_duration, parse_suite_line, stderr_console
+from . import Progress, fmt_duration, parse_suite_line, stderr_console
 
 
 @dataclass

@@ -8,7 +8,7 @@ pools its rounds as independent processes: both sides of a cross-cell ratio
 saw every period of the run, and the spread between rounds is the measured
 run-to-run noise that the report's verdicts must beat (``analysis.statistics``).
 
-A pure function over two suite results documents; the execution loop calls it.
+Pure functions over two suite results documents (or two rounds' outcomes); the schedules call them.
 """
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ from typing import Any
 
 from suite import stats
 
-from ..results.documents import SuiteResults
+from .documents import SuiteResults
+from .store import CellOutcome
 
 UNSTABLE = "variants are unstable"      # the words of the warning each round writes, replaced when pooled
 
@@ -93,3 +94,10 @@ def merge_timings(earlier: dict[str, float], later: dict[str, float]) -> dict[st
     """Time spent over the rounds: sums of each phase."""
     keys = set(earlier) | set(later)
     return {k: float(earlier.get(k) or 0.0) + float(later.get(k) or 0.0) for k in sorted(keys)}
+
+
+def pooled_outcome(earlier: CellOutcome, later: CellOutcome) -> CellOutcome:
+    """Two rounds of one cell (a sequential run's) as one outcome: results merged, times summed."""
+    assert earlier.results is not None and later.results is not None
+    return CellOutcome(later.name, "ok", None, later.runner, merge_timings(earlier.timings, later.timings),
+                       merge_results(earlier.results, later.results), later.log_tail)

@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from ..matrix import Cell
     from ..progress import Progress
+    from ..results.cell_log import CellLog
     from ..results.store import CellOutcome
-    from .common import CellLog
     from .job import CellJob
 
 

@@ -34,10 +34,10 @@ from ..matrix import Cell
 from ..paths import REPO_ROOT
 from ..progress import Progress
 from ..provision import render
+from ..results.cell_log import CellLog
 from ..results.store import CellOutcome
 from . import shipping
 from .base import Runner
-from .common import CellLog
 from .job import CellJob
 from .node import Event
 from .placement import Needs, capacity, needs, unserved

@@ -3,20 +3,18 @@ command lines: ``job.py``)."""
 from __future__ import annotations
 
 import json
-import os
-import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from suite.schema import validate
 
 from ..errors import UserError
 from ..matrix.records import Cell
-from ..progress import Progress
 from ..provision import wheelhouse
+from ..results.cell_log import CellLog
 from ..results.documents import SuiteResults
-from ..results.store import CellOutcome, read_tail
+from ..results.store import CellOutcome
 
 # Where no runner can give a built cell a GPU: the way that needs neither Docker nor its NVIDIA runtime.
 GPU_WITHOUT_DOCKER = ("an environment that already sees the GPU runs as it is: `nox -s cell -- NAME --python "
@@ -31,44 +29,6 @@ def own_wheelhouse(requirements: Sequence[str], python: str, log: Callable[[str]
     """This host's wheelhouse, downloading what it lacks (a single host's runners' source of wheels); runners ask
     only to build, so every file is checked against the hash it was fetched with first."""
     return wheelhouse.ensure(requirements, python, log=log, verify=True)
-
-
-class CellLog:
-    """The cell's log file; written as ``.partial`` and renamed when complete."""
-
-    def __init__(self, path: Path, progress: Progress | None = None, after: str | None = None) -> None:
-        """``after``: a heading for a later round of the same run; the log goes on from the file on disk."""
-        self.path = path
-        self.partial = path.with_name(path.name + ".partial")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._f: TextIO = open(self.partial, "w", encoding="utf-8", errors="replace")  # noqa: SIM115 (closed by close())
-        if after is not None:
-            if path.is_file():
-                self._f.write(path.read_text(encoding="utf-8", errors="replace"))
-            self._f.write("--- %s ---\n" % after)
-        self.progress = progress
-        self._lock = threading.Lock()   # the docker runner streams logs from a thread
-
-    def __call__(self, line: str) -> None:
-        self.write(line)
-
-    def write(self, text: str) -> None:
-        with self._lock:
-            for line in text.splitlines() or [""]:
-                self._f.write(line + "\n")
-                if self.progress is not None:
-                    self.progress.suite_output(line)
-            self._f.flush()
-
-    def tail(self) -> str:
-        self._f.flush()
-        return read_tail(self.partial)
-
-    def close(self, to: Path | None = None) -> None:
-        """Finish the log as ``path`` (or ``to``: a failed attempt's log, beside the results it did not replace)."""
-        if not self._f.closed:
-            self._f.close()
-            os.replace(self.partial, to or self.path)
 
 
 class LineReader:

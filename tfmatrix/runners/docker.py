@@ -26,10 +26,10 @@ from ..matrix.user_benchmarks import container_paths, plugins_value
 from ..paths import SUITE_DIR
 from ..progress import Progress
 from ..provision import base_images, hygiene, render, wheelhouse
+from ..results.cell_log import CellLog
 from ..results.store import CellOutcome
 from .base import DiskRoom, Runner, SuiteExit
 from .common import (
-    CellLog,
     LineReader,
     WheelsSource,
     own_wheelhouse,

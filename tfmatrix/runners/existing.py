@@ -20,9 +20,9 @@ from typing import Any
 
 from ..matrix.records import Cell
 from ..progress import Progress
+from ..results.cell_log import CellLog
 from ..results.store import CellOutcome
 from .base import CellEnv, DiskRoom, Runner
-from .common import CellLog
 from .job import CellJob
 from .venv import VenvCellEnv, suite_process_env
 from .whole import run_whole

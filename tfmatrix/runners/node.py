@@ -31,10 +31,10 @@ from typing import Any, cast
 
 from ..matrix.records import Cell
 from ..paths import SUITE_DIR, cache_dir
+from ..results.cell_log import CellLog
 from ..results.store import CellOutcome, host_summary, suite_fingerprint
 from . import docker, engine, shipping
 from .base import Runner
-from .common import CellLog
 from .job import CellJob
 from .local import local_runner
 from .venv import VENV_ROOT_ENV

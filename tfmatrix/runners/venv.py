@@ -28,11 +28,11 @@ from ..matrix.user_benchmarks import plugins_value
 from ..paths import REPO_ROOT
 from ..progress import Progress
 from ..provision import hygiene, interpreters, wheelhouse
+from ..results.cell_log import CellLog
 from ..results.store import CellOutcome
 from .base import DiskRoom, Runner, SuiteExit
 from .common import (
     GPU_WITHOUT_DOCKER,
-    CellLog,
     LineReader,
     WheelsSource,
     own_wheelhouse,

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from ..matrix.records import Cell
 from ..progress import Progress
+from ..results.cell_log import CellLog
 from ..results.store import CellOutcome
 from .base import CellEnv, Runner, SuiteExit
-from .common import CellLog, outcome_from_suite, read_suite_results, timed_out
+from .common import outcome_from_suite, read_suite_results, timed_out
 from .job import CellJob
 
 
