@@ -58,8 +58,6 @@ def record_row(cell: CellResult, v: Variant) -> dict[str, Any]:
     per_process = [list(p) for p in v.per_process] or ([samples] if samples else [])
     status = v.status or "error"
     sp = spread(samples) if status == "ok" else None
-    tags = round_tags(cell, v)
-    side = side_of(per_process, tags, label=cell.name) if sp else None
     row: dict[str, Any] = {
         "cell": cell.name, "cell_status": cell.status, "order": cell.order, "tf": cell.tf,
         "tf_installed": cell.tf_installed, "keras_flavour": cell.keras_flavour, "keras_version": cell.keras_version,
@@ -75,10 +73,8 @@ def record_row(cell: CellResult, v: Variant) -> dict[str, Any]:
         "status": status,
         "reason": v.reason,
         "unit": v.unit,
-        # the report's time: per round the 10th percentile (stats.ESTIMATOR), their geometric mean: the numbers
-        # every ratio is made of (``inference.side_of``); the 10th percentile of all samples pooled beside it
-        "time": (math.exp(side.mean) if side.n else estimate(samples)) if side is not None else None,
-        "pooled_p10": estimate(samples) if sp else None,
+        "time": None,       # below: the numbers every ratio is made of
+        "pooled_p10": estimate(samples) if sp else None,      # the 10th percentile of all samples pooled
         "median": sp.median if sp else None,
         "q1": sp.q1 if sp else None,
         "q3": sp.q3 if sp else None,
@@ -100,7 +96,7 @@ def record_row(cell: CellResult, v: Variant) -> dict[str, Any]:
         # per process, the window it was sampled in; two rows with equal windows pair up sample by sample
         "windows": list(v.windows),
         # per process, "<run>#<round>" of an interleaved run: two cells' rows pair up round by round
-        "rounds": tags,
+        "rounds": round_tags(cell, v),
     }
     for name, value in params.items():
         if name in ("mode", "api"):
@@ -109,6 +105,9 @@ def record_row(cell: CellResult, v: Variant) -> dict[str, Any]:
     for name, value in v.extra.items():
         if isinstance(value, (int, float, str, bool)) or value is None:
             row["extra_" + name] = value
+    if sp:      # the report's time: per round the 10th percentile (stats.ESTIMATOR), their geometric mean, read
+        side = row_side(row, cell.name)     # as every ratio reads the row
+        row["time"] = math.exp(side.mean) if side.n else row["pooled_p10"]
     return row
 
 
