@@ -7,7 +7,7 @@ cell files and judged on compare's real path (files, frame,
 
     python scripts/bench_compare_noise.py              # every row, a few minutes on 2 cores
     python scripts/bench_compare_noise.py --before     # with the old all-or-nothing prior guard
-    python scripts/bench_compare_noise.py aa file      # some rows (aa, power, file)
+    python scripts/bench_compare_noise.py aa file      # some rows (aa, power, wander, file)
 """
 from __future__ import annotations
 
@@ -73,6 +73,28 @@ def power(tmp: Path) -> None:
                   flush=True)
 
 
+def wander(tmp: Path) -> None:
+    """Variants that a run puts off beyond their rounds (2% / 9%, as real pairs show): 5 kept runs, with and without
+    their run-to-run wander added to the contrasts (``history.run_spread``)."""
+    med, p90 = NOISES["this host 11.4%/22.1%"]
+    for gen in ({"wander_median": 0.02, "wander_p90": 0.09}, {}):
+        m = Matrix(cells=2, slices=SLICES, seed=11, sigma_median=med, sigma_p90=p90, **gen)
+        starts = np.cumsum((0,) + SLICES[:-1])
+        slowed = {(c, int(v)): 1.2 for c in range(m.cells) for v in starts}
+        ids = {(m.cell_names()[c], vid(s, v)) for c, s, v in m.variants() if (c, v) in slowed}
+        for kept, spread in ((0, False), (5, False), (5, True), (2, True)):
+            rng = np.random.default_rng(11)
+            aa_calls, found, mdes = [], [], []
+            for _ in range(8):
+                changes = judged(m, tmp, 3, rng, slower=slowed, kept=kept, wander=spread)
+                for v in changes:
+                    (found if (v.cell_a, v.id) in ids else aa_calls).append(v.verdict in ("slower", "faster"))
+                mdes.append(gate_mde(changes))
+            print(f"wander {'2%/9%' if gen else 'none'}, {kept} kept runs, wander {'added' if spread else 'not added'}:"
+                  f" unchanged called different {np.mean(aa_calls):.1%}; one variant a slice 20% slower found "
+                  f"{np.mean(found):.0%}; gate MDE at the median variant {np.median(mdes):.0%}", flush=True)
+
+
 def whole_file(tmp: Path) -> None:
     for label, (med, p90) in NOISES.items():
         for normalise in ("cell", "control"):
@@ -92,6 +114,6 @@ if __name__ == "__main__":
     if "--before" in sys.argv:
         before()
     with tempfile.TemporaryDirectory() as tmp:
-        for name, fn in (("aa", aa), ("power", power), ("file", whole_file)):
+        for name, fn in (("aa", aa), ("power", power), ("wander", wander), ("file", whole_file)):
             if not args or name in args:
                 fn(Path(tmp))

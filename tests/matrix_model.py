@@ -7,14 +7,17 @@ is a directory of cell files (``report_docs.write_interleaved_cell``) that
 ``compare`` loads, frames, judges and gates as it would a real one. On the log
 scale, per variant v of slice s in cell c, run k, round r, sample i::
 
-    log t = mu_v + delta_v + h[c,k] + a[c,s,k,r] + w[v,k,r] + e[v,k,r,i]
+    log t = mu_v + delta_v + h[c,k] + u[v,k] + a[c,s,k,r] + w[v,k,r] + e[v,k,r,i]
 
 ``h`` ~ N(0, run_sd): the host's move of a whole cell in that run (its
 containers' reference workload moves with it); ``a`` ~ N(0, process_sd): the
 slice process's own state (the reference does not see it); ``w`` ~ N(0,
 sigma_v), sigma_v log-normal across variants (median and 90th percentile as
 measured: 11.4% / 22.1% on 2026-11-26, 7% / 17% in the statistics review), the
-same variant equally noisy in every run; ``e``: one-sided 1% sample noise and a
+same variant equally noisy in every run; ``u[v,k]`` ~ N(0, tau_v): how far the
+run puts the variant off beyond its rounds (tau_v log-normal, median and 90th
+percentile ``wander_median`` / ``wander_p90``; real back-to-back pairs of this
+host: about 2% / 9%; 0 unless given); ``e``: one-sided 1% sample noise and a
 x3 outlier with probability 2%; 4 samples a process. The reference workload is
 timed before and after each slice process: ``h`` and 2% noise of its own.
 """
@@ -32,7 +35,7 @@ from tfmatrix.analysis.compare import load_side, variant_changes
 from tfmatrix.analysis.compare_result import VariantChange
 from tfmatrix.analysis.control import control_moves
 from tfmatrix.analysis.frame import build_frame
-from tfmatrix.analysis.history import history_model
+from tfmatrix.analysis.history import history_model, run_means, run_spread
 from tfmatrix.analysis.statistics.multiplicity import gate
 
 P90_Z = 1.2815515655446004
@@ -49,13 +52,21 @@ class Matrix:
     reference_sd: float = 0.02
     samples: int = 4
     seed: int = 0
+    wander_median: float = 0.0
+    wander_p90: float = 0.0
     sigma: np.ndarray = field(init=False, repr=False, compare=False)
+    tau: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         rng = np.random.default_rng(self.seed)
         spread = math.log(self.sigma_p90 / self.sigma_median) / P90_Z if self.sigma_p90 > self.sigma_median else 0.0
         object.__setattr__(self, "sigma", np.exp(rng.normal(math.log(self.sigma_median), spread,
                                                             (self.cells, sum(self.slices)))))
+        tau = np.zeros((self.cells, sum(self.slices)))
+        if self.wander_median > 0:
+            spread = math.log(self.wander_p90 / self.wander_median) / P90_Z
+            tau = np.exp(np.random.default_rng(self.seed + 1).normal(math.log(self.wander_median), spread, tau.shape))
+        object.__setattr__(self, "tau", tau)
 
     def cell_names(self) -> list[str]:
         return [f"syn{c}-cpu" for c in range(self.cells)]
@@ -93,6 +104,8 @@ def write_run(m: Matrix, out: Path, run: int, rounds: int, rng: np.random.Genera
                 reference.append([r + 1, f"slice{s}", float(ref[0]), float(ref[1])])
             for v in range(v0, v0 + size):
                 mu = math.log(1e-3 * (1 + v % 7)) + math.log((slower or {}).get((c, v), 1.0)) + host
+                if m.wander_median > 0:
+                    mu += rng.normal(0.0, m.tau[c, v])
                 w = rng.normal(0.0, m.sigma[c, v], rounds)
                 e = np.abs(rng.normal(0.0, 0.01, (rounds, m.samples)))
                 e += math.log(3.0) * (rng.random((rounds, m.samples)) < 0.02)
@@ -109,8 +122,12 @@ def write_run(m: Matrix, out: Path, run: int, rounds: int, rng: np.random.Genera
 
 
 def judged(m: Matrix, tmp: Path, rounds: int, rng: np.random.Generator, normalise: str = "cell",
-           slower: dict[tuple[int, int], float] | None = None, kept: int = 0) -> list[VariantChange]:
+           slower: dict[tuple[int, int], float] | None = None, kept: int = 0,
+           wander: bool = True) -> list[VariantChange]:
     """Two runs of ``m`` (B with ``slower``) compared as ``compare A B --normalise X [--kept K runs]`` does.
+
+    ``wander``: the kept runs' run-to-run wander joins the contrasts, as in
+    ``compare`` (False: their variance prior only, as before it did).
 
     Files written, loaded and framed; then ``variant_changes`` (the findings,
     which ``compare`` also computes, are left out: they judge nothing here).
@@ -122,7 +139,8 @@ def judged(m: Matrix, tmp: Path, rounds: int, rng: np.random.Generator, normalis
     pairs = [(n, n) for n in m.cell_names()]
     controls = control_moves(a, b, pairs) if normalise == "control" else None
     changes, _, _ = variant_changes(build_frame(a), build_frame(b), pairs, per_cell=True,
-                                    history=history_model(runs) if runs else None, controls=controls)
+                                    history=history_model(runs) if runs else None, controls=controls,
+                                    spread=run_spread([run_means(r) for r in runs]) if wander else None)
     return changes
 
 

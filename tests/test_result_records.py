@@ -42,16 +42,22 @@ def test_a_host_speed_series_is_parsed_once_and_a_malformed_point_is_left_out() 
 
 
 def test_the_noise_history_reads_back_what_it_wrote_and_a_version_one_file(tmp_path: Path) -> None:
-    history = NoiseHistory().with_run("r1", NoiseModel({("c", "v"): (0.01, 4.0)}, "cells"))
+    history = NoiseHistory().with_run("r1", NoiseModel({("c", "v"): (0.01, 4.0), ("c", "w"): (0.02, 2.0)}, "cells",
+                                                       {("c", "v"): (-6.5, 0.002)}))
     write_noise_history(tmp_path, history)
-    assert noise_history_at(tmp_path) == history
+    assert noise_history_at(tmp_path) == history          # version 3: a run's means beside its variances
+    two = json.loads((tmp_path / NOISE_FILE).read_text())
+    two["schema_version"] = 2
+    two["runs"][0]["variances"] = [row[:4] for row in two["runs"][0]["variances"]]
+    (tmp_path / "two.json").write_text(json.dumps(two))
+    assert dict(read_noise_history(tmp_path / "two.json").runs)["r1"].means == {}
     (tmp_path / "cells").mkdir()
     assert noise_file_beside(tmp_path / "cells") == tmp_path / NOISE_FILE
     old = tmp_path / "old.json"
     old.write_text(json.dumps({"schema": "tfmatrix.noise-model", "schema_version": 1, "source": "cells",
                                "variances": [["c", "v", 0.01, 4.0]]}))
     assert read_noise_history(old) == NoiseHistory((("cells", NoiseModel({("c", "v"): (0.01, 4.0)}, "cells")),))
-    old.write_text(json.dumps({"schema": "tfmatrix.noise-model", "schema_version": 3, "runs": []}))
+    old.write_text(json.dumps({"schema": "tfmatrix.noise-model", "schema_version": 4, "runs": []}))
     with pytest.raises(UserError, match="not a tfmatrix noise model"):
         read_noise_history(old)
     assert noise_history_at(tmp_path / "nowhere") == NoiseHistory()

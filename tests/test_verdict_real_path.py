@@ -21,10 +21,13 @@ from scipy import special
 
 from tfmatrix import cli
 from tfmatrix.analysis.cells import load_file
-from tfmatrix.analysis.compare import compare_paths
+from tfmatrix.analysis.compare import compare_paths, load_side
 from tfmatrix.analysis.control import control_move
-from tfmatrix.analysis.history import history_model
+from tfmatrix.analysis.frame import build_frame
+from tfmatrix.analysis.history import history_model, run_spread
+from tfmatrix.analysis.noise_model import from_frame, run_of
 from tfmatrix.analysis.statistics.moderation import Prior, fit_prior, robust_d0
+from tfmatrix.results.noise_history import NoiseHistory, write_noise_history
 
 MEASURED = dict(sigma_median=0.114, sigma_p90=0.221)
 REVIEW = dict(sigma_median=0.07, sigma_p90=0.17)
@@ -142,3 +145,69 @@ def test_a_control_needs_two_rounds_a_side_and_kept_runs_give_every_variant_its_
     model = history_model([three, three])
     assert model is not None and len(model.variances) == 6
     assert all(d == 4 for _, d in model.variances.values()) and "of 2 kept runs" in model.source
+
+
+WANDER = dict(wander_median=0.02, wander_p90=0.09)    # real back-to-back pairs, 2026-11-27: 1-4% / 7-10%
+
+
+def test_a_variant_that_wanders_between_runs_is_not_called_different_once_kept_runs_show_its_wander(
+        tmp_path: Path) -> None:
+    """Each variant put off by its run beyond its rounds (median 2%, 90th percentile 9%: what real pairs show), A/A at
+    R=3 with five runs kept: the rounds alone call 6-9% of unchanged variants different (real pairs: 5.0-9.1%); with
+    each variant's wander in the kept runs added to its contrast (``run_spread``) at most 5%."""
+    m = Matrix(cells=2, slices=SLICES, seed=11, **MEASURED, **WANDER)
+    calls: dict[bool, list[bool]] = {False: [], True: []}
+    for wander in (False, True):
+        rng = np.random.default_rng(11)
+        for _ in range(3):
+            changes = judged(m, tmp_path, 3, rng, kept=5, wander=wander)
+            calls[wander] += [v.verdict in ("slower", "faster") for v in changes]
+    assert np.mean(calls[False]) >= 0.06, np.mean(calls[False])
+    assert np.mean(calls[True]) <= 0.05, np.mean(calls[True])
+
+
+def test_run_spread_finds_the_wander_and_leaves_a_steady_variant_at_zero() -> None:
+    """Per cell each run's common move comes out first; the rounds' own share is subtracted; a variant far noisier
+    between runs than its mates keeps its own estimate (the moderation gives it little of theirs)."""
+    steady = {("c", f"v{i}"): (0.01 * i, 0.0001) for i in range(6)}
+    runs = []
+    for move, off in [(0.0, 0.0), (0.10, 0.05), (-0.05, -0.05), (0.02, 0.0)]:
+        run = {key: (mean + move, within) for key, (mean, within) in steady.items()}
+        run[("c", "wild")] = (1.0 + move + off, 0.0001)
+        runs.append(run)
+    spread = run_spread(runs)
+    assert spread is not None and spread.runs == 4
+    assert spread.variances[("c", "v3")][0] == 0.0
+    tau2, d = spread.variances[("c", "wild")]
+    own = float(np.var([0.0, 0.05, -0.05, 0.0], ddof=1)) - 0.0001
+    assert own * 0.9 < tau2 < own * 1.1 and d >= 3.0
+    var, d_pair = spread.of_pair(("c", "wild"), ("c", "wild"))
+    assert var == pytest.approx(2 * tau2) and d_pair == pytest.approx(2 * d)
+    assert spread.of_pair(("c", "wild"), ("c", "unknown")) is None
+    assert run_spread(runs[:1]) is None
+
+
+def test_compare_takes_the_wander_from_kept_runs_or_from_the_noise_history_beside_but_never_from_a_or_b(
+        tmp_path: Path) -> None:
+    m = Matrix(cells=1, slices=(6, 6), seed=3, **MEASURED, **WANDER)
+    rng = np.random.default_rng(3)
+    kept = [write_run(m, tmp_path / f"k{k}", 10 + k, 3, rng) for k in range(3)]
+    a = write_run(m, tmp_path / "a", 1, 3, rng)
+    b = write_run(m, tmp_path / "b", 2, 3, rng)
+    plain = compare_paths(a, b)
+    assert plain.spread is None and plain.spread_line().startswith("run-to-run wander: not known")
+    with_kept = compare_paths(a, b, kept=kept)
+    assert with_kept.spread is not None and with_kept.spread.runs == 3
+    assert "run-to-run wander (each variant's, beyond its rounds, from the 3 kept runs) added to " in \
+        with_kept.spread_line()
+    history = NoiseHistory()
+    for cells_dir in [*kept, a, b]:          # the report keeps every run, A's and B's too
+        cells = load_side(cells_dir)
+        model = from_frame(build_frame(cells), str(cells_dir))
+        assert model is not None and model.means
+        history = history.with_run(run_of(cells), model)
+    write_noise_history(tmp_path / "a", history)
+    beside = compare_paths(a, b)
+    assert beside.spread is not None and beside.spread.runs == 3          # A and B left out
+    assert "from the 3 runs of the noise history" in beside.spread_line()
+    assert cli.main(["compare", str(a), str(b)]) == 0

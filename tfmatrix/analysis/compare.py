@@ -38,12 +38,12 @@ from .compare_result import CompareResult, VariantChange
 from .control import container_reference, control_moves, host_reference
 from .findings import FINDINGS
 from .frame import build_frame, row_side
-from .history import history_model, pair_priors
-from .noise_model import pooled
+from .history import RunSpread, history_model, pair_priors, run_means, run_spread, spread_of
+from .noise_model import pooled, run_of
 from .pairing import compute_all
 from .run_level import MIN_RUNS, run_levels
 from .statistics.inference import ratio_ci
-from .statistics.moderation import judge
+from .statistics.moderation import judge, with_extra
 from .statistics.multiplicity import bh
 
 
@@ -51,6 +51,7 @@ def variant_changes(df_a: pd.DataFrame, df_b: pd.DataFrame, pairs: Sequence[tupl
                     per_cell: bool = False, noise: NoiseModel | None = None, by_window: bool = False,
                     history: NoiseModel | None = None,
                     controls: dict[tuple[str, str], tuple[float, float, float]] | None = None,
+                    spread: RunSpread | None = None,
                     ) -> tuple[list[VariantChange], list[str], list[str]]:
     """Every variant measured ok in both cells of each pair, and those ok on one side only.
 
@@ -64,7 +65,9 @@ def variant_changes(df_a: pd.DataFrame, df_b: pd.DataFrame, pairs: Sequence[tupl
     ``history``: each variant's own noise in runs kept before (``history``), a
     prior for every variant it has (replicated or not). ``controls``: per cell
     pair, its control's move (``control``), taken out of its variants instead
-    of their family's own (``per_cell``).
+    of their family's own (``per_cell``). ``spread``: each variant's
+    run-to-run wander in the kept runs (``history.run_spread``), added to
+    its contrast (two runs only: window-mates share their run).
     ``by_window``: A and B are window-mates of one run (``ab``): paired process
     by process, each process's effect estimated from both sides' variants.
     """
@@ -92,6 +95,10 @@ def variant_changes(df_a: pd.DataFrame, df_b: pd.DataFrame, pairs: Sequence[tupl
     anchors = [controls.get((name_a, name_b)) for name_a, name_b, *_ in found] if controls else None
     contrasts, _ = judge(sides, [str(ra["benchmark"]) for *_, ra, _ in found], families, priors,
                          within=[(name_a, name_b) for name_a, name_b, *_ in found], anchors=anchors)
+    if spread is not None and not by_window:
+        added = [spread.of_pair((name_a, vid), (name_b, vid)) for name_a, name_b, vid, *_ in found]
+        contrasts = [with_extra(c, *extra) if c is not None and not c.paired and extra is not None and extra[0] > 0
+                     else c for c, extra in zip(contrasts, added, strict=True)]
     qs = bh([c.p() if c is not None else math.nan for c in contrasts])
     changes = []
     for (name_a, name_b, vid, ra, rb), (b, a), c, q in zip(found, sides, contrasts, qs, strict=True):
@@ -128,7 +135,8 @@ def _ok_rows(df: pd.DataFrame, cell: str) -> dict[str, Any]:
 
 def compare_cells(cells_a: list[CellResult], cells_b: list[CellResult], label_a: str, label_b: str,
                   pairs: Sequence[tuple[str, str]] | None = None, normalise: str = "auto",
-                  noise: NoiseModel | None = None, history: NoiseModel | None = None) -> CompareResult:
+                  noise: NoiseModel | None = None, history: NoiseModel | None = None,
+                  spread: RunSpread | None = None) -> CompareResult:
     """Compare two loaded result sets; ``pairs`` (cell in A, cell in B) default to equal names.
 
     ``normalise``: take out of every ratio how much B moved in common with A:
@@ -140,7 +148,7 @@ def compare_cells(cells_a: list[CellResult], cells_b: list[CellResult], label_a:
     workload (both runs need its series); ``run``, the median ratio over every variant compared (a change
     that slows every variant alike then goes unseen: say so); ``auto``:
     ``cell`` when every pair is a cell with itself, else ``none``. ``noise``,
-    ``history``: see ``variant_changes``.
+    ``history``, ``spread``: see ``variant_changes``.
     """
     if pairs is None:
         names_b = {c.name for c in cells_b}
@@ -157,7 +165,7 @@ def compare_cells(cells_a: list[CellResult], cells_b: list[CellResult], label_a:
         scale = shift
     controls = control_moves(cells_a, cells_b, pairs) if normalise == "control" else {}
     variants, only_a, only_b = variant_changes(df_a, df_b, pairs, scale, normalise in ("cell", "control"), noise,
-                                               history=history, controls=controls)
+                                               history=history, controls=controls, spread=spread)
     moves: dict[str, float] = {}
     refs: dict[str, float] = {}
     if normalise in ("cell", "control"):
@@ -177,7 +185,8 @@ def compare_cells(cells_a: list[CellResult], cells_b: list[CellResult], label_a:
     return CompareResult(label_a, label_b, variants, comparisons, only_a, only_b, list(pairs), host_a, host_b,
                          scale, broken(df_a, df_b, pairs), normalise, shift,
                          sum(1 for v in variants if not v.ci.replicated), moves, refs,
-                         controls={(a if a == b else f"{a} -> {b}"): math.exp(m[0]) for (a, b), m in controls.items()})
+                         controls={(a if a == b else f"{a} -> {b}"): math.exp(m[0]) for (a, b), m in controls.items()},
+                         spread=spread)
 
 
 def broken(df_a: pd.DataFrame, df_b: pd.DataFrame, pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -216,13 +225,17 @@ def compare_paths(a: Path, b: Path, cells: Sequence[str] = (), normalise: str = 
     the table shows. ``noise``: a noise model file (default: the one kept
     beside either side, ``reports/noise-model.json``). ``kept``: earlier runs of
     the same cells (directories of cell files, neither A nor B): each variant's
-    own noise in them is its prior (``history``); with ``MIN_RUNS`` or more,
+    own noise in them is its prior (``history``) and, with two or more, how
+    far its runs wander beyond their rounds joins its contrast
+    (``run_spread``; without ``kept``: from the noise history's runs other
+    than A and B, where it keeps their means); with ``MIN_RUNS`` or more,
     each cell's move between A and B is also judged against their spread.
     """
     kept_runs = [load_side(k) for k in kept]
     levels = run_levels(kept_runs) if len(kept_runs) >= MIN_RUNS else {}
     history = history_model(kept_runs) if kept_runs else None
     cells_a, cells_b = load_side(a), load_side(b)
+    spread = run_spread([run_means(k) for k in kept_runs]) if kept_runs else None
     pairs: list[tuple[str, str]] | None = None
     if a.is_file() and b.is_file():
         pairs = [(cells_a[0].name, cells_b[0].name)]
@@ -238,9 +251,13 @@ def compare_paths(a: Path, b: Path, cells: Sequence[str] = (), normalise: str = 
             cells_a = [c for c in cells_a if c.name in wanted]
             cells_b = [c for c in cells_b if c.name in wanted]
     where = noise if noise is not None else noise_file_beside(a, b)
-    model = (pooled(read_noise_history(where)) or NoiseModel({}, str(where))) if where is not None else None
+    noise_history = read_noise_history(where) if where is not None else None
+    model = (pooled(noise_history) or NoiseModel({}, str(where))) if noise_history is not None else None
+    if spread is None and not kept_runs and noise_history is not None:
+        spread = spread_of(noise_history, without=[run_of(cells_a), run_of(cells_b)])
     result = dataclasses.replace(
-        compare_cells(cells_a, cells_b, str(a), str(b), pairs, normalise, model, history), run_levels=levels)
+        compare_cells(cells_a, cells_b, str(a), str(b), pairs, normalise, model, history, spread),
+        run_levels=levels)
     if not result.cells:
         raise UserError(f"{a} and {b} have no cell with results in common; name two cell files to compare "
                         "two different cells")

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from .agreement import Agreement, ComparisonChange
 from .control import uniform_note
 from .history import SOURCE as HISTORY
+from .history import RunSpread
 from .run_level import RunLevel
 from .statistics.inference import ALPHA, Contrast, RatioCI
 from .statistics.multiplicity import gate
@@ -77,6 +78,7 @@ class CompareResult:
     run_levels: dict[str, RunLevel] = field(default_factory=dict)  # per cell: its spread over the runs kept
     controls: dict[str, float] = field(default_factory=dict)     # per cell pair: the control's B/A taken out
     alpha: float = ALPHA              # each variant's test and the gate's (a sequential ab: 5% over its looks)
+    spread: RunSpread | None = None   # each variant's run-to-run wander in the kept runs, added to its contrast
 
     def offenders(self, slower_than: float) -> list[str]:
         """What fails a CI gate (``--fail-on slower:X%``): each variant that broke, then each one slower with
@@ -142,6 +144,7 @@ class CompareResult:
         ] + ([self.discovery_line()] if self.unreplicated < len(self.variants) else []) + [
             self.resolution_line(),
             self.prior_line(),
+        ] + ([self.spread_line()] if self.across_runs else []) + [
             self.comparison_agreement.line("findings' comparisons (time ratios)"),
             f"findings' comparisons clear in A: {clear_a}; reversed in B: {len(self.reversed)}; "
             f"clear in one and unclear in the other: {sum(1 for c in self.comparisons if c.flipped)}",
@@ -178,6 +181,25 @@ class CompareResult:
                 f"{kinds['moderated'] / n:.0%} moderated across their benchmark or cell pair, "
                 f"{kinds['history'] / n:.0%} their own noise in the kept runs, "
                 f"{kinds['noise model'] / n:.0%} a noise model file)")
+
+    @property
+    def across_runs(self) -> bool:
+        """Some variant is compared across two runs (its rounds unpaired), not between cells of one run."""
+        return any(v.contrast is not None and not v.contrast.paired for v in self.variants)
+
+    def spread_line(self) -> str:
+        """Whether the run-to-run wander of each variant (``history.run_spread``) joined its interval, and how much."""
+        if self.spread is None:
+            return ("run-to-run wander: not known (each interval rests on its rounds alone, and a variant that "
+                    "moves between runs by more than its rounds show is called different more often than 5%; "
+                    "kept runs measure it: `compare --kept DIR`, or the noise history a report keeps)")
+        added = [self.spread.of_pair((v.cell_a, v.id), (v.cell_b, v.id)) for v in self.variants]
+        wander = sorted(math.sqrt(a[0] / 2) for a in added if a is not None)
+        if not wander:
+            return f"run-to-run wander: none of the variants compared is in the {self.spread.source}"
+        return (f"run-to-run wander (each variant's, beyond its rounds, from the {self.spread.source}) added to "
+                f"{len(wander)} of {len(self.variants)} variants' intervals: {wander[len(wander) // 2]:.1%} at the "
+                f"median, {wander[int(0.9 * (len(wander) - 1))]:.1%} at the 90th percentile")
 
     def replication_line(self) -> str:
         return (f"{self.unreplicated} variants have one process a side and no noise model from a replicated run: "

@@ -10,22 +10,54 @@ runs (each run's processes' shared effects taken out first), on the sum of
 their degrees of freedom. ``compare --kept DIR`` (DIR: earlier runs, not A
 or B) gives it to every comparison it covers, through the same path as a
 stored noise model (``moderation.with_noise_model``).
+
+The rounds of one run cannot see how far the run as a whole puts a variant
+off: on this host some variants move between runs by more than their rounds
+wander (real back-to-back pairs: 5-9% of unchanged variants called different
+at the 5% test, the same variants again and again). ``run_spread`` measures
+that wander per variant over the kept runs (each run's common move per cell
+taken out first, its rounds' own share subtracted), and ``compare`` adds it
+to every run-against-run contrast it covers.
 """
 from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
-from ..results.noise_history import NoiseModel
+from ..results.noise_history import NoiseHistory, NoiseModel
 from .cells import CellResult
 from .frame import build_frame, row_side
-from .noise_model import prior
-from .statistics.moderation import Prior, remove_process_effects
+from .noise_model import prior, run_mean
+from .statistics.moderation import Prior, fit_prior, remove_process_effects, robust_d0
 
 SOURCE = "kept runs"
+MIN_SPREAD_RUNS = 2     # kept runs needed for a variant's run-to-run wander (one degree of freedom)
+
+Key = tuple[str, str]   # (cell, variant id)
+
+
+@dataclass(frozen=True)
+class RunSpread:
+    """Per (cell, variant id): the variance of the variant's run mean (log time) between runs beyond what its
+    rounds explain (``tau2``), on ``d`` degrees of freedom; from ``runs`` kept runs (``source`` says which)."""
+
+    variances: Mapping[Key, tuple[float, float]]
+    runs: int
+    source: str = SOURCE
+
+    def of_pair(self, key_a: Key, key_b: Key) -> tuple[float, float] | None:
+        """What two runs' wanders add to a contrast of their means (variance, d), when both are known."""
+        a, b = self.variances.get(key_a), self.variances.get(key_b)
+        if a is None or b is None:
+            return None
+        var = a[0] + b[0]
+        if var <= 0:
+            return 0.0, math.inf
+        return var, var ** 2 / sum(v ** 2 / d for v, d in (a, b) if v > 0)
 
 
 def history_model(runs: Sequence[Sequence[CellResult]]) -> NoiseModel | None:
@@ -59,3 +91,65 @@ def pair_priors(name_a: str, name_b: str, vid: str, unreplicated: bool, noise: N
             if found[0] is not None and found[1] is not None:
                 return found
     return None, None
+
+
+def run_means(cells: Sequence[CellResult]) -> dict[Key, tuple[float, float]]:
+    """Per (cell, variant id) measured ok: its run mean of per-round log times, and that mean's variance as its
+    rounds estimate it (their variance / n; NaN with one round)."""
+    df = build_frame(list(cells))
+    if not len(df):
+        return {}
+    out: dict[Key, tuple[float, float]] = {}
+    for _, row in df[df["status"] == "ok"].iterrows():
+        side = row_side(row, str(row["cell"]))
+        if side.n:
+            out[(str(row["cell"]), str(row["id"]))] = run_mean(side)
+    return out
+
+
+def run_spread(runs: Sequence[Mapping[Key, tuple[float, float]]], source: str = SOURCE) -> RunSpread | None:
+    """Each variant's run-to-run wander over ``runs`` (``run_means`` of each), None with fewer than two.
+
+    Per cell, each run's common move (the median over its variants of their
+    offsets from their own median run) is taken out, as ``compare`` takes a
+    cell's move out; the variance of what is left over the runs, less the
+    part the variant's rounds explain (the mean of its within-run
+    variances), is the wander (0 when the rounds explain it all), on (runs
+    - 1) degrees of freedom.
+    """
+    if len(runs) < MIN_SPREAD_RUNS:
+        return None
+    by_cell: dict[str, list[Key]] = defaultdict(list)
+    for key in {k for run in runs for k in run}:
+        if sum(key in run for run in runs) >= MIN_SPREAD_RUNS:
+            by_cell[key[0]].append(key)
+    found: dict[Key, tuple[float, float]] = {}
+    for keys in by_cell.values():
+        centre = {k: float(np.median([run[k][0] for run in runs if k in run])) for k in keys}
+        left: dict[Key, list[tuple[float, float]]] = defaultdict(list)
+        for run in runs:
+            offsets = {k: run[k][0] - centre[k] for k in keys if k in run}
+            if not offsets:
+                continue
+            move = float(np.median(list(offsets.values())))
+            for k, x in offsets.items():
+                left[k].append((x - move, run[k][1]))
+        ks = [k for k, xs in left.items() if len(xs) >= MIN_SPREAD_RUNS]
+        s2 = [float(np.var([x for x, _ in left[k]], ddof=1)) for k in ks]
+        d = [float(len(left[k]) - 1) for k in ks]
+        prior = fit_prior(s2, d, "run spread")
+        for k, own, dk in zip(ks, s2, d, strict=True):
+            within = [w for _, w in left[k] if math.isfinite(w)]
+            total, total_d = own, dk
+            if prior is not None:
+                d0 = robust_d0(prior, own, dk)
+                total, total_d = (d0 * prior.s0 + dk * own) / (d0 + dk), d0 + dk
+            found[k] = (max(0.0, total - (float(np.mean(within)) if within else 0.0)), total_d)
+    return RunSpread(found, len(runs), f"{len(runs)} {source}") if found else None
+
+
+def spread_of(history: NoiseHistory, without: Sequence[str] = ()) -> RunSpread | None:
+    """``run_spread`` over the runs a noise history keeps the means of, but ``without`` (the runs compared)."""
+    skip = set(without)
+    runs = [dict(m.means) for r, m in history.runs if r not in skip and m.means]
+    return run_spread(runs, "runs of the noise history")

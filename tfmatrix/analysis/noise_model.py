@@ -85,7 +85,13 @@ def noise_model_of(sides: Mapping[tuple[str, str], Side], groups: Mapping[tuple[
     cs: list[Contrast | None] = [Contrast(0.0, s2, d, 1.0, 0, 0, False) for s2, d in raw]
     shrunk = moderate(cs, [groups[k] for k in keys])
     return NoiseModel({k: (c.s2, c.d) for k, c in zip(keys, shrunk, strict=True) if c is not None and c.replicated},
-                      source)
+                      source, {k: run_mean(sides[k]) for k in keys})
+
+
+def run_mean(side: Side) -> tuple[float, float]:
+    """A side's mean log time over its rounds, and that mean's variance as its rounds estimate it (NaN with one):
+    one run's point for ``history.run_spread``."""
+    return side.mean, (float(np.var(side.logs, ddof=1)) / side.n if side.n >= 2 else math.nan)
 
 def from_frame(df: pd.DataFrame, source: str = "") -> NoiseModel | None:
     """The noise model of a report's frame: every ok variant measured in two rounds or more (None: none was)."""

@@ -8,13 +8,16 @@ numbers mean and how runs are pooled is ``analysis.noise_model``'s; this
 module is the file: its format (version 2 keeps the runs one by one; a
 version 1 file, one run's model, is upgraded to a history of that run),
 where it lives, and reading it back for ``compare``, the report and a
-sequential run's first look.
+sequential run's first look. Version 3 keeps beside each variance the run's
+mean log time and that mean's variance within the run, so that ``compare``
+can see how far a variant's runs wander beyond their rounds
+(``analysis.history.run_spread``); a version 2 file reads without them.
 """
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +36,12 @@ def _v1_to_v2(doc: dict[str, Any]) -> dict[str, Any]:
             "runs": [{"run": source, "source": source, "variances": doc.get("variances")}]}
 
 
-NOISE_FORMAT = Format("tfmatrix.noise-model", 2, {1: _v1_to_v2}, "noise model")
+def _v2_to_v3(doc: dict[str, Any]) -> dict[str, Any]:
+    """Version 2's rows lack the run means: read as they are (``run_spread`` skips a run without them)."""
+    return doc
+
+
+NOISE_FORMAT = Format("tfmatrix.noise-model", 3, {1: _v1_to_v2, 2: _v2_to_v3}, "noise model")
 
 
 @dataclass(frozen=True)
@@ -47,18 +55,34 @@ class NoiseModel:
 
     variances: Mapping[tuple[str, str], tuple[float, float]]
     source: str = ""
+    # key -> (the run's mean log time, that mean's variance within the run): what run_spread reads
+    means: Mapping[tuple[str, str], tuple[float, float]] = field(default_factory=dict)
 
     def rows(self) -> list[list[Any]]:
-        return [[cell, vid, s2, d] for (cell, vid), (s2, d) in sorted(self.variances.items())]
+        return [[cell, vid, s2, d, *self.means.get((cell, vid), ())]
+                for (cell, vid), (s2, d) in sorted(self.variances.items())]
+
+    def only(self, keys: Mapping[tuple[str, str], Any]) -> NoiseModel:
+        """This model narrowed to ``keys``."""
+        return NoiseModel({k: v for k, v in self.variances.items() if k in keys}, self.source,
+                          {k: v for k, v in self.means.items() if k in keys})
 
     @classmethod
     def from_rows(cls, rows: Any, source: str, where: str) -> NoiseModel:
+        """Rows [cell, variant id, variance, d] (version 2), or with [mean, its variance] after them (3)."""
+        found, means = {}, {}
         try:
-            found = {(str(c), str(v)): (float(s2), float(d)) for c, v, s2, d in rows}
-        except (KeyError, TypeError, ValueError):
-            raise UserError(f"{where}: variances: expected [cell, variant id, variance, degrees of freedom] rows; "
-                            "write the file again with `python -m tfmatrix report`")
-        return cls(found, source)
+            for row in rows:
+                key = (str(row[0]), str(row[1]))
+                found[key] = (float(row[2]), float(row[3]))
+                if len(row) == 6:
+                    means[key] = (float(row[4]), float(row[5]))
+                elif len(row) != 4:
+                    raise ValueError(len(row))
+        except (KeyError, IndexError, TypeError, ValueError):
+            raise UserError(f"{where}: variances: expected [cell, variant id, variance, degrees of freedom(, mean, "
+                            "its variance)] rows; write the file again with `python -m tfmatrix report`")
+        return cls(found, source, means)
 
 
 @dataclass(frozen=True)
@@ -85,7 +109,7 @@ class NoiseHistory:
             for k in fresh:
                 seen[k] = seen.get(k, 0) + 1
             if fresh:
-                kept.append((r, NoiseModel(fresh, m.source)))
+                kept.append((r, m.only(fresh)))
         return NoiseHistory(tuple(reversed(kept)))
 
     def to_json(self) -> dict[str, Any]:

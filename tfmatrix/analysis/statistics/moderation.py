@@ -305,10 +305,15 @@ def judge(pairs: Sequence[tuple[Side, Side]], benchmarks: Sequence[Hashable],
 def anchored(c: Contrast, anchor: tuple[float, float, float]) -> Contrast:
     """``c`` with a control's move (log, its variance, its degrees of freedom) taken out, its variance added."""
     move, var, d = anchor
+    return replace(with_extra(c, var, d), log_ratio=c.log_ratio - move)
+
+
+def with_extra(c: Contrast, var: float, d: float) -> Contrast:
+    """``c`` with a variance its own units cannot see added (on ``d`` degrees of freedom; Welch-Satterthwaite)."""
     extra = c.extra + var
     parts = [(v, k) for v, k in ((c.extra, c.extra_d), (var, d)) if v > 0]
     extra_d = extra ** 2 / sum(v ** 2 / k for v, k in parts) if parts and extra > 0 else math.inf
-    return replace(c, log_ratio=c.log_ratio - move, extra=extra, extra_d=extra_d)
+    return replace(c, extra=extra, extra_d=extra_d)
 
 
 def with_noise_model(c: Contrast, prior_a: Prior | None, prior_b: Prior | None) -> Contrast:

@@ -1,0 +1,56 @@
+"""``compare`` A/A on real runs kept on disk: each consecutive pair, alone and with the runs before it kept.
+
+Each directory is one run's reports (``<run>/cells``), given in the order
+they ran; pairs of the same code back to back are the A/A. For each pair the
+share of unchanged variants called different, with the rounds alone and with
+up to five earlier runs as ``--kept`` (their variance prior and each
+variant's run-to-run wander), and the smallest change resolved at the median
+variant. The figures in docs/measurement.md ("Run-to-run wander").
+
+    python scripts/bench_real_pairs.py RUN1 RUN2 RUN3 ... [--normalise cell|control] [--pairs 3:4,4:5]
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from tfmatrix.analysis.compare import compare_paths  # noqa: E402
+from tfmatrix.analysis.compare_result import CompareResult  # noqa: E402
+
+KEEP = 5
+
+
+def called(result: CompareResult) -> tuple[int, int, float]:
+    judged = [v for v in result.variants if v.ci.replicated]
+    mdes = sorted(v.ci.mde for v in judged if math.isfinite(v.ci.mde))
+    return (sum(1 for v in judged if v.verdict in ("slower", "faster")), len(judged),
+            mdes[len(mdes) // 2] if mdes else math.nan)
+
+
+def main(argv: list[str]) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("runs", nargs="+", type=Path)
+    ap.add_argument("--normalise", default="cell", choices=("cell", "control"))
+    ap.add_argument("--pairs", default="", help="1-based pairs i:j of the runs given (default: each consecutive)")
+    args = ap.parse_args(argv)
+    pairs = [tuple(int(x) - 1 for x in p.split(":")) for p in args.pairs.split(",") if p] or \
+        [(i, i + 1) for i in range(len(args.runs) - 1)]
+    for i, j in pairs:
+        a, b = args.runs[i], args.runs[j]
+        kept = [r / "cells" for r in args.runs[max(0, i - KEEP):i]]
+        line = f"{a.name} -> {b.name} (--normalise {args.normalise}): rounds alone "
+        n, total, mde = called(compare_paths(a / "cells", b / "cells", normalise=args.normalise))
+        line += f"{n}/{total} ({n / total:.1%}), MDE {mde:.0%}"
+        if kept:
+            res = compare_paths(a / "cells", b / "cells", normalise=args.normalise, kept=kept)
+            n, total, mde = called(res)
+            line += f"; {len(kept)} earlier runs kept {n}/{total} ({n / total:.1%}), MDE {mde:.0%}"
+        print(line, flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
