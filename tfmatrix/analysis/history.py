@@ -135,17 +135,34 @@ def run_spread(runs: Sequence[Mapping[Key, tuple[float, float]]], source: str = 
             for k, x in offsets.items():
                 left[k].append((x - move, run[k][1]))
         ks = [k for k, xs in left.items() if len(xs) >= MIN_SPREAD_RUNS]
-        s2 = [float(np.var([x for x, _ in left[k]], ddof=1)) for k in ks]
-        d = [float(len(left[k]) - 1) for k in ks]
-        prior = fit_prior(s2, d, "run spread")
-        for k, own, dk in zip(ks, s2, d, strict=True):
-            within = [w for _, w in left[k] if math.isfinite(w)]
-            total, total_d = own, dk
-            if prior is not None:
-                d0 = robust_d0(prior, own, dk)
-                total, total_d = (d0 * prior.s0 + dk * own) / (d0 + dk), d0 + dk
-            found[k] = (max(0.0, total - (float(np.mean(within)) if within else 0.0)), total_d)
+        for k, (tau2, d) in zip(ks, _wanders([[x for x, _ in left[k]] for k in ks],
+                                             [[w for _, w in left[k] if math.isfinite(w)] for k in ks]), strict=True):
+            found[k] = (tau2, d)
     return RunSpread(found, len(runs), f"{len(runs)} {source}") if found else None
+
+
+def _wanders(points: Sequence[Sequence[float]], withins: Sequence[Sequence[float]]) -> list[tuple[float, float]]:
+    """Per variant of one cell, from its runs' offsets and their within-run variances: (wander, d).
+
+    What is moderated across the cell's variants is each one's between-run
+    variance as a multiple of what its rounds explain (1 where they explain
+    it all, whatever the variant's own noise), so that with no wander the
+    prior is strong and leaves every variant near 0, and a variant that
+    wanders keeps its own excess (``robust_d0``). A variant with one round
+    in every run has nothing to subtract: its whole between-run variance.
+    """
+    s2 = [float(np.var(p, ddof=1)) for p in points]
+    d = [float(len(p) - 1) for p in points]
+    base = [float(np.mean(w)) if w else math.nan for w in withins]
+    idx = [i for i, b in enumerate(base) if b > 0]
+    ratios = [s2[i] / base[i] for i in idx]
+    prior = fit_prior(ratios, [d[i] for i in idx], "run spread")
+    out = [(s2[i], d[i]) for i in range(len(points))]
+    for i, r in zip(idx, ratios, strict=True):
+        d0 = robust_d0(prior, r, d[i]) if prior is not None else 0.0
+        shrunk = (d0 * prior.s0 + d[i] * r) / (d0 + d[i]) if prior is not None else r
+        out[i] = (max(0.0, shrunk - 1.0) * base[i], d0 + d[i])
+    return out
 
 
 def spread_of(history: NoiseHistory, without: Sequence[str] = ()) -> RunSpread | None:

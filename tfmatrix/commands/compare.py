@@ -71,8 +71,10 @@ def configure_compare(p: argparse.ArgumentParser) -> None:
                         "measured (reports/noise-model.json, written by report; default: the one beside either side)")
     p.add_argument("--kept", action="append", default=[], metavar="DIR",
                    help="an earlier run of the same cells, neither A nor B (a directory of cell files; repeatable): "
-                        "each variant's own noise in the kept runs is the prior of its variance; with 3 or more, each "
-                        "cell's move between A and B is also judged against how far its runs wander")
+                        "each variant's own noise in the kept runs is the prior of its variance; with 2 or more, how "
+                        "far each variant's runs wander beyond their rounds joins its interval (without --kept: from "
+                        "the noise history beside A or B); with 3 or more, each cell's move between A and B is also "
+                        "judged against how far its runs wander")
     p.add_argument("--normalise", choices=("auto", "none", "cell", "control", "host", "run"), default="auto",
                    help="take a common move of B out of every ratio: cell, each cell's own (shown, not judged: one "
                         "run a side cannot tell a whole cell's move from the run's drift, and a slowdown of a whole "
