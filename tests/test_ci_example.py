@@ -33,10 +33,12 @@ def test_the_workflows_tfmatrix_commands_parse_with_this_tfmatrix() -> None:
     commands = []
     for step in steps:
         for line in " ".join(str(step.get("run", "")).split("\n")).split("python3 -m tfmatrix ")[1:]:
+            line = line.replace('"$@"', "--kept earlier/1")          # the kept runs the shell loop gathered
             commands.append(shlex.split(line.split(" --csv")[0].split(";")[0].replace('"', "")))
     assert [c[0] for c in commands] == ["matrix", "compare", "ab"]
     assert "--fail-on" in commands[1] and "--fail-on" in commands[2]
     assert commands[1][commands[1].index("--normalise") + 1] == "control"     # a whole file getting slower is seen
+    assert "--kept" in commands[1]                  # each variant's run-to-run wander in the pushes kept before
     for argv in commands:
         args = cli.build_parser().parse_args(argv)      # an unknown option or a bad value raises UserError
         assert args.run is not None
