@@ -203,6 +203,7 @@ def test_the_opening_estimate_counts_only_the_variants_a_probe_runs(tmp_path):
     assert execution.selected_share("seed", ()) == 1.0
     assert 0 < execution.selected_share("seed", ids) <= 0.05
     whole_request, probe_request = RunRequest(preset="seed"), RunRequest(preset="seed", only=ids)
-    whole = execution.cell_estimates([whole_request.job(cell)], whole_request, tmp_path)[cell.name]
-    probe = execution.cell_estimates([probe_request.job(cell)], probe_request, tmp_path)[cell.name]
+    last = execution.last_runs(tmp_path, [cell.name])
+    whole = execution.cell_estimates([whole_request.job(cell)], whole_request, last)[cell.name]
+    probe = execution.cell_estimates([probe_request.job(cell)], probe_request, last)[cell.name]
     assert probe < whole / 2

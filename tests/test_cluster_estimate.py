@@ -74,8 +74,9 @@ def test_the_opening_estimate_counts_the_preparation_only_where_the_runner_has_n
 
     cell = load().cell("tf2.15-cpu")
     request = RunRequest(preset="seed", rounds=3)
-    cold = dispatch.cell_estimates([request.job(cell)], request, tmp_path, lambda c: False)[cell.name]
-    warm = dispatch.cell_estimates([request.job(cell)], request, tmp_path, lambda c: True)[cell.name]
+    last = dispatch.last_runs(tmp_path, [cell.name])
+    cold = dispatch.cell_estimates([request.job(cell)], request, last, lambda c: False)[cell.name]
+    warm = dispatch.cell_estimates([request.job(cell)], request, last, lambda c: True)[cell.name]
     assert warm == dispatch.ESTIMATE_RUN_S["seed"] * 3 and cold == warm + dispatch.ESTIMATE_SETUP_S
 
 
@@ -109,14 +110,17 @@ def test_the_defaults_estimate_is_scaled_by_the_host_reference_and_by_what_the_l
     request = RunRequest(preset="seed", only=only, rounds=4, sequential=True, claims_only=True)
     jobs = [request.job(cell)]
     ref = estimates.ESTIMATE_REFERENCE_S
-    fresh = estimates.cell_estimates(jobs, request, tmp_path, lambda c: True, ref / 2, warm=False)[cell.name]
+
+    def here() -> dict:
+        return estimates.last_runs(tmp_path, [cell.name])
+    fresh = estimates.cell_estimates(jobs, request, here(), lambda c: True, ref / 2, warm=False)[cell.name]
     assert fresh == estimates.CLAIMS_RUN_S["cold"] / 2
     _sequential_doc(tmp_path, cell.name, only, first_look=1, run_s=600.0, reference_s=0.010)
-    again = estimates.cell_estimates(jobs, request, tmp_path, lambda c: True, 0.020, warm=True)[cell.name]
+    again = estimates.cell_estimates(jobs, request, here(), lambda c: True, 0.020, warm=True)[cell.name]
     assert again == pytest.approx(1200.0)                       # the host twice as slow now
     _sequential_doc(tmp_path, cell.name, only, first_look=2, run_s=600.0, reference_s=0.010)
-    after_first = estimates.cell_estimates(jobs, request, tmp_path, lambda c: True, 0.010, warm=True)[cell.name]
+    after_first = estimates.cell_estimates(jobs, request, here(), lambda c: True, 0.010, warm=True)[cell.name]
     assert after_first == pytest.approx(600.0 * estimates.CLAIMS_RUN_S["warm"] / estimates.CLAIMS_RUN_S["cold"])
     _sequential_doc(tmp_path, cell.name, ("other[x=1]",), first_look=1, run_s=5.0, reference_s=0.010)
-    other = estimates.cell_estimates(jobs, request, tmp_path, lambda c: True, ref, warm=True)[cell.name]
+    other = estimates.cell_estimates(jobs, request, here(), lambda c: True, ref, warm=True)[cell.name]
     assert other == estimates.CLAIMS_RUN_S["warm"]                # another selection's time says nothing

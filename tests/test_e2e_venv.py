@@ -85,8 +85,9 @@ def test_processes_is_part_of_the_request_and_the_suites_arguments_only_when_ask
 
 def test_the_estimate_scales_with_the_processes_asked_for(tmp_path):
     cell = load(DEFAULT_MATRIX).cell("tf1.15-cpu")
-    one = estimates.cell_estimates([RunRequest().job(cell)], RunRequest(), tmp_path)["tf1.15-cpu"]
-    three = estimates.cell_estimates([RunRequest(processes=3).job(cell)], RunRequest(processes=3), tmp_path)[
+    last = estimates.last_runs(tmp_path, [cell.name])
+    one = estimates.cell_estimates([RunRequest().job(cell)], RunRequest(), last)["tf1.15-cpu"]
+    three = estimates.cell_estimates([RunRequest(processes=3).job(cell)], RunRequest(processes=3), last)[
         "tf1.15-cpu"]
     assert three - estimates.ESTIMATE_SETUP_S == pytest.approx(3 * (one - estimates.ESTIMATE_SETUP_S))
 

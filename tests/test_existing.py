@@ -124,7 +124,7 @@ def test_the_opening_line_counts_existing_environments_apart_from_the_runners_ce
     assert cells_text(built, "docker") == "1 cell (1 CPU) with the docker runner"
     assert cells_text([*two[:1], *built], "venv") == "1 existing environment (1 GPU) beside 1 cell (1 CPU) of the " \
                                                      "venv runner"
-    assert unknown_estimates([RunRequest(preset="quick").job(c) for c in (*two, *built)], tmp_path) == ["a", "b"]
+    assert unknown_estimates([RunRequest(preset="quick").job(c) for c in (*two, *built)], {}) == ["a", "b"]
 
 
 def test_the_venv_fallback_note_is_not_said_when_only_existing_environments_run(

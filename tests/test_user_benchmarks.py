@@ -139,7 +139,7 @@ def test_an_edited_benchmark_file_re_runs_and_an_unchanged_one_is_kept(tmp_path,
 
     def run() -> int:
         runner = _Runner()
-        execution.execute([_Cell()], runner, RunRequest(bench_paths=(bench_dir,)), reports, redo=False)
+        execution.execute([_Cell()], runner, RunRequest(bench_paths=(bench_dir,)).stamped(), reports, redo=False)
         return len(runner.calls)
 
     assert run() == 1

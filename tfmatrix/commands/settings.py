@@ -73,13 +73,14 @@ class RunSettings:
 
     def request(self, only: tuple[str, ...], **fixed: Any) -> RunRequest:
         """The run's request: these settings, then what the command itself fixes (``fixed``: its schedule, its
-        sides...). The one place a command makes a ``RunRequest``."""
+        sides...), stamped with what it runs now (``RunRequest.stamped``). The one place a command makes a
+        ``RunRequest``."""
         from ..execution.request import RunRequest
 
         asked = RunRequest(preset=self.preset, only=only, repeats=self.repeats, rounds=self.rounds,
                            schedule=self.schedule, seed=self.seed, bench_paths=self.bench_paths,
                            processes=self.processes, sequential=self.sequential)
-        return replace(asked, **fixed)
+        return replace(asked, **fixed).stamped()
 
 
 def _rounds(given: tuple[int, bool] | int | None, settings: Settings) -> tuple[int, bool]:

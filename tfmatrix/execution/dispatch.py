@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import signal
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -23,11 +23,12 @@ from rich.markup import escape
 from ..errors import UserError
 from ..matrix import Cell
 from ..progress import Progress, counted, fmt_duration, stderr_console
+from ..results.documents import CellDoc
 from ..results.store import CellOutcome
 from ..runners.base import Runner
 from ..runners.job import CellJob
 from . import hostspeed
-from .estimates import cell_estimates, unknown_estimates
+from .estimates import cell_estimates, last_runs, unknown_estimates
 from .request import RunRequest
 from .sequential import one_cell
 
@@ -61,18 +62,20 @@ def execute(cells: Sequence[Cell], runner: Runner, request: RunRequest, reports_
             console: Console | None = None) -> list[CellOutcome]:
     """Run ``cells`` on the request's schedule; every cell ends with a results file.
 
-    The request is stamped and each cell's job made once, here; the opening
-    line says what will run and for how long; then the schedule runs the jobs.
+    ``request``: as the command made it, stamped with what it runs
+    (``RunRequest.stamped``: a cell file's reuse and a journal's resume
+    compare the stamps). Each cell's job is made once, here; the opening line
+    says what will run and for how long; then the schedule runs the jobs.
     """
     console = console or stderr_console()
-    request = request.stamped()
+    last = last_runs(reports_dir, [c.name for c in cells])     # each cell's file here, read once for the estimates
     if request.schedule == "interleaved" and not (runner.interleaves and runner.slots <= 1):
         console.print("\\[tfmatrix] the %s runner runs whole cells: sequential schedule" % runner.name)
         request = dataclasses.replace(request, schedule="sequential")
     jobs = [request.job(c) for c in cells]        # each cell's request, made once and handed down from here
     skips = {j.name: runner.skip_reason(j.cell) for j in jobs}
     ready = [j for j in jobs if not skips[j.name]]
-    each, width = announce(jobs, skips, runner, request, reports_dir, console)
+    each, width = announce(jobs, skips, runner, request, reports_dir, console, last)
     room = runner.disk_room([j.cell for j in ready])
     if room is not None and room.need > room.free:
         from ..provision.hygiene import room_line
@@ -93,9 +96,9 @@ def execute(cells: Sequence[Cell], runner: Runner, request: RunRequest, reports_
 
 
 def announce(jobs: Sequence[CellJob], skips: dict[str, str | None], runner: Runner, request: RunRequest,
-             reports_dir: Path, console: Console) -> tuple[dict[str, float], int]:
+             reports_dir: Path, console: Console, last: Mapping[str, CellDoc | None]) -> tuple[dict[str, float], int]:
     """The opening line: what runs (and what is skipped, ``skips``: why), on which schedule, and roughly for how
-    long. Returns each cell's estimate and how many cells run at once."""
+    long (``last``: each cell's results file here). Returns each cell's estimate and how many cells run at once."""
     ready = [j for j in jobs if not skips[j.name]]
     text = cells_text([j.cell for j in jobs], runner.name)
     if len(ready) < len(jobs):
@@ -109,9 +112,9 @@ def announce(jobs: Sequence[CellJob], skips: dict[str, str | None], runner: Runn
         text += ", %d rounds (every cell once, then again)" % request.rounds
     ready_cells = [j.cell for j in ready]
     warm = _history_covers(reports_dir, ready_cells) if request.sequential else False
-    each = cell_estimates(ready, request, reports_dir, runner.built, hostspeed.probe(), warm)
+    each = cell_estimates(ready, request, last, runner.built, hostspeed.probe(), warm)
     width = runner.width(ready_cells) if runner.slots > 1 else 1   # cells at once
-    unknown = unknown_estimates(ready, reports_dir)
+    unknown = unknown_estimates(ready, last)
     when = fmt_duration(sum(t for name, t in each.items() if name not in unknown))
     if width > 1:
         from ..progress.board import makespan

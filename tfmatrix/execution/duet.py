@@ -87,8 +87,7 @@ def run(cells: Sequence[Cell], runner: Runner, request: RunRequest, reports_dir:
         if why:
             raise UserError(f"duet: {cell.name} cannot run here: {why}")
     cpus = cpu_pair()
-    request = request.stamped()
-    jobs = [request.job(c) for c in cells]
+    jobs = [request.job(c) for c in cells]        # the request comes stamped (``RunRequest.stamped``)
     journal, head = open_journal(reports_dir, "duet-" + identity(jobs, runner), request.seed, console)
     live, failed = provision(jobs, runner, request.claims_only, reports_dir, console)
     if failed:

@@ -12,7 +12,7 @@ default matrix, at ``ESTIMATE_REFERENCE_S``).
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from ..analysis.sequential import sequential_of
@@ -50,12 +50,18 @@ def expected_rounds(request: RunRequest, warm: bool) -> float:
     return min(float(request.rounds), EXPECTED_ROUNDS_WARM if warm else EXPECTED_ROUNDS_COLD)
 
 
-def cell_estimates(jobs: Sequence[CellJob], request: RunRequest, reports_dir: Path,
+def last_runs(reports_dir: Path, names: Iterable[str]) -> dict[str, CellDoc | None]:
+    """Each named cell's results file in ``reports_dir`` (None: none, or unreadable), read once for the estimates."""
+    return {name: load_cell(cell_paths(reports_dir, name)[0]) for name in names}
+
+
+def cell_estimates(jobs: Sequence[CellJob], request: RunRequest, last: Mapping[str, CellDoc | None],
                    built: Callable[[Cell], bool] | None = None, reference: float | None = None,
                    warm: bool = False) -> dict[str, float]:
     """Seconds each job's cell may take: its last run time with the same preset, else a per-preset guess.
 
-    ``reference``: the host reference measured now (None: no scaling);
+    ``last``: each cell's results file here (``last_runs``); ``reference``:
+    the host reference measured now (None: no scaling);
     ``warm``: a noise history of these cells is kept here (a sequential run
     then looks after round 1). Preparation (image build, virtualenv) is
     counted only for cells that have never completed here and whose
@@ -68,7 +74,7 @@ def cell_estimates(jobs: Sequence[CellJob], request: RunRequest, reports_dir: Pa
     out = {}
     rounds = expected_rounds(request, warm)
     for job in jobs:
-        cell, doc, preset = job.cell, _last_run(job, reports_dir), job.asked.preset
+        cell, doc, preset = job.cell, _last_run(job, last), job.asked.preset
         asked = preset_processes(preset)
         wanted = request.processes or asked
         share = selected_share(preset, request.only)
@@ -95,17 +101,17 @@ def cell_estimates(jobs: Sequence[CellJob], request: RunRequest, reports_dir: Pa
     return out
 
 
-def _last_run(job: CellJob, reports_dir: Path) -> CellDoc | None:
+def _last_run(job: CellJob, last: Mapping[str, CellDoc | None]) -> CellDoc | None:
     """The job's cell's last results here with the preset asked for and a run time, or None."""
-    doc = load_cell(cell_paths(reports_dir, job.name)[0])
+    doc = last.get(job.name)
     ok = doc is not None and doc.cell_request.preset == job.asked.preset and "run_s" in doc.timings
     return doc if ok else None
 
 
-def unknown_estimates(jobs: Sequence[CellJob], reports_dir: Path) -> list[str]:
+def unknown_estimates(jobs: Sequence[CellJob], last: Mapping[str, CellDoc | None]) -> list[str]:
     """Existing environments with no earlier run here: their time is unknown (a per-preset guess would be a
     built cell's, and an environment on a GPU is nothing like one)."""
-    return [j.name for j in jobs if j.cell.existing and _last_run(j, reports_dir) is None]
+    return [j.name for j in jobs if j.cell.existing and _last_run(j, last) is None]
 
 
 def _scale(now: float | None, then: float | None) -> float:
