@@ -24,11 +24,12 @@ from tfmatrix.analysis.compare_result import CompareResult  # noqa: E402
 KEEP = 5
 
 
-def called(result: CompareResult) -> tuple[int, int, float]:
+def called(result: CompareResult) -> tuple[int, int, float, int]:
+    """Unchanged variants called different, of how many judged; the median MDE; the gate's offenders (slower:10%)."""
     judged = [v for v in result.variants if v.ci.replicated]
     mdes = sorted(v.ci.mde for v in judged if math.isfinite(v.ci.mde))
     return (sum(1 for v in judged if v.verdict in ("slower", "faster")), len(judged),
-            mdes[len(mdes) // 2] if mdes else math.nan)
+            mdes[len(mdes) // 2] if mdes else math.nan, len(result.offenders(0.10)))
 
 
 def main(argv: list[str]) -> None:
@@ -43,12 +44,12 @@ def main(argv: list[str]) -> None:
         a, b = args.runs[i], args.runs[j]
         kept = [r / "cells" for r in args.runs[max(0, i - KEEP):i]]
         line = f"{a.name} -> {b.name} (--normalise {args.normalise}): rounds alone "
-        n, total, mde = called(compare_paths(a / "cells", b / "cells", normalise=args.normalise))
-        line += f"{n}/{total} ({n / total:.1%}), MDE {mde:.0%}"
+        n, total, mde, gate = called(compare_paths(a / "cells", b / "cells", normalise=args.normalise))
+        line += f"{n}/{total} ({n / total:.1%}), MDE {mde:.0%}, gate slower:10% offenders {gate}"
         if kept:
             res = compare_paths(a / "cells", b / "cells", normalise=args.normalise, kept=kept)
-            n, total, mde = called(res)
-            line += f"; {len(kept)} earlier runs kept {n}/{total} ({n / total:.1%}), MDE {mde:.0%}"
+            n, total, mde, gate = called(res)
+            line += f"; {len(kept)} earlier runs kept {n}/{total} ({n / total:.1%}), MDE {mde:.0%}, offenders {gate}"
         print(line, flush=True)
 
 

@@ -200,6 +200,13 @@ def test_compare_takes_the_wander_from_kept_runs_or_from_the_noise_history_besid
     assert with_kept.spread is not None and with_kept.spread.runs == 3
     assert "run-to-run wander (each variant's, beyond its rounds, from the 3 kept runs) added to " in \
         with_kept.spread_line()
+    control = compare_paths(a, b, normalise="control", kept=kept)
+    assert control.spread is not None and set(control.spread.levels) == {"syn0-cpu"}
+    assert "each cell's move strays from its control's between runs, added to its variants' (--normalise control): " \
+        "syn0-cpu " in control.spread_line()
+    plain_control = compare_paths(a, b, normalise="control")
+    widened = {v.id: v.contrast.extra for v in control.variants if v.contrast is not None}
+    assert all(widened[v.id] > v.contrast.extra > 0 for v in plain_control.variants if v.contrast is not None)
     history = NoiseHistory()
     for cells_dir in [*kept, a, b]:          # the report keeps every run, A's and B's too
         cells = load_side(cells_dir)

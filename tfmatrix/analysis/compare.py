@@ -43,7 +43,7 @@ from .noise_model import pooled, run_of
 from .pairing import compute_all
 from .run_level import MIN_RUNS, run_levels
 from .statistics.inference import ratio_ci
-from .statistics.moderation import judge, with_extra
+from .statistics.moderation import judge, summed, with_extra
 from .statistics.multiplicity import bh
 
 
@@ -96,9 +96,11 @@ def variant_changes(df_a: pd.DataFrame, df_b: pd.DataFrame, pairs: Sequence[tupl
     contrasts, _ = judge(sides, [str(ra["benchmark"]) for *_, ra, _ in found], families, priors,
                          within=[(name_a, name_b) for name_a, name_b, *_ in found], anchors=anchors)
     if spread is not None and not by_window:
-        added = [spread.of_pair((name_a, vid), (name_b, vid)) for name_a, name_b, vid, *_ in found]
-        contrasts = [with_extra(c, *extra) if c is not None and not c.paired and extra is not None and extra[0] > 0
-                     else c for c, extra in zip(contrasts, added, strict=True)]
+        added = [[p for p in (spread.of_pair((name_a, vid), (name_b, vid)),
+                              spread.level_of_pair(name_a, name_b) if anchors and anchors[i] is not None else None)
+                  if p is not None] for i, (name_a, name_b, vid, *_) in enumerate(found)]
+        contrasts = [with_extra(c, *summed(parts)) if c is not None and not c.paired and parts else c
+                     for c, parts in zip(contrasts, added, strict=True)]
     qs = bh([c.p() if c is not None else math.nan for c in contrasts])
     changes = []
     for (name_a, name_b, vid, ra, rb), (b, a), c, q in zip(found, sides, contrasts, qs, strict=True):

@@ -197,9 +197,15 @@ class CompareResult:
         wander = sorted(math.sqrt(a[0] / 2) for a in added if a is not None)
         if not wander:
             return f"run-to-run wander: none of the variants compared is in the {self.spread.source}"
-        return (f"run-to-run wander (each variant's, beyond its rounds, from the {self.spread.source}) added to "
+        line = (f"run-to-run wander (each variant's, beyond its rounds, from the {self.spread.source}) added to "
                 f"{len(wander)} of {len(self.variants)} variants' intervals: {wander[len(wander) // 2]:.1%} at the "
                 f"median, {wander[int(0.9 * (len(wander) - 1))]:.1%} at the 90th percentile")
+        levels = {cell: self.spread.levels[cell] for cell in self.controls if cell in self.spread.levels}
+        if levels:
+            line += ("; and how far each cell's move strays from its control's between runs, added to its variants' "
+                     "(--normalise control): " + ", ".join(f"{cell} {math.sqrt(var):.1%}"
+                                                             for cell, (var, _) in sorted(levels.items())))
+        return line
 
     def replication_line(self) -> str:
         return (f"{self.unreplicated} variants have one process a side and no noise model from a replicated run: "

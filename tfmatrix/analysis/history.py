@@ -24,20 +24,22 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..results.noise_history import NoiseHistory, NoiseModel
 from .cells import CellResult
+from .control import reference_side
 from .frame import build_frame, row_side
 from .noise_model import prior, run_mean
-from .statistics.moderation import Prior, fit_prior, remove_process_effects, robust_d0
+from .statistics.moderation import Prior, fit_prior, remove_process_effects, robust_d0, summed
 
 SOURCE = "kept runs"
 MIN_SPREAD_RUNS = 2     # kept runs needed for a variant's run-to-run wander (one degree of freedom)
 
 Key = tuple[str, str]   # (cell, variant id)
+CONTROL = "~control"    # the variant id a cell's containers' reference workload goes by in ``run_means``
 
 
 @dataclass(frozen=True)
@@ -48,16 +50,18 @@ class RunSpread:
     variances: Mapping[Key, tuple[float, float]]
     runs: int
     source: str = SOURCE
+    # per cell: how far its run move strays from its control's (the containers' reference workload), (var, d)
+    levels: Mapping[str, tuple[float, float]] = field(default_factory=dict)
 
     def of_pair(self, key_a: Key, key_b: Key) -> tuple[float, float] | None:
         """What two runs' wanders add to a contrast of their means (variance, d), when both are known."""
         a, b = self.variances.get(key_a), self.variances.get(key_b)
-        if a is None or b is None:
-            return None
-        var = a[0] + b[0]
-        if var <= 0:
-            return 0.0, math.inf
-        return var, var ** 2 / sum(v ** 2 / d for v, d in (a, b) if v > 0)
+        return summed([a, b]) if a is not None and b is not None else None
+
+    def level_of_pair(self, cell_a: str, cell_b: str) -> tuple[float, float] | None:
+        """What two runs' cell moves beyond their controls add to a control-normalised contrast (var, d)."""
+        a, b = self.levels.get(cell_a), self.levels.get(cell_b)
+        return summed([a, b]) if a is not None and b is not None else None
 
 
 def history_model(runs: Sequence[Sequence[CellResult]]) -> NoiseModel | None:
@@ -95,11 +99,16 @@ def pair_priors(name_a: str, name_b: str, vid: str, unreplicated: bool, noise: N
 
 def run_means(cells: Sequence[CellResult]) -> dict[Key, tuple[float, float]]:
     """Per (cell, variant id) measured ok: its run mean of per-round log times, and that mean's variance as its
-    rounds estimate it (their variance / n; NaN with one round)."""
+    rounds estimate it (their variance / n; NaN with one round); each cell's containers' reference workload
+    as the variant ``CONTROL``."""
+    out: dict[Key, tuple[float, float]] = {}
+    for cell in cells:
+        control = reference_side(cell, cell.name)
+        if control is not None and control.n:
+            out[(cell.name, CONTROL)] = run_mean(control)
     df = build_frame(list(cells))
     if not len(df):
-        return {}
-    out: dict[Key, tuple[float, float]] = {}
+        return out
     for _, row in df[df["status"] == "ok"].iterrows():
         side = row_side(row, str(row["cell"]))
         if side.n:
@@ -113,20 +122,24 @@ def run_spread(runs: Sequence[Mapping[Key, tuple[float, float]]], source: str = 
     Per cell, each run's common move (the median over its variants of their
     offsets from their own median run) is taken out, as ``compare`` takes a
     cell's move out; the variance of what is left over the runs, less the
-    part the variant's rounds explain (the mean of its within-run
-    variances), is the wander (0 when the rounds explain it all), on (runs
-    - 1) degrees of freedom.
+    part the variant's rounds explain, is the wander (``_wanders``). Where
+    the runs timed the cell's control, the cell's ``level``: the variance of
+    its run move beyond the control's, what ``--normalise control`` leaves in.
     """
     if len(runs) < MIN_SPREAD_RUNS:
         return None
     by_cell: dict[str, list[Key]] = defaultdict(list)
     for key in {k for run in runs for k in run}:
-        if sum(key in run for run in runs) >= MIN_SPREAD_RUNS:
+        if key[1] != CONTROL and sum(key in run for run in runs) >= MIN_SPREAD_RUNS:
             by_cell[key[0]].append(key)
     found: dict[Key, tuple[float, float]] = {}
-    for keys in by_cell.values():
+    levels: dict[str, tuple[float, float]] = {}
+    for cell, keys in by_cell.items():
         centre = {k: float(np.median([run[k][0] for run in runs if k in run])) for k in keys}
         left: dict[Key, list[tuple[float, float]]] = defaultdict(list)
+        beyond: list[float] = []
+        control = (cell, CONTROL)
+        control_centre = float(np.median([run[control][0] for run in runs if control in run] or [math.nan]))
         for run in runs:
             offsets = {k: run[k][0] - centre[k] for k in keys if k in run}
             if not offsets:
@@ -134,11 +147,15 @@ def run_spread(runs: Sequence[Mapping[Key, tuple[float, float]]], source: str = 
             move = float(np.median(list(offsets.values())))
             for k, x in offsets.items():
                 left[k].append((x - move, run[k][1]))
+            if control in run:
+                beyond.append(move - (run[control][0] - control_centre))
         ks = [k for k, xs in left.items() if len(xs) >= MIN_SPREAD_RUNS]
         for k, (tau2, d) in zip(ks, _wanders([[x for x, _ in left[k]] for k in ks],
                                              [[w for _, w in left[k] if math.isfinite(w)] for k in ks]), strict=True):
             found[k] = (tau2, d)
-    return RunSpread(found, len(runs), f"{len(runs)} {source}") if found else None
+        if len(beyond) >= MIN_SPREAD_RUNS:
+            levels[cell] = (float(np.var(beyond, ddof=1)), float(len(beyond) - 1))
+    return RunSpread(found, len(runs), f"{len(runs)} {source}", levels) if found else None
 
 
 def _wanders(points: Sequence[Sequence[float]], withins: Sequence[Sequence[float]]) -> list[tuple[float, float]]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -310,10 +310,19 @@ def anchored(c: Contrast, anchor: tuple[float, float, float]) -> Contrast:
 
 def with_extra(c: Contrast, var: float, d: float) -> Contrast:
     """``c`` with a variance its own units cannot see added (on ``d`` degrees of freedom; Welch-Satterthwaite)."""
-    extra = c.extra + var
-    parts = [(v, k) for v, k in ((c.extra, c.extra_d), (var, d)) if v > 0]
-    extra_d = extra ** 2 / sum(v ** 2 / k for v, k in parts) if parts and extra > 0 else math.inf
+    extra, extra_d = summed([(c.extra, c.extra_d), (var, d)])
     return replace(c, extra=extra, extra_d=extra_d)
+
+
+def summed(parts: Iterable[tuple[float, float]]) -> tuple[float, float]:
+    """Independent variances, each on its degrees of freedom, summed: (variance, Welch-Satterthwaite's degrees of
+    freedom; infinite when every part is known exactly, or there is none)."""
+    known = [(v, d) for v, d in parts if v > 0]
+    var = sum(v for v, _ in known)
+    spread = sum(v ** 2 / d for v, d in known)
+    if var <= 0:
+        return 0.0, math.inf
+    return var, var ** 2 / spread if spread > 0 else math.inf
 
 
 def with_noise_model(c: Contrast, prior_a: Prior | None, prior_b: Prior | None) -> Contrast:
