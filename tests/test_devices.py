@@ -220,3 +220,12 @@ def test_the_docs_matrix_files_load_as_one_environment_in_two_settings(load_snip
         assert a.existing and a.interpreter == b.interpreter
         rest = [{k: v for k, v in c.env if k not in DEVICE_ENV} for c in (a, b)]
         assert rest[0] == rest[1] and (a.target, a.env) != (b.target, b.env)
+
+
+def test_the_report_line_counts_one_cell_as_one_cell(tmp_path: Path) -> None:
+    """Issue 42's plurals: "(1 cells: ...)" was printed for a one-cell report."""
+    from tfmatrix.report.build import Summary
+
+    line = Summary(tmp_path / "index.html", tmp_path / "results.csv", 1, {"ok": 1}, 44, 0, 14, "c").line()
+    assert "(1 cell: 1 ok; 44 results;" in line
+    assert "(2 cells: " in Summary(tmp_path / "i.html", tmp_path / "r.csv", 2, {"ok": 2}, 9, 0, 14, "c").line()

@@ -32,14 +32,13 @@ from ..results.noise_history import NoiseHistory, NoiseModel
 from .cells import CellResult
 from .control import reference_side
 from .frame import build_frame, row_side
-from .noise_model import prior, run_mean
+from .noise_model import CONTROL, prior, run_mean
 from .statistics.moderation import Prior, fit_prior, remove_process_effects, robust_d0, summed
 
 SOURCE = "kept runs"
 MIN_SPREAD_RUNS = 2     # kept runs needed for a variant's run-to-run wander (one degree of freedom)
 
 Key = tuple[str, str]   # (cell, variant id)
-CONTROL = "~control"    # the variant id a cell's containers' reference workload goes by in ``run_means``
 
 
 @dataclass(frozen=True)

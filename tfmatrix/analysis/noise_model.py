@@ -25,9 +25,12 @@ import pandas as pd
 
 from ..results.noise_history import NoiseHistory, NoiseModel
 from .cells import CellResult
+from .control import reference_side
 from .frame import row_side
 from .statistics.inference import Contrast, Side
 from .statistics.moderation import Prior, moderate, remove_process_effects
+
+CONTROL = "~control"    # the variant id a cell's containers' reference workload goes by beside its variants
 
 MAX_D = 12.0            # the most degrees of freedom pooled runs lend a variance: a history is a prior, not a
 #                         known value (a noisier day than the kept runs must still widen the interval)
@@ -93,8 +96,14 @@ def run_mean(side: Side) -> tuple[float, float]:
     one run's point for ``history.run_spread``."""
     return side.mean, (float(np.var(side.logs, ddof=1)) / side.n if side.n >= 2 else math.nan)
 
-def from_frame(df: pd.DataFrame, source: str = "") -> NoiseModel | None:
-    """The noise model of a report's frame: every ok variant measured in two rounds or more (None: none was)."""
+def from_frame(df: pd.DataFrame, source: str = "", cells: Iterable[CellResult] = ()) -> NoiseModel | None:
+    """The noise model of a report's frame: every ok variant measured in two rounds or more (None: none was).
+
+    ``cells``: the frame's cells; each one's containers' reference workload
+    (two rounds or more) joins as the variant ``CONTROL``, so that a later
+    ``compare --normalise control`` sees how far a cell's move strays from it
+    (``history.run_spread``).
+    """
     if not len(df):
         return None
     sides: dict[tuple[str, str], Side] = {}
@@ -104,7 +113,14 @@ def from_frame(df: pd.DataFrame, source: str = "") -> NoiseModel | None:
         if side.n >= 2:
             sides[(str(row["cell"]), str(row["id"]))] = side
             groups[(str(row["cell"]), str(row["id"]))] = (str(row["cell"]), str(row["benchmark"]))
-    return noise_model_of(sides, groups, source) if sides else None
+    if not sides:
+        return None
+    for cell in cells:
+        control = reference_side(cell, cell.name)
+        if control is not None and control.n >= 2:
+            sides[(cell.name, CONTROL)] = control
+            groups[(cell.name, CONTROL)] = (cell.name, CONTROL)
+    return noise_model_of(sides, groups, source)
 
 
 def run_of(cells: Iterable[CellResult]) -> str:

@@ -73,7 +73,7 @@ class Summary:
 
     def line(self) -> str:
         counts = ", ".join(f"{n} {s}" for s, n in sorted(self.statuses.items()))
-        text = (f"report: {self.html} ({self.cells} cells: {counts}; {self.variants} results; "
+        text = (f"report: {self.html} ({self.cells} cell{'s' * (self.cells != 1)}: {counts}; {self.variants} results; "
                 f"{self.claims_answered} of {self.claims_total} claims and "
                 f"{self.findings_answered} of {self.findings_total} findings answered)")
         if self.warnings:
@@ -201,7 +201,7 @@ def analyse(inputs: Inputs, asked: Asked) -> Analysed:
     compared = noise_model.annotate(compared, noise_model.pooled(inputs.noise, without=[this_run]))  # never its own
     claims = compute_claims(compared, cells, CLAIMS, alpha=run_alpha(cells))
     attach_stops(claims, cells)
-    model = noise_model.from_frame(df, inputs.source)
+    model = noise_model.from_frame(df, inputs.source, cells)
     return Analysed(
         cells, df, build_tables(df, cells, baselines), baselines, compute_all(compared, cells, FINDINGS),
         run_to_run(cells, earlier, inputs.noise), claims, upgrade_view(df, *upgrade) if upgrade is not None else None,
