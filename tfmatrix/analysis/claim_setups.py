@@ -38,12 +38,19 @@ def setup(benchmarks: tuple[str, ...], a: ParamSpec, b: ParamSpec, standin: str 
 
 @dataclass(frozen=True)
 class BackendAnswer:
-    """A claim's question on JAX and PyTorch: the sides (``api=backend`` unless a side names its api) and names."""
+    """A claim's question on JAX and PyTorch: the sides (``api``, unless a side names its own) and names.
+
+    ``api``: ``backend`` for the framework's own ops (``jnp``, ``torch``);
+    ``keras`` for a question about Keras itself (``predict`` after
+    ``compile``, ``fit`` against ``train_on_batch``), which Keras 3 asks of
+    every backend with the same calls the seed made of tf.keras.
+    """
 
     benchmarks: tuple[str, ...]
     a: ParamSpec
     b: ParamSpec
     how: Mapping[str, str]          # backend -> what answers there, for the line's label
+    api: str = "backend"
 
 
 # ---------------------------------------------------------------------------
@@ -61,6 +68,20 @@ BACKEND_ANSWERS: dict[str, BackendAnswer] = {
     "tf_function_faster_power": BackendAnswer(
         ("graphs.power",), dict(call="compiled"), dict(call="eager"),
         {"jax": "jax.jit vs op-by-op jax.numpy", "torch": "torch.compile vs eager torch"}),
+    "predict_slower_after_compile": BackendAnswer(
+        ("inference.tiny",), dict(path="predict", stage="compiled", mode="eager"),
+        dict(path="predict", stage="uncompiled", mode="eager"),
+        {"jax": "Keras 3's predict()", "torch": "Keras 3's predict()"}, api="keras"),
+    "call_and_predict_on_batch_fix": BackendAnswer(
+        ("inference.tiny",), dict(path=("call", "predict_on_batch"), stage="compiled", mode="eager"),
+        dict(path="predict", stage="compiled", mode="eager"),
+        {"jax": "Keras 3's model(x), predict_on_batch() and predict()",
+         "torch": "Keras 3's model(x), predict_on_batch() and predict()"}, api="keras"),
+    "fit_slower_than_train_on_batch": BackendAnswer(
+        ("training.answer",), dict(model="small", data="small", loop="fit", input="numpy", mode="eager"),
+        dict(model="small", data="small", loop="train_on_batch", input="numpy", mode="eager"),
+        {"jax": "Keras 3's fit() and train_on_batch()", "torch": "Keras 3's fit() and train_on_batch()"},
+        api="keras"),
     "python_args_retrace": BackendAnswer(
         ("graphs.tracing",), dict(arg="python_distinct", call=("compiled", "compiled_static")),
         dict(arg="tensor", call="compiled"),
@@ -74,8 +95,8 @@ BACKEND_ANSWERS: dict[str, BackendAnswer] = {
 def on_backends(key: str) -> tuple[Setup, ...]:
     """The claim ``key`` on each Keras 3 framework without TF: one setup per backend, labelled as its answer."""
     row = BACKEND_ANSWERS[key]
-    a = param_spec(**{"api": "backend", **row.a})
-    b = param_spec(**{"api": "backend", **row.b})
+    a = param_spec(**{"api": row.api, **row.a})
+    b = param_spec(**{"api": row.api, **row.b})
     return tuple(Setup(Compare(row.benchmarks, a, b, backends=(backend,)),
                        f"answered with {answer} on this {FRAMEWORKS[backend]} cell (no TensorFlow)")
                  for backend, answer in row.how.items())
