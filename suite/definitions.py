@@ -17,6 +17,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from .harness import Budget
 from .schema import param_text
 
+BACKEND_API = "backend"             # the variants that run on the cell's Keras 3 backend (JAX, PyTorch)
 MODES = ("eager", "graph")
 
 

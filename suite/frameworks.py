@@ -21,7 +21,6 @@ from typing import Any, Callable, Dict, Optional
 
 from .definitions import NotApplicable, Prepared
 
-BACKEND_API = "backend"             # the variants that run on the cell's Keras 3 backend (JAX, PyTorch)
 BACKEND_SEEDS = ("002", "004")      # the seeds whose TF variants have api=backend twins
 FRAMEWORKS = {"jax": "JAX", "torch": "PyTorch", "tensorflow": "TensorFlow"}
 # call -> what it is on each backend: the plain call, the compiler as users call it, and the

@@ -16,9 +16,9 @@ from typing import IO, Any, Dict, List, Optional, Sequence
 
 from . import reference, stats
 from .compat import mode_unsupported
-from .definitions import Benchmark, Preset, Variant
+from .definitions import BACKEND_API, Benchmark, Preset, Variant
 from .document import finish, header, now_iso, take_fingerprint
-from .frameworks import BACKEND_API, BACKEND_SEEDS, framework, tf_cell_reason
+from .frameworks import BACKEND_SEEDS, framework, tf_cell_reason
 from .harness import spread_over
 from .isolation import run_group
 from .registry import all_variants, benchmark_by_name, load_benchmarks, select

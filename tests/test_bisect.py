@@ -207,3 +207,21 @@ def test_the_opening_estimate_counts_only_the_variants_a_probe_runs(tmp_path):
     whole = execution.cell_estimates([whole_request.job(cell)], whole_request, last)[cell.name]
     probe = execution.cell_estimates([probe_request.job(cell)], probe_request, last)[cell.name]
     assert probe < whole / 2
+
+
+def test_a_claim_target_measures_the_tf_setups_only_and_names_each_side_right() -> None:
+    """A bisect walks TF releases: the JAX/PyTorch answers' variants (api=keras, api=backend) are not its target,
+    and a two-variant target lists the claim's A side first, so that ``why`` names each side (the uncompiled predict
+    was once called "predict after compile")."""
+    from tfmatrix.history.targets import claim_target
+    from tfmatrix.history.why import side_names
+
+    t = claim_target("predict_slower_after_compile", "seed")
+    assert len(t.variant_ids) == 2 and "stage=compiled" in t.variant_ids[0] and "stage=uncompiled" in t.variant_ids[1]
+    names = side_names(t)
+    assert names[t.variant_ids[0]].startswith("predict after compile (") and "stage=compiled" in names[t.variant_ids[0]]
+    assert names[t.variant_ids[1]].startswith("predict before compile (")
+    matmul = claim_target("tf_matmul_faster_than_np_dot", "seed").variant_ids
+    assert len(matmul) == 2 and "api=tf," in matmul[0] and "api=numpy" in matmul[1]
+    for key in ("fit_slower_than_train_on_batch", "call_and_predict_on_batch_fix", "einsum_faster_than_loop"):
+        assert not [v for v in claim_target(key, "seed").variant_ids if "api=keras," in v or "api=backend" in v], key

@@ -22,9 +22,9 @@ from suite.backend import BackendCompat
 from suite.benchmarks.graphs import a_regular_function, power
 from suite.benchmarks.graphs_tracing import jax_expected_traces, tracing_arguments
 from suite.benchmarks.tensor_ops import einsum, loop_stack
-from suite.definitions import PRESETS, NotApplicable, Variant
+from suite.definitions import BACKEND_API, PRESETS, NotApplicable, Variant
 from suite.document import cell_framework
-from suite.frameworks import BACKEND_API, Ops, backend_step, materialize
+from suite.frameworks import Ops, backend_step, materialize
 from suite.registry import all_variants
 from suite.run import settle, unavailable
 from tfmatrix.analysis.cells import load_dir

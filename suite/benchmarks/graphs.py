@@ -40,8 +40,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from ..definitions import Benchmark, NotApplicable, Prepared, Preset, Variant, make_variant
-from ..frameworks import BACKEND_API, Ops, backend_step, int_matmul_unavailable, prepare_ops
+from ..definitions import BACKEND_API, Benchmark, NotApplicable, Prepared, Preset, Variant, make_variant
+from ..frameworks import Ops, backend_step, int_matmul_unavailable, prepare_ops
 
 # -- graphs.xla -----------------------------------------------------------------
 

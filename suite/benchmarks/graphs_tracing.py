@@ -36,8 +36,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
-from ..definitions import Benchmark, NotApplicable, Prepared, Preset, Variant, make_variant
-from ..frameworks import BACKEND_API, call_info, compile_reason, compiler, materialize, prepare_ops
+from ..definitions import BACKEND_API, Benchmark, NotApplicable, Prepared, Preset, Variant, make_variant
+from ..frameworks import call_info, compile_reason, compiler, materialize, prepare_ops
 
 TRACING_ARGS = ("tensor", "python_same", "python_cycle", "tensor_shapes", "python_distinct")
 TENSOR_VALUES = 8

@@ -42,8 +42,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Tuple
 
-from ..definitions import Benchmark, NotApplicable, Prepared, Preset, Variant, make_variant
-from ..frameworks import BACKEND_API, backend_step, prepare_ops
+from ..definitions import BACKEND_API, Benchmark, NotApplicable, Prepared, Preset, Variant, make_variant
+from ..frameworks import backend_step, prepare_ops
 from .graphs import eager_step, session_step
 
 MATMUL_N = {"quick": 256, "seed": 2000, "standard": 4000, "full": 10000}

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from ..analysis.cells import CellResult
+from ..analysis.claim_setups import TF_CELLS
 from ..analysis.claim_table import CLAIMS, Claim
 from ..analysis.claims import CANNOT, ClaimLine, compute_claim
 from ..analysis.findings import in_benchmarks, matches
@@ -72,14 +73,28 @@ def bench_target(variant_id: str, preset: str) -> Target:
 
 
 def claim_variant_ids(claim: Claim, preset: str) -> list[str]:
-    """Every variant of ``preset`` that a side of any of the claim's setups matches, in catalogue order."""
-    out = []
+    """Every variant of ``preset`` that a side of the claim's TensorFlow setups matches: the A side's, then the
+    B side's, each in catalogue order.
+
+    A bisect or a timeline walks TensorFlow releases: the setups that answer
+    the claim on JAX or PyTorch cells (``claim_setups.on_backends``) are not
+    measured there (their variants would be n/a in every release, and the
+    claim's two sides would no longer be its first line's two variants).
+    """
+    from suite.definitions import BACKEND_API
+
+    setups = [s for s in claim.setups if not s.compare.backends or set(TF_CELLS) & set(s.compare.backends)]
+    a_side, b_side = [], []
     for v in _variants(preset):
         params = dict(v.params)
-        if any(in_benchmarks(v.benchmark, s.compare.benchmarks)
-               and (matches(params, s.compare.a) or matches(params, s.compare.b)) for s in claim.setups):
-            out.append(v.id)
-    return out
+        if v.api == BACKEND_API:        # JAX's or PyTorch's own ops: n/a in every TensorFlow release
+            continue
+        mine = [s for s in setups if in_benchmarks(v.benchmark, s.compare.benchmarks)]
+        if any(matches(params, s.compare.a) for s in mine):
+            a_side.append(v.id)
+        elif any(matches(params, s.compare.b) for s in mine):
+            b_side.append(v.id)
+    return a_side + b_side         # the A side first: ``why.side_names`` names a two-variant target's sides in order
 
 
 def _variants(preset: str) -> Sequence:

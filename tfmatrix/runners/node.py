@@ -25,7 +25,7 @@ import tarfile
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -205,14 +205,8 @@ def remove_own_containers() -> int:
     client = engine.engine()
     if client is None:
         return 0
-    mine = client.containers.list(all=True, filters={"label": "%s=%s" % (engine.OWNER_LABEL, engine.owner())},
-                                   ignore_removed=True)
-    for c in mine:
-        try:
-            c.remove(force=True)
-        except Exception:
-            pass
-    return len(mine)
+    return _removed(client.containers.list(all=True, ignore_removed=True,
+                                           filters={"label": "%s=%s" % (engine.OWNER_LABEL, engine.owner())}))
 
 
 def sweep_leftovers() -> int:
@@ -220,10 +214,14 @@ def sweep_leftovers() -> int:
     client = engine.engine()
     if client is None:
         return 0
-    gone = engine.leftover_containers(client)
-    for c in gone:
+    return _removed(engine.leftover_containers(client))
+
+
+def _removed(containers: Sequence[Any]) -> int:
+    """Remove ``containers`` (one already gone or busy is left to the next sweep); how many there were."""
+    for c in containers:
         try:
             c.remove(force=True)
         except Exception:
             pass
-    return len(gone)
+    return len(containers)
