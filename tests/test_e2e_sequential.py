@@ -16,7 +16,9 @@ import json
 import pytest
 from e2e import MATRICES, cell_docs, require, tfmatrix
 
+from tfmatrix.analysis.noise_model import CONTROL
 from tfmatrix.analysis.sequential import LOOK_ALPHA, MAX_ROUNDS
+from tfmatrix.results.noise_history import NOISE_FORMAT
 from tfmatrix.runners import engine as docker_engine
 
 pytestmark = pytest.mark.docker
@@ -50,7 +52,10 @@ def test_a_sequential_claims_run_stops_each_line_when_it_is_decided_and_starts_w
     assert rows and all(r["stopped"] for r in rows)
     assert "Sequential rounds" in (reports / "index.html").read_text()
     history = json.loads((reports / "noise-model.json").read_text())
-    assert history["schema_version"] == 2 and len(history["runs"]) == 1
+    assert history["schema_version"] == NOISE_FORMAT.version == 3 and len(history["runs"]) == 1
+    rows = history["runs"][0]["variances"]
+    assert rows and all(len(row) == 6 for row in rows)      # each variant's run mean kept, for run_spread
+    assert {row[0] for row in rows if row[1] == CONTROL} == set(CELLS)     # and each cell's reference workload
 
     second = tfmatrix(*args)
     assert second.returncode == 0, second.stderr[-3000:]
