@@ -158,16 +158,16 @@ def previous_run(cells: list[CellResult], earlier: list[CellResult]) -> list[Cel
             and c.doc.request == now[c.name].doc.request]
 
 
-def run_to_run(cells: list[CellResult], earlier: list[CellResult], noise: NoiseHistory) -> list[str]:
+def run_to_run(cells: list[CellResult], earlier: list[CellResult], noise: NoiseHistory, this_run: str) -> list[str]:
     """Agreement with the previous run, as summary lines (none without a previous run); each variant's run-to-run
-    wander in the other runs the noise history keeps joins its contrast."""
+    wander in the other runs the noise history keeps (not ``this_run``, not the previous one) joins its contrast."""
     if not earlier:
         return []
     from ..analysis.compare import compare_cells
     from ..analysis.history import spread_of
 
     now = {c.name: c for c in cells}
-    spread = spread_of(noise, without=[noise_model.run_of(cells), noise_model.run_of(earlier)])
+    spread = spread_of(noise, without=[this_run, noise_model.run_of(earlier)])
     result = compare_cells(earlier, [now[c.name] for c in earlier], "previous run", "this run", spread=spread)
     when = sorted(c.finished for c in earlier if c.finished)
     head = (f"compared with the previous run of {len(earlier)} cell(s) ({when[0] if when else 'date not recorded'}); "
@@ -204,7 +204,8 @@ def analyse(inputs: Inputs, asked: Asked) -> Analysed:
     model = noise_model.from_frame(df, inputs.source, cells)
     return Analysed(
         cells, df, build_tables(df, cells, baselines), baselines, compute_all(compared, cells, FINDINGS),
-        run_to_run(cells, earlier, inputs.noise), claims, upgrade_view(df, *upgrade) if upgrade is not None else None,
+        run_to_run(cells, earlier, inputs.noise, this_run), claims,
+        upgrade_view(df, *upgrade) if upgrade is not None else None,
         hardware_view.hardware_pairs(df, cells), devices_view.device_pairs(df, cells),
         warnings_for(cells),
         # a replicated run: kept, with the runs before it, for later runs and comparisons
