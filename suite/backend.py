@@ -17,7 +17,7 @@ from typing import Any, Dict, List, Optional
 
 from .compat import Compat, KerasHandle
 from .definitions import NotApplicable
-from .frameworks import framework
+from .frameworks import framework, needs_tensorflow
 
 BACKENDS = ("jax", "torch")       # the ones without TensorFlow; "tensorflow" is the default
 
@@ -54,7 +54,7 @@ class BackendCompat(Compat):
         return True
 
     def require_tf(self, what: str) -> None:
-        raise NotApplicable("%s needs TensorFlow; %s" % (what, no_tf(self.backend)))
+        raise NotApplicable(needs_tensorflow(what, self.backend))
 
     def keras(self, api: str, check_mode: bool = True) -> KerasHandle:
         if api == "tf.keras":

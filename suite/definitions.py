@@ -204,6 +204,15 @@ class Benchmark:
         """Build what ``variant`` times, inside a worker; may raise NotApplicable."""
         raise NotImplementedError
 
+    def tensorflow_part(self, variant: Variant) -> Optional[str]:
+        """The part of TensorFlow ``variant`` uses whatever its Keras (``"tf.data input"``), or None.
+
+        A Keras 3 cell on JAX or PyTorch has no TensorFlow, so such a variant
+        is not in its catalogue (``suite.run.outside``); ``prepare`` still
+        refuses it there (``compat.require_tf``), for a plan made before.
+        """
+        return None
+
     def window_key(self, variant: Variant) -> str:
         """Variants with the same key (and process group) are sampled interleaved, in one window.
 

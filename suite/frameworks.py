@@ -39,6 +39,11 @@ def framework(backend: str) -> str:
     return FRAMEWORKS.get(backend, backend)
 
 
+def needs_tensorflow(what: str, backend: str) -> str:
+    """Why ``what`` (tf.keras, tf.data input, ...) cannot be on a Keras 3 cell of ``backend``: worker and plan alike."""
+    return "%s needs TensorFlow; this cell runs Keras 3 on %s and installs no TensorFlow" % (what, framework(backend))
+
+
 def tf_cell_reason() -> str:
     """Why a backend variant is n/a in a TensorFlow cell (the fingerprint and the worker say the same)."""
     return ("runs on a Keras 3 cell's JAX or PyTorch backend; this cell runs TensorFlow, whose api=tf variants "

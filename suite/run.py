@@ -12,17 +12,17 @@ import json
 import sys
 import time
 from collections import OrderedDict
-from typing import IO, Any, Dict, List, Optional, Sequence
+from typing import IO, Any, Dict, List, Optional, Sequence, Tuple
 
 from . import reference, stats
 from .compat import mode_unsupported
 from .definitions import BACKEND_API, Benchmark, Preset, Variant
 from .document import finish, header, now_iso, take_fingerprint
-from .frameworks import BACKEND_SEEDS, framework, tf_cell_reason
+from .frameworks import BACKEND_SEEDS, framework, needs_tensorflow, tf_cell_reason
 from .harness import spread_over
 from .isolation import run_group
 from .registry import all_variants, benchmark_by_name, load_benchmarks, select
-from .schema import PROGRESS_FORMAT
+from .schema import OUTSIDE_KEY, PROGRESS_FORMAT
 
 
 def plan_groups(variants: Sequence[Variant]) -> "OrderedDict[str, List[Variant]]":
@@ -33,18 +33,48 @@ def plan_groups(variants: Sequence[Variant]) -> "OrderedDict[str, List[Variant]]
     return groups
 
 
-def unavailable(facts: Dict[str, Any], variant: Variant) -> Optional[str]:
-    """Why a variant is n/a, when the fingerprint alone tells (its Keras is absent or cannot run in its mode)."""
-    backend = str((facts.get("backend") or {}).get("name") or "tensorflow")
-    if variant.api == BACKEND_API and backend == "tensorflow":
-        return tf_cell_reason()
-    if backend != "tensorflow" and variant.api == "tf":
+def _backend(facts: Dict[str, Any]) -> str:
+    return str((facts.get("backend") or {}).get("name") or "tensorflow")
+
+
+def outside(facts: Dict[str, Any], variant: Variant, bench: Optional[Benchmark] = None) -> Optional[str]:
+    """Why ``variant`` is not in this cell's catalogue: it is another framework's (``suite.schema.OUTSIDE_KEY``).
+
+    A Keras 3 cell on JAX or PyTorch installs no TensorFlow, so tf.keras,
+    TensorFlow's own ops and graph mode are not questions it can be asked
+    (its ``api=keras`` and ``api=backend`` twins ask them of its framework);
+    a TensorFlow cell answers the ``api=backend`` variants' questions with its
+    ``api=tf`` ones; a Keras 3 variant that feeds tf.data or calls
+    tf.function (``bench.tensorflow_part``) is TensorFlow's too. Such a
+    variant is no n/a result of the cell: a failure to run what the cell
+    holds is.
+    """
+    backend = _backend(facts)
+    if variant.api == BACKEND_API:
+        return tf_cell_reason() if backend == "tensorflow" else None
+    if backend == "tensorflow":
+        return None
+    if variant.api == "tf":
         return "TensorFlow-only benchmark; this cell runs Keras 3 on %s and installs no TensorFlow%s" % (
             framework(backend), " (its api=backend variants ask the same of %s)" % framework(backend)
             if variant.seed in BACKEND_SEEDS else "")
-    if backend != "tensorflow" and variant.mode == "graph":
+    if variant.mode == "graph":
         return "graph mode is TensorFlow's (a tf.compat.v1 Session); this cell runs Keras 3 on %s, eagerly only" % (
             framework(backend))
+    if variant.api == "tf.keras":
+        keras = (facts.get("keras") or {}).get("tf.keras")
+        said = keras.get("unavailable") if isinstance(keras, dict) else None
+        return str(said or needs_tensorflow("tf.keras", backend))
+    part = bench.tensorflow_part(variant) if bench is not None else None
+    return needs_tensorflow(part, backend) if part else None
+
+
+def unavailable(facts: Dict[str, Any], variant: Variant, bench: Optional[Benchmark] = None) -> Optional[str]:
+    """Why a variant is n/a, when the fingerprint alone tells: another framework's (``outside``), or its Keras is
+    absent or cannot run in its mode."""
+    why = outside(facts, variant, bench)
+    if why:
+        return why
     keras = (facts.get("keras") or {}).get(variant.api)
     if not isinstance(keras, dict):
         return None
@@ -189,13 +219,28 @@ def measure(variants: Sequence[Variant], settled: Dict[str, Dict[str, Any]], pre
 
 
 def settle(facts: Dict[str, Any], variants: Sequence[Variant]) -> Dict[str, Dict[str, Any]]:
-    """The n/a records the fingerprint alone decides (a Keras package absent, a TF-only variant on JAX), by id."""
+    """The n/a records the fingerprint alone decides (a Keras package absent, another framework's variant), by id."""
     out: Dict[str, Dict[str, Any]] = {}
     for v in variants:
         why = unavailable(facts, v)
         if why:
             out[v.id] = na_record(v.id, why)
     return out
+
+
+def set_aside(facts: Dict[str, Any], variants: Sequence[Variant], by_name: Dict[str, Benchmark]
+              ) -> Tuple[List[Variant], List[Dict[str, Any]]]:
+    """The cell's own catalogue, and the variants of frameworks it does not have by reason (``OUTSIDE_KEY``)."""
+    own: List[Variant] = []
+    groups: "OrderedDict[str, List[Dict[str, Any]]]" = OrderedDict()
+    for v in variants:
+        why = outside(facts, v, by_name.get(v.benchmark))
+        if why is None:
+            own.append(v)
+        else:
+            groups.setdefault(why, []).append({"id": v.id, "benchmark": v.benchmark, "seed": v.seed,
+                                               "params": v.as_dict(), "mode": v.mode, "api": v.api})
+    return own, [{"reason": why, "variants": entries} for why, entries in groups.items()]
 
 
 def slices(variants: Sequence[Variant]) -> "OrderedDict[str, List[Variant]]":
@@ -232,7 +277,9 @@ def run(
     facts = take_fingerprint(doc, log, preset)
     if facts is None:
         return finish(doc, out_path, t0, log, code=3)
-    doc["records"] = measure(variants, settle(facts, variants), preset, log, benchmark_by_name(benchmarks))
+    by_name = benchmark_by_name(benchmarks)
+    variants, doc["config"][OUTSIDE_KEY] = set_aside(facts, variants, by_name)
+    doc["records"] = measure(variants, settle(facts, variants), preset, log, by_name)
     _warn_unstable(doc, preset)
     return finish(doc, out_path, t0, log, code=0)
 
@@ -252,12 +299,14 @@ def plan(preset: Preset, only: Sequence[str], out_path: str, cell: Dict[str, Any
     facts = take_fingerprint(doc, log, preset)
     if facts is None:
         return finish(doc, out_path, t0, log, code=3)
-    settled = settle(facts, variants)
     by_name = benchmark_by_name(benchmarks)
-    doc["records"] = [combine(v, by_name[v.benchmark], [settled[v.id]], preset) for v in variants if v.id in settled]
-    doc["config"]["slices"] = OrderedDict(
-        (key, [v.id for v in members if v.id not in settled]) for key, members in slices(variants).items())
-    doc["config"]["order"] = [v.id for v in variants]
+    own, doc["config"][OUTSIDE_KEY] = set_aside(facts, variants, by_name)
+    settled = settle(facts, own)
+    doc["records"] = [combine(v, by_name[v.benchmark], [settled[v.id]], preset) for v in own if v.id in settled]
+    measured = {v.id for v in own} - set(settled)
+    doc["config"]["slices"] = OrderedDict(       # the whole catalogue's slices: the same keys in every cell
+        (key, [v.id for v in members if v.id in measured]) for key, members in slices(variants).items())
+    doc["config"]["order"] = [v.id for v in own]
     return finish(doc, out_path, t0, log, code=0)
 
 

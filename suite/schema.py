@@ -125,6 +125,14 @@ SCHEDULE_OPTIONAL_KEYS = {
     "passes": list,         # the matrix round (pass) each process came from
 }
 
+# A cell's catalogue is what its framework has. A variant of a framework the cell does not hold (tf.keras, api=tf
+# or graph mode on a Keras 3 JAX/PyTorch cell; an api=backend variant in a TensorFlow cell) is no record: the
+# results' ``config[OUTSIDE_KEY]`` lists those variants by reason, each as the catalogue entry it would have been
+# (``suite.run.set_aside``), so the report can still say why a claim cannot exist there without counting them n/a.
+OUTSIDE_KEY = "outside"
+OUTSIDE_KEYS = {"reason": str, "variants": list}
+OUTSIDE_VARIANT_KEYS = {"id": str, "benchmark": str, "seed": str, "params": dict, "mode": str, "api": str}
+
 # Every key of a record, required or not: the host's shape check (``tfmatrix.results.shapes.RECORD``) is built on it.
 ALL_RECORD_KEYS = dict(RECORD_KEYS, **RECORD_OPTIONAL_KEYS)
 
@@ -148,6 +156,22 @@ def validate(doc: Any) -> List[str]:
                 problems.append("gpu.%s missing" % key)
     for i, rec in enumerate(doc.get("records") or []):
         problems.extend(validate_record(rec, "records[%d]" % i))
+    config = doc.get("config")
+    for i, group in enumerate((config.get(OUTSIDE_KEY) or []) if isinstance(config, dict) else []):
+        problems.extend(_validate_outside(group, "config.%s[%d]" % (OUTSIDE_KEY, i)))
+    return problems
+
+
+def _validate_outside(group: Any, where: str) -> List[str]:
+    problems: List[str] = []
+    if not isinstance(group, dict):
+        return ["%s must be an object" % where]
+    _check_keys(group, OUTSIDE_KEYS, where, problems)
+    for j, entry in enumerate(group.get("variants") or []):
+        if not isinstance(entry, dict):
+            problems.append("%s.variants[%d] must be an object" % (where, j))
+        else:
+            _check_keys(entry, OUTSIDE_VARIANT_KEYS, "%s.variants[%d]" % (where, j), problems)
     return problems
 
 

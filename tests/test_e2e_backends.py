@@ -3,8 +3,8 @@
 One run of tests/matrices/backends.toml (keras3-jax-cpu, keras3-torch-cpu; quick preset), with a
 ``--only``/``--bench`` subset: the seed-000 question models (train_on_batch, fit, tf.data), the seed-001
 tiny model's inference paths, seed 003 on any backend (``compiled.application``) and one TF-only
-benchmark (``tensor_ops.matmul``), whose TensorFlow variants must come out n/a with the reason while its
-``keras.ops`` variant (``api=backend``) runs.
+benchmark (``tensor_ops.matmul``), whose TensorFlow variants must be set aside as TensorFlow's (no records,
+``config.outside`` with the reason) while its ``api=backend`` variant runs.
 """
 from __future__ import annotations
 
@@ -59,10 +59,14 @@ def test_keras3_runs_on_the_backend_without_tensorflow(backend_run, backend):
         assert any(i.startswith("training.question") and path in i for i in ok), path
     assert any(i.startswith("inference.tiny") and "path=predict_on_batch" in i for i in ok)
     assert any(i.startswith("compiled.application") and "jit_compile=false" in i for i in ok)
-    reasons = {i: r["reason"] for i, r in recs.items() if r["status"] == "n/a"}
-    assert all("installs no TensorFlow" in reasons[i] for i in reasons if i.startswith("tensor_ops.matmul"))
-    assert all("installs no TensorFlow" in why for i, why in reasons.items() if "input=tf.data" in i and
-               "api=keras," in i and "mode=eager" in i)
+    aside = {e["id"]: g["reason"] for g in results["config"]["outside"] for e in g["variants"]}
+    assert not set(aside) & set(recs)
+    matmul_tf = [i for i in aside if i.startswith("tensor_ops.matmul") and "api=tf," in i]
+    assert matmul_tf and all("installs no TensorFlow" in aside[i] for i in matmul_tf)
+    tf_data = [i for i in aside if "input=tf.data" in i and "api=keras," in i and "mode=eager" in i]
+    assert tf_data and all(aside[i].startswith("tf.data input needs TensorFlow") for i in tf_data)
+    tf_own = ("api=tf.keras,", "api=tf,", "input=tf.data", "path=tf_function", "mode=graph")
+    assert all(any(part in i for part in tf_own) for i in aside), sorted(aside)
 
 
 def test_the_report_compares_the_backends(backend_run):

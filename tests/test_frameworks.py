@@ -24,19 +24,21 @@ from suite.benchmarks.graphs_tracing import jax_expected_traces, tracing_argumen
 from suite.benchmarks.tensor_ops import einsum, loop_stack
 from suite.definitions import BACKEND_API, PRESETS, NotApplicable, Variant
 from suite.document import cell_framework
-from suite.frameworks import Ops, backend_step, materialize
-from suite.registry import all_variants
-from suite.run import settle, unavailable
+from suite.frameworks import Ops, backend_step, materialize, tf_cell_reason
+from suite.registry import all_variants, benchmark_by_name, load_benchmarks
+from suite.run import set_aside, settle, unavailable
+from suite.schema import OUTSIDE_KEY, validate
 from tfmatrix.analysis.cells import load_dir
 from tfmatrix.analysis.claim_setups import BACKEND_ANSWERS
 from tfmatrix.analysis.claim_table import CLAIMS
 from tfmatrix.analysis.claims import HOLDS, NOT_MEASURED, UNCLEAR, compute_claims
 from tfmatrix.analysis.findings import in_benchmarks, matches
-from tfmatrix.analysis.frame import build_frame
+from tfmatrix.analysis.frame import build_frame, results_rows
 
 SEED_002_004 = ("tensor_ops.matmul", "tensor_ops.batched_matmul", "graphs.power", "graphs.matmul_bias",
                 "graphs.tracing")
 NAMES = {"jax": "JAX", "torch": "PyTorch"}
+BY_NAME = benchmark_by_name(load_benchmarks())
 
 
 def _keras_facts(backend: str) -> dict[str, Any]:
@@ -77,16 +79,40 @@ def test_a_cpu_jax_or_torch_cell_runs_every_seed_002_004_variant_written_for_it(
 
 
 @pytest.mark.parametrize("backend", ["jax", "torch"])
-def test_every_n_a_of_the_seed_preset_names_the_cell_s_framework(backend: str) -> None:
+def test_the_seed_preset_on_a_jax_or_torch_cell_is_its_framework_s_catalogue(backend: str) -> None:
+    """Issue 42: TensorFlow's own variants (tf.keras, api=tf, graph mode) are set aside by reason, not n/a results;
+    what the cell runs is its framework's (eager Keras 3, api=backend, numpy), none n/a by the fingerprint."""
     variants = all_variants(PRESETS["seed"])
-    settled = settle(cpu_facts(backend), variants)
-    reasons = {rec["reason"] for rec in settled.values()}
-    assert reasons and all(NAMES[backend] in r for r in reasons), reasons
-    # the fingerprint settles none of what a Keras 3 cell can run (eager Keras 3, api=backend, numpy); the whole
-    # preset stays mostly n/a there, since TF's own variants (tf.keras, api=tf, graph mode) are most of it
-    own = [v for v in variants if v.api in ("keras", BACKEND_API, "numpy") and v.mode == "eager"]
-    assert len(own) == 39 and not [v.id for v in own if v.id in settled]
-    assert len(settled) == 94 and len(variants) == 133
+    own, aside = set_aside(cpu_facts(backend), variants, BY_NAME)
+    mine = [v for v in variants if v.api in ("keras", BACKEND_API, "numpy") and v.mode == "eager"]
+    tf_parts = [v for v in mine if BY_NAME[v.benchmark].tensorflow_part(v)]    # tf.data input, tf.function(model)
+    assert len(mine) == 39 and len(tf_parts) == 5 and len(variants) == 133
+    assert [v.id for v in own] == [v.id for v in mine if v not in tf_parts]
+    assert settle(cpu_facts(backend), own) == {}            # the fingerprint settles none of them n/a
+    entries = {e["id"]: g["reason"] for g in aside for e in g["variants"]}
+    assert len(entries) == 99 and set(entries) == {v.id for v in variants} - {v.id for v in own}
+    assert {entries[v.id] for v in tf_parts} == {f"{part} needs TensorFlow; this cell runs Keras 3 on "
+                                                 f"{NAMES[backend]} and installs no TensorFlow"
+                                                 for part in ("tf.data input", "tf.function(model)")}
+    assert len(aside) == len({g["reason"] for g in aside})  # one group per reason
+    for why in entries.values():                            # every reason names the framework the cell has
+        assert f"Keras 3 on {NAMES[backend]}" in why and "No module named" not in why, why
+    # and each entry is the catalogue row it would have been, in the schema's shape
+    assert _outside_problems({"config": {OUTSIDE_KEY: aside}}) == []
+    assert _outside_problems({"config": {OUTSIDE_KEY: [{"reason": "x", "variants": [{"id": "a"}]}]}})
+
+
+def _outside_problems(doc: dict[str, Any]) -> list[str]:
+    return [p for p in validate(doc) if OUTSIDE_KEY in p]
+
+
+def test_a_tensorflow_cell_sets_the_backend_variants_aside_and_keeps_its_own() -> None:
+    facts = {"tensorflow": {"version": "2.21.0"}, "keras": {}}
+    variants = all_variants(PRESETS["seed"])
+    own, aside = set_aside(facts, variants, BY_NAME)
+    assert {e["id"] for g in aside for e in g["variants"]} == {v.id for v in variants if v.api == BACKEND_API}
+    assert [g["reason"] for g in aside] == [tf_cell_reason()]
+    assert not [v for v in own if v.api == BACKEND_API]
 
 
 @pytest.mark.parametrize("backend", ["jax", "torch"])
@@ -110,14 +136,6 @@ def test_every_seed_002_004_claim_and_seed_000_001_keras_claim_has_a_planned_set
     assert {c.key for c in CLAIMS if c.seed in ("002", "004")} <= set(BACKEND_ANSWERS) <= {c.key for c in CLAIMS}
     assert {k for k, row in BACKEND_ANSWERS.items() if row.api == "keras"} == {
         "predict_slower_after_compile", "call_and_predict_on_batch_fix", "fit_slower_than_train_on_batch"}
-
-
-def test_a_tensorflow_cell_settles_the_backend_variants_and_keeps_its_own() -> None:
-    facts = {"tensorflow": {"version": "2.21.0"}, "keras": {}}
-    variants = _seed_variants()
-    settled = settle(facts, variants)
-    assert {v.id for v in variants if v.id in settled} == {v.id for v in variants if v.api == BACKEND_API}
-    assert all("this cell runs TensorFlow" in r["reason"] for r in settled.values())
 
 
 def test_the_fingerprint_s_import_error_names_the_framework_the_cell_imports() -> None:
@@ -336,3 +354,78 @@ def test_the_torch_path_places_counts_and_compiles_as_asked(monkeypatch: pytest.
     assert frameworks.compile_reason(no_cc, ops) == "no C++ compiler"
     with pytest.raises(NotApplicable, match="no C\\+\\+ compiler"):
         backend_step(ops, no_cc, (np.eye(2),), ops.matmul, "compiled")
+
+
+# -- another framework's variants set aside: the same answers from fewer results -------------------
+
+
+def _set_aside_in_file(path: Path) -> int:
+    """Rewrite a real cell file as this suite now writes it: its other framework's n/a records into
+    ``config.outside`` (by ``suite.run.outside`` on the cell's own fingerprint). Returns how many moved."""
+    import json
+
+    from suite.run import outside
+
+    doc = json.loads(path.read_text())
+    results = doc["results"]
+    facts = results["environment"]["tf"]
+    keep, groups = [], {}
+    for r in results["records"]:
+        v = Variant(r["benchmark"], r["seed"], tuple(r["params"].items()), r["mode"], r["api"])
+        why = outside(facts, v, BY_NAME.get(v.benchmark)) if r["status"] == "n/a" else None
+        if why is None:
+            keep.append(r)
+        else:
+            groups.setdefault(why, []).append({"id": r["id"], "benchmark": r["benchmark"], "seed": r["seed"],
+                                               "params": r["params"], "mode": r["mode"], "api": r["api"]})
+    results["records"] = keep
+    results["config"][OUTSIDE_KEY] = [{"reason": k, "variants": e} for k, e in groups.items()]
+    assert validate(results) == []
+    path.write_text(json.dumps(doc))
+    return sum(len(e) for e in groups.values())
+
+
+def test_a_cell_s_other_framework_variants_set_aside_give_the_same_claims_and_say_so_in_the_tables(
+        tmp_path: Path) -> None:
+    """The golden default run (real cells, written when such variants were n/a records): set aside as the suite
+    now writes them, every claim in every cell says the same (the reason a TF-only claim cannot exist on JAX
+    included), the JAX and PyTorch cells keep at most a quarter of their results n/a, and the tables show "–"."""
+    import tarfile
+
+    from tfmatrix.report.tables import _value
+
+    golden = Path(__file__).resolve().parent / "golden" / "default-matrix.tar.gz"
+    before, after = tmp_path / "before", tmp_path / "after"
+    for out in (before, after):
+        with tarfile.open(golden) as tar:
+            tar.extractall(out, filter="data")
+    moved = {name: _set_aside_in_file(after / "cells" / f"{name}.json")
+             for name in ("keras3-jax-cpu", "keras3-torch-cpu")}
+    assert min(moved.values()) >= 20, moved
+
+    def answers(root: Path) -> dict[tuple[str, str], tuple[str, str, tuple[str, ...]]]:
+        """Each claim in each cell: why it has no line (the reason's first words), its verdict, its lines."""
+        cells = load_dir(root / "cells").cells
+        out = {}
+        for result in compute_claims(build_frame(cells), cells):
+            for cc in result.cells:
+                lines = tuple(f"{ln.verdict} {ln.comparison.ci.ratio:.6f}" for ln in cc.lines)
+                out[(result.claim.key, cc.name)] = (cc.reason.split(":")[0], cc.empty_verdict if not cc.lines else "",
+                                                    lines)
+        return out
+
+    old, new = answers(before), answers(after)
+    assert new == old
+    cells = load_dir(after / "cells").cells
+    jax = [cc.reason for r in compute_claims(build_frame(cells), cells) for cc in r.cells
+           if cc.name == "keras3-jax-cpu" and not cc.lines and not cc.not_measured]
+    assert jax and all("jax" in why.lower() for why in jax), jax    # a TF-only claim says why, naming the framework
+    df = build_frame(load_dir(after / "cells").cells)
+    assert len(df) == len(build_frame(load_dir(before / "cells").cells))       # every row still there for the claims
+    assert len(results_rows(df)) == len(df) - sum(moved.values())             # but counted apart from the results
+    for name in ("keras3-jax-cpu", "keras3-torch-cpu"):
+        mine = df[(df["cell"] == name) & (df["outside"] != True)]  # noqa: E712
+        assert (mine["status"] == "n/a").sum() <= len(mine) / 4, mine[mine["status"] == "n/a"]["reason"].tolist()
+    row = df[(df["cell"] == "keras3-jax-cpu") & (df["outside"] == True)].iloc[0]  # noqa: E712
+    value = _value(row)
+    assert value.status == "outside" and value.text == "–" and "jax" in value.title.lower()

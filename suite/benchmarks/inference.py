@@ -43,7 +43,7 @@ only through ``predict`` before and after ``compile()``, as the seed timed it.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from ..definitions import Benchmark, Prepared, Preset, Variant, make_variant
 from .training import dense_head, scaled
@@ -157,6 +157,10 @@ class Inference(Benchmark):
 
                 return Prepared(step=step, info=info, after=lambda: compat.tracing_facts(fn))
         return Prepared(step=step, info=info)
+
+
+    def tensorflow_part(self, variant: Variant) -> Optional[str]:
+        return DIRECT_CALLS["tf_function"] if variant.param("path") == "tf_function" else None
 
 
 class TinyInference(Inference):

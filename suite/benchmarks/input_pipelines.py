@@ -25,7 +25,7 @@ and ``full`` use the seed's model and batch, with more batches per epoch.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from ..definitions import Benchmark, NotApplicable, Prepared, Preset, Variant, make_variant
 from .training import ANSWER_DATA, answer_small
@@ -67,6 +67,9 @@ def cycle_batches(xs: List[Any], ys: List[Any]) -> Any:
 
 class FitInput(Benchmark):
     name = "input_pipelines.fit"
+
+    def tensorflow_part(self, variant: Variant) -> Optional[str]:
+        return "tf.data input" if str(variant.param("input")).startswith("tf.data") else None
     seed = "000"
     title = "Seed 000 factor 4: fit fed by numpy vs tf.data (with/without prefetch) vs generator vs Sequence"
 

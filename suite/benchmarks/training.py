@@ -29,7 +29,7 @@ every variant's parameters, so numbers from different presets never mix.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ..definitions import Benchmark, NotApplicable, Prepared, Preset, Variant, make_variant
 
@@ -243,6 +243,10 @@ class Training(Benchmark):
             return compat.fit_dataset(k, model, ds, n)
 
         return Prepared(step=fit_dataset, inner=n, build_s=build_s, info=info)
+
+
+    def tensorflow_part(self, variant: Variant) -> Optional[str]:
+        return "tf.data input" if str(variant.param("input")).startswith("tf.data") else None
 
 
 class QuestionTraining(Training):

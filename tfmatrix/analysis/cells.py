@@ -332,5 +332,6 @@ def describe(doc: CellDoc, path: Path) -> CellResult:
         last_attempt=doc.last_attempt,
         tf_seen=tf,
         host_seen=host,
-        variants=tuple(Variant.of(r) for r in (results.records if results else [])),
+        variants=tuple(Variant.of(r) for r in (results.records if results else []))
+        + tuple(Variant.set_aside(why, entry) for why, entry in (results.outside if results else [])),
     )

@@ -24,9 +24,9 @@ from .variant import Variant
 
 CELL_COLUMNS = ["cell", "cell_status", "order", "tf", "tf_installed", "keras_flavour", "keras_version", "python",
                 "target", "runner", "preset"]
-RECORD_COLUMNS = ["benchmark", "id", "variant", "seed", "title", "mode", "api", "keras_used", "status", "reason",
-                  "unit", "time", "pooled_p10", "median", "q1", "q3", "iqr", "min", "max", "n", "cv", "unstable",
-                  "processes", "between_cv", "build_s", "first_call_s", "peak_rss_mb", "wall_s"]
+RECORD_COLUMNS = ["benchmark", "id", "variant", "seed", "title", "mode", "api", "keras_used", "status", "outside",
+                  "reason", "unit", "time", "pooled_p10", "median", "q1", "q3", "iqr", "min", "max", "n", "cv",
+                  "unstable", "processes", "between_cv", "build_s", "first_call_s", "peak_rss_mb", "wall_s"]
 OBJECT_COLUMNS = ["params", "samples", "per_process", "windows", "rounds"]
 RESERVED = set(CELL_COLUMNS) | set(RECORD_COLUMNS) | set(OBJECT_COLUMNS)
 
@@ -71,6 +71,7 @@ def record_row(cell: CellResult, v: Variant) -> dict[str, Any]:
         "api": v.api,
         "keras_used": v.keras_used,
         "status": status,
+        "outside": v.outside,       # n/a as another framework's variant: not in the cell's catalogue, never run
         "reason": v.reason,
         "unit": v.unit,
         "time": None,       # below: the numbers every ratio is made of
@@ -109,6 +110,12 @@ def record_row(cell: CellResult, v: Variant) -> dict[str, Any]:
         side = row_side(row, cell.name)     # as every ratio reads the row
         row["time"] = math.exp(side.mean) if side.n else row["pooled_p10"]
     return row
+
+
+def results_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows that are results of their cells: without the variants of frameworks a cell does not have
+    (``Variant.outside``: no record, only why, kept in the frame for the claims' reasons)."""
+    return df[~df["outside"].astype(bool)] if len(df) else df
 
 
 def build_frame(cells: list[CellResult]) -> pd.DataFrame:

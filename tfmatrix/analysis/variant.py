@@ -61,6 +61,16 @@ class Variant:
     windows: tuple[str, ...] = ()           # schedule.windows: the window each process sampled in
     passes: tuple[Any, ...] = ()            # schedule.passes: the matrix round each process came from
     extra: Mapping[str, Any] = field(default_factory=lambda: _frozen(None))
+    outside: bool = False                   # another framework's variant, not in the cell's catalogue: n/a, not run
+
+    @classmethod
+    def set_aside(cls, reason: str, entry: Mapping[str, Any]) -> Variant:
+        """A variant of a framework the cell does not have (``SuiteResults.outside``): no record, only its
+        catalogue entry and why, so a claim can still say why it cannot exist in the cell."""
+        rid, bench = str(entry["id"]), str(entry["benchmark"])
+        return cls(id=rid, benchmark=bench, variant=_label(rid, bench), seed=entry["seed"], mode=entry["mode"],
+                   api=entry["api"], status="n/a", reason=reason, params=_frozen(entry["params"]), wall_s=0.0,
+                   outside=True)
 
     @classmethod
     def of(cls, rec: Mapping[str, Any]) -> Variant:

@@ -40,6 +40,8 @@ PATTERNS: dict[str, re.Pattern[str]] = {
         r"(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*){0,5}"
         r"(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?"
     ),
+    # a Debian package name (Debian policy: lower case, digits, + - .; at least two characters)
+    "os_package": re.compile(r"[a-z0-9][a-z0-9+.-]{1,62}"),
     "digest": re.compile(r"sha256:[0-9a-f]{64}"),
     "registry": re.compile(r"[a-z0-9](?:[a-z0-9.-]{0,62}[a-z0-9])?(?::[0-9]{1,5})?(?:/[a-z0-9._-]{1,64}){0,3}"),
     # Docker repository path component: separators only between alphanumerics.

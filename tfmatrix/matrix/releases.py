@@ -126,6 +126,8 @@ class Backend:
     cuda: str
     cudnn: str
     source: str
+    os_packages: tuple[str, ...] = ()         # Debian packages its image needs beside the wheels (a C++ compiler)
+    os_packages_why: str = ""
 
 
 @dataclass(frozen=True)
@@ -252,7 +254,8 @@ def _keras3(doc: Mapping[str, Any]) -> Keras3Table:
                             {b: r[f"{b}_min"] for b in k3["backends"] if f"{b}_min" in r}, r.get("source", ""))
                   for r in k3.get("release", []))
     pinned = {name: Backend(name, b["version"], b["python_min"], tuple(b["cpu"]), tuple(b["gpu"]), b["cuda"],
-                            b["cudnn"], b.get("source", ""))
+                            b["cudnn"], b.get("source", ""), tuple(b.get("os_packages", ())),
+                            b.get("os_packages_why", ""))
               for name, b in doc.get("backend", {}).items()}
     return Keras3Table(k3["newest"], k3["default_python"], tuple(k3["backends"]), lines, pinned,
                        tuple(k3.get("versions", ())))

@@ -31,7 +31,7 @@ import jinja2
 
 from .. import paths
 from ..matrix import PATTERNS, Cell
-from ..matrix.releases import Release, Table, load_table
+from ..matrix.releases import Backend, Release, Table, load_table
 
 DOCKERFILE_TEMPLATE = "cell.Dockerfile.j2"
 REQUIREMENTS_TEMPLATE = "requirements.txt.j2"
@@ -203,6 +203,7 @@ def template_context(cell: Cell, table: Table, inputs_hash: str) -> dict[str, An
         "python_exe": f"python{cell.python}",
         "install_python": not cell.python_from_base,
         "apt_packages": f"python{cell.python} python{cell.python}-venv",
+        "os_packages": "", "os_packages_why": "",
         "bootstrap": list(cell.bootstrap),
         "env": list(cell.env),
         "labels": labels,
@@ -213,9 +214,17 @@ def template_context(cell: Cell, table: Table, inputs_hash: str) -> dict[str, An
     }
 
 
+def os_packages(backend: Backend) -> dict[str, str]:
+    """The Debian packages a backend's image installs beside its wheels (a C++ compiler for torch.compile)."""
+    names = [_gate("os_package", p, "OS package") for p in backend.os_packages]
+    why = _gate("comment", backend.os_packages_why, "OS packages reason") if names else ""
+    return {"os_packages": " ".join(names), "os_packages_why": why}
+
+
 def _backend_context(cell: Cell, table: Table, inputs_hash: str) -> dict[str, Any]:
     """A jax/torch cell's template values: the same image layout, no TensorFlow."""
     assert cell.python_from_base, "jax/torch cells build on the official Python image"
+    assert table.keras3 is not None
     gpu = "; CUDA comes from the backend's nvidia-* pip wheels" if cell.target == "gpu" else ""
     labels = [
         ("org.tfmatrix.cell", cell.name),
@@ -231,6 +240,7 @@ def _backend_context(cell: Cell, table: Table, inputs_hash: str) -> dict[str, An
         "base_why": _gate("comment", "official slim Python image; bookworm for every Python so cells share layers"
                           + gpu, "base reason"),
         "python_exe": f"python{cell.python}", "install_python": False, "apt_packages": "", "bootstrap": [],
+        **os_packages(table.keras3.pinned[cell.backend]),
         "env": list(cell.env), "labels": labels, "venv": VENV, "uid": BENCH_UID,
         "requirement_groups": backend_groups(cell, table),
         "cuda_note": f", CUDA {cell.cuda} / cuDNN {cell.cudnn}" if cell.target == "gpu" else "",

@@ -27,7 +27,7 @@ from ..analysis.cells import CellResult, Loaded, Refused, load_dir
 from ..analysis.claim_table import CLAIMS
 from ..analysis.claims import ClaimResult, compute_claims
 from ..analysis.findings import FINDINGS
-from ..analysis.frame import attach_previous, build_frame
+from ..analysis.frame import attach_previous, build_frame, results_rows
 from ..analysis.pairing import FindingResult, compute_all
 from ..analysis.sequential import attach_stops, run_alpha
 from ..analysis.upgrade import UpgradeView, check_pair, upgrade_view
@@ -55,7 +55,7 @@ class Summary:
     csv: Path
     cells: int
     statuses: dict[str, int]
-    variants: int                          # cell x variant rows in results.csv
+    variants: int                          # cell x variant results (results.csv also lists the outside rows)
     findings_answered: int
     findings_total: int
     baseline: str
@@ -278,7 +278,7 @@ def summary(made: Analysed, inputs: Inputs, out_dir: Path) -> Summary:
     history, refused = inputs.history, inputs.loaded.refused
     return Summary(
         html=out_dir / "index.html", csv=out_dir / "results.csv", cells=len(cells),
-        statuses=dict(Counter(c.status for c in cells)), variants=len(made.df),
+        statuses=dict(Counter(c.status for c in cells)), variants=len(results_rows(made.df)),
         findings_answered=sum(1 for r in findings if r.comparisons), findings_total=len(findings),
         baseline=made.baselines.describe(), baseline_note=made.baselines.note,
         warnings=[w.text for w in made.warnings if w.level == "loud"]

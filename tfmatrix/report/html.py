@@ -22,6 +22,7 @@ from .. import __version__
 from ..analysis.cells import CellResult, Refused
 from ..analysis.chart_data import CHARTS, chart_data
 from ..analysis.claims import ClaimResult
+from ..analysis.frame import results_rows
 from ..analysis.pairing import Comparison, FindingResult, GroupSummary
 from ..analysis.statistics.stats import noise_of, pct_faster
 from ..results.documents import CELL_FAILURES, CELL_STATUSES
@@ -245,7 +246,9 @@ def summary_view(cells: list[CellResult], df: pd.DataFrame, baselines: Baselines
     counts = Counter(c.status for c in cells)
     ran = [c for c in cells if c.has_records]
     finished = sorted(c.finished for c in cells if c.finished)
-    status_counts = Counter(df["status"]) if len(df) else Counter()
+    # another framework's variants (``Variant.outside``) are counted apart: not results of their cells, not n/a
+    results = results_rows(df)
+    status_counts = Counter(results["status"]) if len(results) else Counter()
     return {
         "cells": cells,
         "counts": [(s, counts.get(s, 0)) for s in CELL_STATUSES if counts.get(s, 0)]
@@ -259,8 +262,9 @@ def summary_view(cells: list[CellResult], df: pd.DataFrame, baselines: Baselines
         "generated": generated,
         "tfmatrix": __version__,
         "baseline": baselines.describe() or "none (no cell has results)",
-        "variants": len(df),
+        "variants": len(results),
         "record_counts": ", ".join(f"{n} {s}" for s, n in sorted(status_counts.items())),
+        "outside": len(df) - len(results),
         "noise": noise_line(df),
         "agreement": [],
     }

@@ -109,7 +109,7 @@ def ratio_colour(ratio: float) -> str:
 
 @dataclass
 class Value:
-    status: str                 # ok | n/a | error | timeout | missing
+    status: str                 # ok | n/a | error | timeout | missing | outside (another framework's variant)
     text: str = ""
     spread: str = ""
     ratio: float | None = None
@@ -161,6 +161,8 @@ def _value(row: Any | None) -> Value:
     if row is None:
         return Value("missing", "", title="not run in this cell")
     status = row["status"]
+    if bool(row.get("outside", False)):
+        return Value("outside", "–", title=f"not in this cell's catalogue: {row['reason']}")
     if status != "ok":
         reason = str(row["reason"] or "").strip()
         return Value(status, status, title=reason.splitlines()[0][:500] if reason else status)

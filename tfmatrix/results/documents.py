@@ -26,7 +26,7 @@ from suite import schema as suite_schema
 
 from ..errors import UserError
 from .formats import Format, check, default_of, dump, field_values, shape_of, shaped, upgrade
-from .shapes import BOOL, HOST_FACTS, NUM, RECORD, STR, TF_FACTS, Leaf, ListOf, Obj
+from .shapes import BOOL, HOST_FACTS, NUM, OUTSIDE, RECORD, STR, TF_FACTS, Leaf, ListOf, Obj
 
 # Empty while only v1 exists. The day a v2 appears: bump ``version`` and add ``{1: _v1_to_v2}``; the v1
 # fixture in tests/fixtures then loads through it (tests/test_documents.py).
@@ -84,7 +84,8 @@ class SuiteResults:
     status: str = shaped(STR, "")                   # ok | error
     error: str | None = shaped(STR)
     preset: str = shaped(STR, "")
-    config: dict[str, Any] = shaped(Obj({"only": ListOf(STR), "unstable_cv": NUM, "rounds": NUM}), factory=dict)
+    config: dict[str, Any] = shaped(Obj({"only": ListOf(STR), "unstable_cv": NUM, "rounds": NUM,
+                                         suite_schema.OUTSIDE_KEY: OUTSIDE}), factory=dict)
     cell: dict[str, Any] = shaped(Obj({"name": STR, "target": STR, "runner": STR, "image": STR}), factory=dict)
     environment: dict[str, Any] = shaped(Obj({"tf": TF_FACTS, "host": HOST_FACTS}), factory=dict)
     gpu: dict[str, Any] = shaped(Obj({"requested": BOOL, "visible": ListOf(), "ok": BOOL}), factory=dict)
@@ -119,6 +120,13 @@ class SuiteResults:
     @property
     def host_facts(self) -> dict[str, Any]:
         return dict(self.environment.get("host") or {})
+
+    @property
+    def outside(self) -> list[tuple[str, dict[str, Any]]]:
+        """The variants of frameworks the cell does not have, each with why (``suite.schema.OUTSIDE_KEY``): not
+        records, not n/a; a document from before them has none."""
+        return [(group["reason"], entry) for group in self.config.get(suite_schema.OUTSIDE_KEY) or []
+                for entry in group["variants"]]
 
     @property
     def host_speed(self) -> list[HostSpeedPoint]:

@@ -80,6 +80,9 @@ RECORD_DETAIL: Mapping[str, Shape] = {
     "info": Obj({"keras": Obj({"flavour": STR})}),
 }
 RECORD = Obj({key: RECORD_DETAIL.get(key, from_types(types)) for key, types in suite_schema.ALL_RECORD_KEYS.items()})
+# ``config.outside``: the variants of frameworks the cell does not have, by reason (``suite.schema.OUTSIDE_KEY``)
+OUTSIDE = ListOf(Obj({"reason": STR, "variants": ListOf(Obj({key: from_types(types) for key, types
+                                                             in suite_schema.OUTSIDE_VARIANT_KEYS.items()}))}))
 KERAS_FACTS = Obj({"flavour": STR, "version": STR})
 TF_FACTS = Obj({
     "tensorflow": Obj({"version": STR, "git_version": STR}),
