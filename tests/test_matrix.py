@@ -42,7 +42,7 @@ def test_toml_syntax_errors_give_line_and_column(error_of: ErrorOf, body: str, m
      f"{M}: cell[0]: key 'pyton': unknown cell key; did you mean 'python'?"),
     ('[[cell]]\ntf = "1.15"\ncolour = "red"\n',
      f"{M}: cell[0]: key 'colour': unknown cell key; known keys: tf, keras, python, target, cuda, cudnn, base, "
-     "base_digest, pins, env, preset, repeats, timeout, memory, allow_untested, name, backend, pool"),
+     "base_digest, pins, env, preset, repeats, timeout, memory, allow_untested, name, backend, pool, opt_in"),
     ("[matirx]\n", f"{M}: top level: key 'matirx': unknown table; did you mean 'matrix'?"),
     ('[matrix]\npresets = "quick"\n', f"{M}: [matrix]: key 'presets': unknown [matrix] key; did you mean 'preset'?"),
     ('[images]\nregistry = "x"\n',
@@ -90,7 +90,7 @@ def test_malformed_gpu_versions(error_of: ErrorOf) -> None:
 
 def test_unknown_tf_release_and_patch(error_of: ErrorOf) -> None:
     assert error_of('[[cell]]\ntf = "1.13"\n') == (
-        f"{M}: cell[0]: key 'tf': TF 1.13 is not in the compatibility table (known: 1.14 .. 2.21); "
+        f"{M}: cell[0]: key 'tf': TF 1.13 is not in the compatibility table (known: 1.14 .. 2.22); "
         "pick a known release or add a row to tfmatrix/data/releases.toml")
     assert error_of('[[cell]]\ntf = "3.0"\n').startswith(f"{M}: cell[0]: key 'tf': TF 3.0 is not in the")
     assert error_of('[[cell]]\ntf = "1.15.1"\n') == (
@@ -379,3 +379,30 @@ def test_products_resolve_into_cells(load_snippet: Snippet) -> None:
     assert [c.name for c in matrix.cells] == [
         "tf2.16-keras3-cpu", "tf2.16-keras3-gpu", "tf2.16-tf_keras-cpu", "tf2.21-keras3-cpu"]
     assert matrix.cells[3].origin == f"{M}: product[0] include[0]"
+
+
+# -- an opt-in cell: a release candidate runs only when named ------------------------------------------------------
+
+def test_an_opt_in_cell_runs_only_when_named(load_snippet: Callable[..., Matrix], error_of: Callable[..., str],
+                                             tmp_path: Path) -> None:
+    from tfmatrix.commands.common import selected
+
+    m = load_snippet('[[cell]]\ntf = "2.22"\nopt_in = true\n[[cell]]\ntf = "2.21"\n')
+    rc, final = m.cells
+    assert rc.opt_in and rc.tf == "2.22.0rc0" and rc.name == "tf2.22-keras3-cpu" and not final.opt_in
+    assert "keras-nightly==3.16.0.dev2026102704" in rc.requirements            # the snapshot its wheel requires
+    assert not [r for r in rc.requirements if r.startswith("keras==")]         # not a second `keras` module
+    assert selected(m, []) == (final,)                                         # `matrix` leaves it out
+    assert selected(m, ["tf2.22-keras3-cpu"]) == (rc,) and rc in selected(m, ["tf2.2*"])
+    message = error_of('[[cell]]\ntf = "2.22"\n')                              # a candidate needs opt_in = true
+    assert message.endswith("cell[0]: key 'tf': TF 2.22 is a release candidate (2.22.0rc0); it runs only in an "
+                            "opt-in cell; add opt_in = true to the cell (it then runs when named: --only or "
+                            "`cell NAME`)"), message
+    assert error_of('[[cell]]\ntf = "2.21"\nopt_in = "yes"\n').endswith(
+        "key 'opt_in': expected true or false, got a string; write opt_in = true")
+
+
+def test_the_default_matrix_s_release_candidate_is_opt_in() -> None:
+    default = load(Path(__file__).resolve().parent.parent / "matrix.toml")
+    opt = [c for c in default.cells if c.opt_in]
+    assert [c.name for c in opt] == ["tf2.22-keras3-cpu"] and not set(opt) & set(default.select([]))

@@ -207,7 +207,8 @@ def test_default_matrix_tells_the_whole_story() -> None:
     assert matrix.warnings == ()
     from tfmatrix.matrix.releases import load_table
 
-    assert any(c.tf == load_table().newest().newest for c in matrix.cells)
+    assert any(c.tf == load_table().newest().newest and c.opt_in for c in matrix.cells)    # the candidate, opt-in
+    assert any(c.tf == load_table().final[-1].newest and not c.opt_in for c in matrix.cells)
     cpu_python = {c.tf_release: c.python for c in matrix.cells if c.target == "cpu" and c.has_tf}
     assert cpu_python == {"1.14": "3.7", "1.15": "3.7", "2.0": "3.7", "2.1": "3.7", "2.9": "3.8", "2.15": "3.11",
-                          "2.16": "3.11", "2.21": "3.11"}
+                          "2.16": "3.11", "2.21": "3.11", "2.22": "3.11"}

@@ -5,6 +5,7 @@ import re
 
 import pytest
 
+from tfmatrix.errors import UserError
 from tfmatrix.matrix import PATTERNS, releases
 from tfmatrix.matrix.releases import TABLE_PATH, load_table
 from tfmatrix.versions import minor_series, version_key
@@ -48,9 +49,10 @@ def _expand(python_range: str) -> set[str]:
 
 
 def test_every_minor_release_from_1_14_to_the_newest() -> None:
-    expected = ["1.14", "1.15"] + [f"2.{n}" for n in range(0, 22)]
+    expected = ["1.14", "1.15"] + [f"2.{n}" for n in range(0, 23)]
     assert [r.tf for r in ROWS] == expected
-    assert TABLE.newest().tf == "2.21" and TABLE.newest().newest == "2.21.0"
+    assert TABLE.newest().tf == "2.22" and TABLE.newest().newest == "2.22.0rc0"       # a release candidate
+    assert TABLE.final[-1].tf == "2.21" and TABLE.final[-1].newest == "2.21.0"
     assert TABLE.oldest().tf == "1.14"
 
 
@@ -62,7 +64,7 @@ def test_patches_and_newest(row: releases.Release) -> None:
     assert all(p.startswith(row.tf + ".") and PATTERNS["tf"].fullmatch(p) for p in row.patches)
 
 
-@pytest.mark.parametrize("row", ROWS, ids=lambda r: r.tf)
+@pytest.mark.parametrize("row", TABLE.final, ids=lambda r: r.tf)      # a candidate has no tested-build row yet
 def test_python_cuda_cudnn_follow_the_tested_build_configurations(row: releases.Release) -> None:
     python_range, cudnn, cuda = TBC[row.tf]
     assert set(row.python) <= _expand(python_range), "only Pythons TF tested"
@@ -139,7 +141,10 @@ def test_keras_pairing(row: releases.Release) -> None:
     else:
         assert row.keras == "keras3"
         assert row.keras3 and row.keras3_min and version_key(row.keras3) >= version_key(row.keras3_min)
-        assert row.tf_keras and minor_series(row.tf_keras) == row.tf
+        if row.prerelease:      # a release candidate: no tf_keras of its minor yet; Keras from its own snapshot
+            assert row.tf_keras is None and row.keras3_package == "keras-nightly" and ".dev" in row.keras3
+        else:
+            assert row.tf_keras and minor_series(row.tf_keras) == row.tf and row.keras3_package == "keras"
     assert ("2.2.5" in row.keras2) == (row.tf in ("1.14", "1.15"))
     assert ("2.3.1" in row.keras2) == (row.tf in ("1.14", "1.15", "2.0", "2.1"))
 
@@ -182,3 +187,16 @@ def test_os_pythons_and_tooling() -> None:
     assert PATTERNS["requirement"].fullmatch(TABLE.os_python_pip)
     assert dict(TABLE.tf_keras.env) == {"TF_USE_LEGACY_KERAS": "1"}
     assert TABLE.tf_keras.cpu_package == "tensorflow"
+
+
+def test_a_release_candidate_is_the_newest_row_and_never_on_a_timeline_axis() -> None:
+    from tfmatrix.history.axis import keras_axis, tf_axis
+
+    candidates = [r for r in ROWS if r.prerelease]
+    assert [r.tf for r in candidates] == ["2.22"] and TABLE.newest().prerelease
+    assert all("rc" in p for r in candidates for p in r.patches)
+    assert TABLE.final == tuple(r for r in ROWS if not r.prerelease)
+    assert "2.22.0rc0" not in tf_axis(TABLE).versions and tf_axis(TABLE).versions[-1] == TABLE.final[-1].newest
+    assert keras_axis(TABLE, "2.21").tf == "2.21.0"
+    with pytest.raises(UserError, match="release candidate"):
+        keras_axis(TABLE, "2.22")

@@ -31,8 +31,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
     s = matrix.settings
     focus = claims_focus(s.variants, (), s.bench_paths, s.preset)
     n, w = len(matrix.cells), len(matrix.warnings)
-    print(f"{n} cell{'s' * (n != 1)} OK ({w} warning{'s' * (w != 1)}); a first `matrix` run of all of them: "
-          f"roughly {fmt_duration(cold_estimate(matrix.cells, s.rounds, s.sequential, only=focus))}")
+    default = matrix.select([])                 # what `matrix` runs: every cell but the opt-in ones
+    opt = f", {n - len(default)} of them opt-in" if len(default) < n else ""
+    print(f"{n} cell{'s' * (n != 1)} OK{opt} ({w} warning{'s' * (w != 1)}); a first `matrix` run of "
+          f"{'all of them' if not opt else 'the others'}: "
+          f"roughly {fmt_duration(cold_estimate(default, s.rounds, s.sequential, only=focus))}")
     return 0
 
 
@@ -50,7 +53,7 @@ def _list_rows(cells: Sequence[Cell]) -> list[dict[str, object]]:
 def cmd_list(args: argparse.Namespace) -> int:
     """Print the resolved cells as a table (or JSON with --json)."""
     matrix = load_matrix(args)
-    cells = selected(matrix, args.only)
+    cells = selected(matrix, args.only) if args.only else matrix.cells      # the opt-in cells too, marked
     rows = _list_rows(cells)
     if args.json:
         json.dump(rows, sys.stdout, indent=2)
@@ -60,7 +63,8 @@ def cmd_list(args: argparse.Namespace) -> int:
 
     from ..progress import table_console
 
-    table = Table(title=f"{matrix.path.name}: {len(cells)} cells (baseline {matrix.settings.baseline})")
+    table = Table(title=f"{matrix.path.name}: {len(cells)} cells (baseline {matrix.settings.baseline}; an opt-in "
+                        "cell runs only when named)")
     for column in ("name", "TF", "Keras", "Python", "target", "CUDA/cuDNN", "base image", "tag"):
         table.add_column(column, no_wrap=column in ("name", "tag"))
     for cell, row in zip(cells, rows, strict=True):
@@ -69,7 +73,8 @@ def cmd_list(args: argparse.Namespace) -> int:
             table.add_row(cell.name, "as installed", "as installed", cell.interpreter, cell.target, "as installed",
                           "(an existing environment)", "-")
             continue
-        table.add_row(cell.name, cell.tf or "- (no TF)", cell.keras.label, cell.python, cell.target, cuda,
+        name = cell.name + (" (opt-in)" if cell.opt_in else "")
+        table.add_row(name, cell.tf or "- (no TF)", cell.keras.label, cell.python, cell.target, cuda,
                       cell.base.ref, str(row["tag"]).rsplit(":", 1)[1])
     table_console().print(table)
     return 0

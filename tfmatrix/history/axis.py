@@ -62,8 +62,8 @@ def tf_axis(table: Table) -> Axis:
     The newest (2.3.1 for 1.14 to 2.1) rather than the seeds' pairs keeps Keras
     the same across those releases, so a change between them is TensorFlow's.
     """
-    versions = sorted({p for r in table.releases for p in r.patches}, key=version_key)
-    pairs = tuple((r.tf, max(r.keras2, key=version_key)) for r in table.releases if r.keras2)
+    versions = sorted({p for r in table.final for p in r.patches}, key=version_key)      # no release candidate
+    pairs = tuple((r.tf, max(r.keras2, key=version_key)) for r in table.final if r.keras2)
     return Axis("tf", tuple(versions), keras2=pairs)
 
 
@@ -71,7 +71,7 @@ def keras_axis(table: Table, tf: str | None, oldest: str = "3.0") -> Axis:
     """Keras 3 releases on ``tf``; by default the newest TF whose Keras floor admits ``oldest`` (the older end)."""
     if table.keras3 is None or not table.keras3.versions:
         raise UserError(f"{TABLE_FILE}: [keras3] has no versions list; add every Keras 3 release (oldest first)")
-    with_keras3 = [r for r in table.releases if r.keras3]
+    with_keras3 = [r for r in table.final if r.keras3]
     if tf is None:
         admits = [r for r in with_keras3
                   if version_key(minor_series(r.keras3_min or "3.0")) <= version_key(minor_series(oldest))]
@@ -84,6 +84,9 @@ def keras_axis(table: Table, tf: str | None, oldest: str = "3.0") -> Axis:
             row = table.release(tf)
         except KeyError:
             raise UserError(f"--tf {tf}: no TensorFlow release {tf} in {TABLE_FILE}") from None
+        if row.prerelease:
+            raise UserError(f"--tf {tf}: TF {row.tf} is a release candidate ({row.newest}); a timeline walks final "
+                            "releases: pick one of " + ", ".join(r.tf for r in with_keras3))
         if not row.keras3:
             raise UserError(f"--tf {tf}: TF {row.tf} does not run Keras 3 (2.16 and later do); "
                             "pick one of " + ", ".join(r.tf for r in with_keras3))

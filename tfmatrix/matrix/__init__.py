@@ -102,6 +102,8 @@ Cell keys (in ``[[cell]]``, ``[[product]]`` and ``include`` entries):
                     (``--runner ray``); default: ``[cluster] pool``. In a ``[[product]]``
                     an array is a hardware axis: one cell per pool, named
                     ``{default}-{pool}`` (the report's Hardware section compares them)
+``opt_in``          true: the cell runs only when named (``--only``, ``cell NAME``), never in a
+                    plain ``matrix`` run; required for a release candidate (TF 2.22.0rc0)
 ==================  ==================================================================
 
 Cell names default to ``tf{tf}[-{keras}]-{target}`` (``tf1.15-cpu``,

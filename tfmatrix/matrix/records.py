@@ -21,11 +21,11 @@ from .size import DEFAULT_MAX_CELLS
 # Always used with fullmatch: no newline, quote, `$`, `;`, backtick or space gets through
 # (env values may contain spaces; they are rendered inside double quotes).
 PATTERNS: dict[str, re.Pattern[str]] = {
-    "tf": re.compile(r"\d{1,2}\.\d{1,3}(?:\.\d{1,3}(?:\.post\d{1,3})?)?"),
+    "tf": re.compile(r"\d{1,2}\.\d{1,3}(?:\.\d{1,3}(?:\.post\d{1,3}|rc\d{1,2})?)?"),     # 2.22.0rc0: a candidate
     "python": re.compile(r"3\.\d{1,2}"),
     "cuda": re.compile(r"\d{1,2}\.\d{1,2}(?:\.\d{1,3})?"),
     "cudnn": re.compile(r"\d{1,2}(?:\.\d{1,2}){0,2}"),
-    "keras_version": re.compile(r"\d{1,2}\.\d{1,3}\.\d{1,3}"),
+    "keras_version": re.compile(r"\d{1,2}\.\d{1,3}\.\d{1,3}(?:\.dev\d{1,12})?"),   # .dev: keras-nightly
     "requirement": re.compile(
         r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}"
         r"(?:\[[A-Za-z0-9._-]{1,50}(?:,[A-Za-z0-9._-]{1,50})*\])?"
@@ -68,7 +68,7 @@ RESERVED_ENV_PREFIX = "TFMATRIX_"
 
 CELL_KEYS = (
     "tf", "keras", "python", "target", "cuda", "cudnn", "base", "base_digest", "pins", "env",
-    "preset", "repeats", "timeout", "memory", "allow_untested", "name", "backend", "pool",
+    "preset", "repeats", "timeout", "memory", "allow_untested", "name", "backend", "pool", "opt_in",
 )  # fmt: skip
 PRODUCT_KEYS = CELL_KEYS + ("include", "exclude")
 SETTINGS_KEYS = ("preset", "baseline", "timeout", "memory", "repeats", "max_cells", "rounds", "schedule", "variants")
@@ -156,6 +156,7 @@ class Cell:
     user_requirements: tuple[str, ...] = ()     # [suite] requirements, also at the end of ``requirements``
     backend: str = "tensorflow"                 # Keras 3's backend; jax/torch cells have no TF (``tf`` is "")
     interpreter: str | None = None              # an existing environment's Python: run as it is, nothing built
+    opt_in: bool = False                        # runs only when named (`--only`, `cell NAME`): a release candidate
 
     @property
     def existing(self) -> bool:
@@ -263,7 +264,7 @@ class Matrix:
         return self.cell(self.settings.baseline)
 
     def select(self, patterns: Sequence[str]) -> tuple[Cell, ...]:
-        """Cells whose name matches any glob (all cells when ``patterns`` is empty)."""
+        """Cells whose name matches any glob (every cell but the opt-in ones when ``patterns`` is empty)."""
         if not patterns:
-            return self.cells
+            return tuple(c for c in self.cells if not c.opt_in)
         return tuple(c for c in self.cells if any(fnmatch.fnmatchcase(c.name, p) for p in patterns))

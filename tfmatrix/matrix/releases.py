@@ -76,6 +76,8 @@ class Release:
     cuda_wheels: tuple[str, ...] = ()
     and_cuda_extra: bool = True
     pins: tuple[Pin, ...] = ()
+    prerelease: bool = False                  # a release candidate: only in opt-in cells, never on a timeline
+    keras3_package: str = "keras"             # what provides its Keras 3 ("keras-nightly": an RC's own dependency)
 
     @property
     def key(self) -> VersionKey:
@@ -170,6 +172,11 @@ class Table:
     def newest(self) -> Release:
         return self.releases[-1]
 
+    @property
+    def final(self) -> tuple[Release, ...]:
+        """The released rows, without release candidates (a timeline walks these)."""
+        return tuple(r for r in self.releases if not r.prerelease)
+
     def oldest(self) -> Release:
         return self.releases[0]
 
@@ -224,6 +231,8 @@ def _release(row: dict[str, Any], pin_rules: list[dict[str, Any]]) -> Release:
         cuda_wheels=tuple(row.get("cuda_wheels", ())),
         and_cuda_extra=bool(row.get("and_cuda_extra", True)),
         pins=_pins_for(row["tf"], pin_rules),
+        prerelease=bool(row.get("prerelease", False)),
+        keras3_package=row.get("keras3_package", "keras"),
     )
 
 

@@ -6,6 +6,7 @@ arguments; untested pairings become warnings only under ``allow_untested``.
 """
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -84,7 +85,8 @@ def _resolve_keras(where: Where, values: Mapping[str, Any], rel: Release) -> tup
         if rel.keras3_min and version_key(version) < version_key(rel.keras3_min):
             raise where.error("keras", f"TF {rel.tf} requires keras>={rel.keras3_min}, not {version}",
                               f'use keras = "keras3" ({rel.keras3}) or a version >= {rel.keras3_min}')
-        return KerasSpec("keras3", version, f"keras=={version}"), ("keras3" if given == "keras3" else f"keras{version}")
+        return (KerasSpec("keras3", version, f"{rel.keras3_package}=={version}"),
+                "keras3" if given == "keras3" else f"keras{version}")
     if given == "tf_keras" or given.startswith("tf_keras=="):
         if rel.tf_keras is None:
             raise where.error("keras", f"tf_keras is for TF >= 2.16; TF {rel.tf} bundles Keras 2 as tf.keras",
@@ -210,11 +212,28 @@ def resolve_cell(file: str, origin: str, values: Mapping[str, Any], settings: Se
     """
     where = Where(file, origin)
     check_keys(where, values, CELL_KEYS, "cell")
-    allow = values.get("allow_untested", False)
-    if not isinstance(allow, bool):
-        raise where.error("allow_untested", f"expected true or false, got {type_name(allow)}",
-                          "write allow_untested = true")
+    allow = _flag(where, values, "allow_untested")
     where.allow_untested = allow
+    cell = _resolve_cell(where, file, origin, values, settings, table, pool_axis)
+    opt_in = _flag(where, values, "opt_in")
+    rel = table.release(cell.tf_release) if cell.tf_release else None
+    if rel is not None and rel.prerelease and not opt_in:
+        raise where.error("tf", f"TF {rel.tf} is a release candidate ({rel.newest}); it runs only in an opt-in cell",
+                          "add opt_in = true to the cell (it then runs when named: --only or `cell NAME`)")
+    return dataclasses.replace(cell, opt_in=opt_in) if opt_in else cell
+
+
+def _flag(where: Where, values: Mapping[str, Any], key: str) -> bool:
+    value = values.get(key, False)
+    if not isinstance(value, bool):
+        raise where.error(key, f"expected true or false, got {type_name(value)}", f"write {key} = true")
+    return value
+
+
+def _resolve_cell(where: Where, file: str, origin: str, values: Mapping[str, Any], settings: Settings, table: Table,
+                  pool_axis: bool) -> Cell:
+    """``resolve_cell`` past its flags: an existing environment, a jax/torch cell or a TensorFlow one."""
+    allow = where.allow_untested
     target = get_str(where, values, "target", "cpu") or "cpu"
     if target not in TARGETS:
         raise where.error("target", f"{target!r} is not a target", 'use "cpu" or "gpu"')
