@@ -255,7 +255,7 @@ NO_JIT = (_p(benchmark="graphs.xla", jit_compile=("false", "true")), "has no jit
 KERAS_NO_TF_DATA = (_p(benchmark="input_pipelines.fit", api="keras", input=("tf.data", "tf.data_prefetch")),
                     "cannot consume a tf.data.Dataset")
 SAME_PACKAGE = (_p(api="keras"), "standalone keras is the same package as tf.keras")
-# every TF cell: the JAX/PyTorch twins of seeds 002/004 are settled n/a from the fingerprint
+# every TF cell: the JAX/PyTorch twins of seeds 002/004 are set aside from the fingerprint (``config.outside``)
 BACKEND_ONLY = (_p(api="backend"), "this cell runs TensorFlow, whose api=tf variants answer the same question")
 
 # cell -> (n/a rules in the order the suite decides them; everything else must be ok, jit keyword)
@@ -313,7 +313,10 @@ def test_cell_runs_every_benchmark_ok_or_na_as_expected(cell_results):
     assert doc["status"] == "ok", doc.get("error")
     assert not validate(doc)
     records = doc["records"]
-    assert {r["id"] for r in records} == {v.id for v in _mine("quick")}
+    twins = {v.id for v in _mine("quick") if v.api == "backend"}   # another framework's: set aside, not records
+    assert {r["id"] for r in records} == {v.id for v in _mine("quick")} - twins
+    aside = {e["id"]: g["reason"] for g in doc["config"]["outside"] for e in g["variants"]}
+    assert set(aside) == twins and all(BACKEND_ONLY[1] in why for why in aside.values())
     wrong = []
     for rec in records:
         status, reason = _expected(cell, rec)
