@@ -218,3 +218,11 @@ def test_compare_takes_the_wander_from_kept_runs_or_from_the_noise_history_besid
     assert beside.spread is not None and beside.spread.runs == 3          # A and B left out
     assert "from the 3 runs of the noise history" in beside.spread_line()
     assert cli.main(["compare", str(a), str(b)]) == 0
+
+
+def test_a_smallest_visible_slowdown_past_ten_times_is_said_as_such() -> None:
+    """A variant whose interval spans orders of magnitude (torch.compile recompiling in one round a side) printed a
+    28-digit percentage in the real P/Q pair; past 10x the gate line says "over 1000%"."""
+    from tfmatrix.analysis.compare_result import _mde_text
+
+    assert [_mde_text(x) for x in (0.57, 10.0, 1.7e25)] == ["57%", "1000%", "over 1000%"]

@@ -101,8 +101,9 @@ class CompareResult:
             return ("the gate could see no slowdown: no variant has replicated measurements (run --rounds 2 or "
                     "more)")
         median = mdes[len(mdes) // 2]
-        return (f"the gate finds a slowdown of {median:.0%} or more in half the variants (80% of the time), "
-                f"{mdes[0]:.0%} in the best measured, {mdes[-1]:.0%} in the worst; smaller ones cannot be seen by "
+        return (f"the gate finds a slowdown of {_mde_text(median)} or more in half the variants (80% of the time), "
+                f"{_mde_text(mdes[0])} in the best measured, {_mde_text(mdes[-1])} in the worst; smaller ones cannot "
+                "be seen by "
                 f"this comparison" + (f"; {blind} variant(s) not gated: not enough replication" if blind else "")
                 + self.uniform_note())
 
@@ -244,3 +245,9 @@ class CompareResult:
         if cell in self.run_levels:
             notes.append(self.run_levels[cell].text(move))
         return f" ({'; '.join(notes)})" if notes else ""
+
+
+def _mde_text(mde: float) -> str:
+    """A smallest visible slowdown as a percentage; past 10x, a variant whose interval spans orders of magnitude
+    (one round a side of a call that recompiles) has no useful figure: "over 1000%" says so."""
+    return f"{mde:.0%}" if mde <= 10 else "over 1000%"
