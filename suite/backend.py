@@ -17,7 +17,7 @@ from typing import Any, Dict, List, Optional
 
 from .compat import Compat, KerasHandle
 from .definitions import NotApplicable
-from .frameworks import framework, needs_tensorflow
+from .frameworks import needs_tensorflow, no_tf
 
 BACKENDS = ("jax", "torch")       # the ones without TensorFlow; "tensorflow" is the default
 
@@ -30,10 +30,6 @@ def cell_backend(environ: Optional[Dict[str, str]] = None) -> str:
 
 def tf_imported() -> bool:
     return "tensorflow" in sys.modules
-
-
-def no_tf(backend: str) -> str:
-    return "this cell runs Keras 3 on %s and installs no TensorFlow" % framework(backend)
 
 
 class BackendCompat(Compat):

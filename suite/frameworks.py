@@ -39,9 +39,14 @@ def framework(backend: str) -> str:
     return FRAMEWORKS.get(backend, backend)
 
 
+def no_tf(backend: str) -> str:
+    """What a Keras 3 cell of ``backend`` is, in every reason a TensorFlow variant gives there."""
+    return "this cell runs Keras 3 on %s and installs no TensorFlow" % framework(backend)
+
+
 def needs_tensorflow(what: str, backend: str) -> str:
     """Why ``what`` (tf.keras, tf.data input, ...) cannot be on a Keras 3 cell of ``backend``: worker and plan alike."""
-    return "%s needs TensorFlow; this cell runs Keras 3 on %s and installs no TensorFlow" % (what, framework(backend))
+    return "%s needs TensorFlow; %s" % (what, no_tf(backend))
 
 
 def tf_cell_reason() -> str:

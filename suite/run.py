@@ -18,7 +18,7 @@ from . import reference, stats
 from .compat import mode_unsupported
 from .definitions import BACKEND_API, Benchmark, Preset, Variant
 from .document import finish, header, now_iso, take_fingerprint
-from .frameworks import BACKEND_SEEDS, framework, needs_tensorflow, tf_cell_reason
+from .frameworks import BACKEND_SEEDS, framework, needs_tensorflow, no_tf, tf_cell_reason
 from .harness import spread_over
 from .isolation import run_group
 from .registry import all_variants, benchmark_by_name, load_benchmarks, select
@@ -55,8 +55,8 @@ def outside(facts: Dict[str, Any], variant: Variant, bench: Optional[Benchmark] 
     if backend == "tensorflow":
         return None
     if variant.api == "tf":
-        return "TensorFlow-only benchmark; this cell runs Keras 3 on %s and installs no TensorFlow%s" % (
-            framework(backend), " (its api=backend variants ask the same of %s)" % framework(backend)
+        return "TensorFlow-only benchmark; %s%s" % (
+            no_tf(backend), " (its api=backend variants ask the same of %s)" % framework(backend)
             if variant.seed in BACKEND_SEEDS else "")
     if variant.mode == "graph":
         return "graph mode is TensorFlow's (a tf.compat.v1 Session); this cell runs Keras 3 on %s, eagerly only" % (

@@ -158,7 +158,6 @@ class Inference(Benchmark):
                 return Prepared(step=step, info=info, after=lambda: compat.tracing_facts(fn))
         return Prepared(step=step, info=info)
 
-
     def tensorflow_part(self, variant: Variant) -> Optional[str]:
         return DIRECT_CALLS["tf_function"] if variant.param("path") == "tf_function" else None
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional, Tuple
 
 from ..definitions import Benchmark, NotApplicable, Prepared, Preset, Variant, make_variant
-from .training import ANSWER_DATA, answer_small
+from .training import ANSWER_DATA, TF_DATA, answer_small, tf_data_part
 
 KERAS_APIS = ("tf.keras", "keras")
 MODES = ("eager", "graph")
@@ -67,11 +67,11 @@ def cycle_batches(xs: List[Any], ys: List[Any]) -> Any:
 
 class FitInput(Benchmark):
     name = "input_pipelines.fit"
-
-    def tensorflow_part(self, variant: Variant) -> Optional[str]:
-        return "tf.data input" if str(variant.param("input")).startswith("tf.data") else None
     seed = "000"
     title = "Seed 000 factor 4: fit fed by numpy vs tf.data (with/without prefetch) vs generator vs Sequence"
+
+    def tensorflow_part(self, variant: Variant) -> Optional[str]:
+        return tf_data_part(variant)
 
     def variants(self, preset: Preset) -> List[Variant]:
         batch, width, batches = SCALE[preset.name]
@@ -94,7 +94,7 @@ class FitInput(Benchmark):
         if source.startswith("tf.data") and k.api == "keras" and k.major < 3:
             raise NotApplicable("standalone keras %s cannot consume a tf.data.Dataset" % k.version)
         if source.startswith("tf.data"):
-            compat.require_tf("tf.data input")
+            compat.require_tf(TF_DATA)
         info: Dict[str, Any] = {"keras": k.describe()}
         if source == "sequence":
             base = compat.sequence_base(k)

@@ -173,6 +173,14 @@ def make_dataset(tf: Any, rng: Any, batch_shape: Tuple[int, ...], n_batches: int
 
 # -- the benchmark ---------------------------------------------------------------
 
+TF_DATA = "tf.data input"       # what a variant fed by tf.data needs of TensorFlow, whatever its Keras
+
+
+def tf_data_part(variant: Variant) -> Optional[str]:
+    """``Benchmark.tensorflow_part`` of a variant whose ``input`` may be tf.data (training, input_pipelines)."""
+    return TF_DATA if str(variant.param("input")).startswith("tf.data") else None
+
+
 class Training(Benchmark):
     """One seed-000 model on one batch shape through one training path."""
 
@@ -235,7 +243,7 @@ class Training(Benchmark):
                     return compat.fit_numpy(model, x, y)
             return Prepared(step=step, build_s=build_s, info=info)
 
-        compat.require_tf("tf.data input")
+        compat.require_tf(TF_DATA)
         n = DATASET_BATCHES[env.scale]
         ds = make_dataset(tf, rng, shape, n)
 
@@ -244,9 +252,8 @@ class Training(Benchmark):
 
         return Prepared(step=fit_dataset, inner=n, build_s=build_s, info=info)
 
-
     def tensorflow_part(self, variant: Variant) -> Optional[str]:
-        return "tf.data input" if str(variant.param("input")).startswith("tf.data") else None
+        return tf_data_part(variant)
 
 
 class QuestionTraining(Training):
