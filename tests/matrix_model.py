@@ -17,7 +17,9 @@ measured: 11.4% / 22.1% on 2026-11-26, 7% / 17% in the statistics review), the
 same variant equally noisy in every run; ``u[v,k]`` ~ N(0, tau_v): how far the
 run puts the variant off beyond its rounds (tau_v log-normal, median and 90th
 percentile ``wander_median`` / ``wander_p90``; real back-to-back pairs of this
-host: about 2% / 9%; 0 unless given); ``e``: one-sided 1% sample noise and a
+host: about 2% / 9%; 0 unless given); ``w`` is Student t (``tail_df``) instead of
+normal where given: now and then one process is far off for one variant, as
+on this host (``statistics.tails``); ``e``: one-sided 1% sample noise and a
 x3 outlier with probability 2%; 4 samples a process. The reference workload is
 timed before and after each slice process: ``h`` and 2% noise of its own.
 """
@@ -37,6 +39,7 @@ from tfmatrix.analysis.control import control_moves
 from tfmatrix.analysis.frame import build_frame
 from tfmatrix.analysis.history import history_model, run_means, run_spread
 from tfmatrix.analysis.statistics.multiplicity import gate
+from tfmatrix.analysis.statistics.tails import Null
 
 P90_Z = 1.2815515655446004
 
@@ -54,6 +57,7 @@ class Matrix:
     seed: int = 0
     wander_median: float = 0.0
     wander_p90: float = 0.0
+    tail_df: float = 0.0        # > 2: a round's own noise w is Student t with these df (unit SD x sigma_v), not normal
     sigma: np.ndarray = field(init=False, repr=False, compare=False)
     tau: np.ndarray = field(init=False, repr=False, compare=False)
 
@@ -106,7 +110,8 @@ def write_run(m: Matrix, out: Path, run: int, rounds: int, rng: np.random.Genera
                 mu = math.log(1e-3 * (1 + v % 7)) + math.log((slower or {}).get((c, v), 1.0)) + host
                 if m.wander_median > 0:
                     mu += rng.normal(0.0, m.tau[c, v])
-                w = rng.normal(0.0, m.sigma[c, v], rounds)
+                w = rng.normal(0.0, m.sigma[c, v], rounds) if m.tail_df <= 2 else \
+                    m.sigma[c, v] * rng.standard_t(m.tail_df, rounds) * math.sqrt((m.tail_df - 2) / m.tail_df)
                 e = np.abs(rng.normal(0.0, 0.01, (rounds, m.samples)))
                 e += math.log(3.0) * (rng.random((rounds, m.samples)) < 0.02)
                 logs = mu + (state + w)[:, None] + e
@@ -123,17 +128,20 @@ def write_run(m: Matrix, out: Path, run: int, rounds: int, rng: np.random.Genera
 
 def judged(m: Matrix, tmp: Path, rounds: int, rng: np.random.Generator, normalise: str = "cell",
            slower: dict[tuple[int, int], float] | None = None, kept: int = 0,
-           wander: bool = True) -> list[VariantChange]:
+           wander: bool = True, kept_rounds: int = 0) -> list[VariantChange]:
     """Two runs of ``m`` (B with ``slower``) compared as ``compare A B --normalise X [--kept K runs]`` does.
 
     ``wander``: the kept runs' run-to-run wander joins the contrasts, as in
     ``compare`` (False: their variance prior only, as before it did).
+    ``kept_rounds``: the kept runs' rounds, when not ``rounds`` (a default run
+    decides most lines in round 1: A and B of one process, the runs before
+    them measured in rounds).
 
     Files written, loaded and framed; then ``variant_changes`` (the findings,
     which ``compare`` also computes, are left out: they judge nothing here).
     """
     tmp = Path(tempfile.mkdtemp(dir=tmp))
-    runs = [load_side(write_run(m, tmp / f"kept{k}", 10 + k, rounds, rng)) for k in range(kept)]
+    runs = [load_side(write_run(m, tmp / f"kept{k}", 10 + k, kept_rounds or rounds, rng)) for k in range(kept)]
     a = load_side(write_run(m, tmp / "a", 1, rounds, rng))
     b = load_side(write_run(m, tmp / "b", 2, rounds, rng, slower))
     pairs = [(n, n) for n in m.cell_names()]
@@ -144,8 +152,8 @@ def judged(m: Matrix, tmp: Path, rounds: int, rng: np.random.Generator, normalis
     return changes
 
 
-def gate_fails(changes: list[VariantChange], slower_than: float = 0.10) -> bool:
-    return any(call.fails for call in gate([v.contrast for v in changes], slower_than))
+def gate_fails(changes: list[VariantChange], slower_than: float = 0.10, one_process: Null | None = None) -> bool:
+    return any(call.fails for call in gate([v.contrast for v in changes], slower_than, one_process=one_process))
 
 
 def gate_mde(changes: list[VariantChange], slower_than: float = 0.10) -> float:

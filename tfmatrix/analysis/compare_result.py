@@ -17,8 +17,9 @@ from .history import SOURCE as HISTORY
 from .history import RunSpread
 from .run_level import RunLevel
 from .statistics.inference import ALPHA, Contrast, RatioCI
-from .statistics.multiplicity import gate
+from .statistics.multiplicity import GateCall, gate
 from .statistics.stats import deviation
+from .statistics.tails import one_process
 
 FDR = 0.05      # the false-discovery rate a list of changed variants is read at
 
@@ -80,31 +81,50 @@ class CompareResult:
     alpha: float = ALPHA              # each variant's test and the gate's (a sequential ab: 5% over its looks)
     spread: RunSpread | None = None   # each variant's run-to-run wander in the kept runs, added to its contrast
 
+    def gate_calls(self, slower_than: float) -> list[GateCall]:
+        """Each variant at the gate, in ``variants``' order; one process a side: against the measured tail."""
+        return gate([v.contrast for v in self.variants], slower_than, self.alpha, one_process())
+
     def offenders(self, slower_than: float) -> list[str]:
         """What fails a CI gate (``--fail-on slower:X%``): each variant that broke, then each one slower with
         family-wise confidence (Holm over every variant compared: an unchanged run fails at most 5% of the
         time) and its own 95% interval above 1 + ``slower_than``, worst first."""
         out = [f"broke: {what}: {why}" for what, why in self.broke]
-        calls = gate([v.contrast for v in self.variants], slower_than, self.alpha)
+        calls = self.gate_calls(slower_than)
         slow = sorted((v for v, call in zip(self.variants, calls, strict=True) if call.fails),
                       key=lambda v: -v.ci.ratio)
-        out += [f"slower: {v.cell_b}: {v.id}: {v.ci.ratio:.3f}x [{v.ci.low:.3f}, {v.ci.high:.3f}], noise "
-                f"{v.noise:.1%}" for v in slow]
-        return out
+        return out + [f"slower: {self._gated(v)}" for v in slow]
+
+    def suspects(self, slower_than: float) -> list[str]:
+        """Variants one process a side that their t test would fail but this host's one-process tail does not:
+        printed, not failed; measuring them again in rounds settles them."""
+        calls = self.gate_calls(slower_than)
+        return [f"suspect (one process a side; measure it again in rounds): {self._gated(v)}"
+                for v, call in sorted(zip(self.variants, calls, strict=True), key=lambda vc: -vc[0].ci.ratio)
+                if call.suspect]
+
+    @staticmethod
+    def _gated(v: VariantChange) -> str:
+        return f"{v.cell_b}: {v.id}: {v.ci.ratio:.3f}x [{v.ci.low:.3f}, {v.ci.high:.3f}], noise {v.noise:.1%}"
 
     def gate_line(self, slower_than: float) -> str:
         """What the gate could see: the smallest slowdown that fails it (80% of the time), over the variants."""
-        mdes = sorted(c.mde for c in gate([v.contrast for v in self.variants], slower_than, self.alpha)
-                      if math.isfinite(c.mde))
+        calls = self.gate_calls(slower_than)
+        mdes = sorted(c.mde for c in calls if math.isfinite(c.mde))
         blind = len(self.variants) - len(mdes)
         if not mdes:
             return ("the gate could see no slowdown: no variant has replicated measurements (run --rounds 2 or "
                     "more)")
         median = mdes[len(mdes) // 2]
+        tailed = sum(1 for c in calls if c.tail)
+        null = one_process()
         return (f"the gate finds a slowdown of {_mde_text(median)} or more in half the variants (80% of the time), "
                 f"{_mde_text(mdes[0])} in the best measured, {_mde_text(mdes[-1])} in the worst; smaller ones cannot "
                 "be seen by "
                 f"this comparison" + (f"; {blind} variant(s) not gated: not enough replication" if blind else "")
+                + (f"; {tailed} variant(s) measured in one process a side are judged against this host's "
+                   f"one-process tail (Student t, {null.df:g} df, scale {null.scale:g}; tfmatrix/data/"
+                   "noise_tails.toml), not their t test: one process is now and then 25-35% slow" if tailed else "")
                 + self.uniform_note())
 
     def uniform_note(self) -> str:

@@ -23,8 +23,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     result = compare_paths(Path(args.a), Path(args.b), args.cell, args.normalise,
                            Path(args.noise_model) if args.noise_model else None, [Path(k) for k in args.kept])
     offenders = result.offenders(args.fail_on) if args.fail_on is not None else []
-    for line in offenders:       # a CI gate's reader wants these first
-        print(f"tfmatrix: gate: {line}")
+    for line in offenders + (result.suspects(args.fail_on) if args.fail_on is not None else []):
+        print(f"tfmatrix: gate: {line}")   # a CI gate's reader wants these first
     rows = table_rows(result, None if args.all else args.rows)
     if rows:
         shown = "all" if args.all or len(rows) == len(result.variants) else f"the {len(rows)} that moved most"

@@ -3,7 +3,9 @@
 Pure functions of numbers (numpy, scipy): ``stats`` (descriptive, of raw
 samples), ``inference`` (the one estimator, its unit and its test),
 ``moderation`` (families of comparisons: ``judge``, the rule every verdict
-uses) and ``multiplicity`` (false discoveries, the gate). Nothing here knows
+uses), ``multiplicity`` (false discoveries, the gate) and ``tails`` (how far an
+unchanged contrast strays on this host: the gate's null for one-process
+variants, the one table read here). Nothing here knows
 a cell or a frame, and nothing imports the rest of ``analysis/``: the
 questions asked of cells come down to these, never the other way round.
 """
