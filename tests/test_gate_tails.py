@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from matrix_model import Matrix, gate_fails, judged
 
-from tfmatrix.analysis.compare_result import CompareResult, VariantChange
+from tfmatrix.analysis.compare_result import SUSPECT, CompareResult, VariantChange
 from tfmatrix.analysis.statistics.inference import Contrast, ratio_ci
 from tfmatrix.analysis.statistics.multiplicity import gate, one_unit
 from tfmatrix.analysis.statistics.tails import TABLE_PATH, Null, fit_null, one_process, score
@@ -93,7 +93,7 @@ def test_compare_prints_a_suspect_apart_and_its_gate_line_names_the_tail() -> No
     result = CompareResult("A", "B", [variant(c, f"v{i}") for i, c in enumerate(family(contrast(5.2)))], [])
     assert result.offenders(0.10) == []
     [suspect] = result.suspects(0.10)
-    assert suspect.startswith("suspect (one process a side; measure it again in rounds): syn-cpu: v0: 1.264x")
+    assert suspect.startswith(f"suspect ({SUSPECT}): syn-cpu: v0: 1.264x")
     line = result.gate_line(0.10)
     assert "1 variant(s) measured in one process a side are judged against this host's one-process tail" in line
     assert "noise_tails.toml" in line

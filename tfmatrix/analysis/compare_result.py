@@ -22,6 +22,8 @@ from .statistics.stats import deviation
 from .statistics.tails import one_process
 
 FDR = 0.05      # the false-discovery rate a list of changed variants is read at
+SUSPECT = ("one process a side, as far as this host's processes stray now and then; rounds on both sides or ab "
+           "settle it")
 
 @dataclass(frozen=True)
 class VariantChange:
@@ -97,9 +99,9 @@ class CompareResult:
 
     def suspects(self, slower_than: float) -> list[str]:
         """Variants one process a side that their t test would fail but this host's one-process tail does not:
-        printed, not failed; measuring them again in rounds settles them."""
+        printed, not failed; rounds on both sides (or ``ab`` for a benchmark file) settle them."""
         calls = self.gate_calls(slower_than)
-        return [f"suspect (one process a side; measure it again in rounds): {self._gated(v)}"
+        return [f"suspect ({SUSPECT}): {self._gated(v)}"
                 for v, call in sorted(zip(self.variants, calls, strict=True), key=lambda vc: -vc[0].ci.ratio)
                 if call.suspect]
 
