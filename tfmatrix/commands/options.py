@@ -112,8 +112,10 @@ def add_fail_on(p: argparse.ArgumentParser, broke: str = "") -> None:
     p.add_argument("--fail-on", type=fail_on, metavar="slower:PERCENT",
                    help=f"exit 1 when a variant broke{broke}, or is slower with family-wise confidence (Holm over "
                         "every variant compared: an unchanged run fails at most 5%% of the time) and its own 95%% "
-                        "interval above 1 + PERCENT; offenders are printed first, then the smallest slowdown the "
-                        "gate could see")
+                        "interval above 1 + PERCENT (a variant with one process a side: judged against this "
+                        "host's measured one-process tail, tfmatrix/data/noise_tails.toml); offenders are printed "
+                        "first, then suspects (one process a side: only their t test would fail them), then the "
+                        "smallest slowdown the gate could see")
 
 
 def add_measure_options(p: argparse.ArgumentParser) -> None:
