@@ -10,12 +10,10 @@ degrees of freedom, not N(0, 1) (``statistics.tails``; the table
 from __future__ import annotations
 
 import math
-import sys
 import tomllib
 from pathlib import Path
 
 import numpy as np
-import pytest
 from matrix_model import Matrix, gate_fails, judged
 
 from tfmatrix.analysis.compare_result import SUSPECT, CompareResult, VariantChange
@@ -108,7 +106,6 @@ def test_compare_prints_a_suspect_apart_and_its_gate_line_names_the_tail() -> No
     assert "noise_tails.toml" in line
 
 
-@pytest.mark.skipif(sys.platform != "linux", reason="seeded figures as measured on Linux")
 def test_on_the_real_path_heavy_tailed_one_process_runs_fail_the_t_gate_and_not_the_tailed_one(
         tmp_path: Path) -> None:
     """A/A through files, frame, ``variant_changes`` and the gate: A and B in one process (as a default run

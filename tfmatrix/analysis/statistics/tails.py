@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from scipy import optimize, special
+from scipy import special, stats
 
 from .inference import Contrast
 
@@ -75,15 +75,8 @@ def fit_null(scores: Sequence[float], source: str = "") -> Null | None:
     z = np.asarray([s for s in scores if math.isfinite(s)], dtype=float)
     if len(z) < 50:
         return None
-
-    def nll(theta: np.ndarray) -> float:
-        df, scale = math.exp(theta[0]), math.exp(theta[1])
-        return float(-np.sum(special.gammaln((df + 1) / 2) - special.gammaln(df / 2) - 0.5 * math.log(df * math.pi)
-                             - math.log(scale) - (df + 1) / 2 * np.log1p((z / scale) ** 2 / df)))
-
-    best = optimize.minimize(nll, np.array([math.log(5.0), math.log(float(np.std(z)) or 1.0)]), method="Nelder-Mead")
-    df, scale = (math.exp(x) for x in best.x)
-    return Null(min(df, 1e6), scale, source)
+    df, _, scale = stats.t.fit(z, floc=0.0)
+    return Null(float(df), float(scale), source)
 
 
 @functools.cache
