@@ -38,7 +38,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCHES = ("tensor_ops.*", "graphs.power*", "graphs.matmul_bias*", "graphs.tracing*", "inference.tiny*",
-           "compiled.*")
+           "compiled.application*")
 HOST_MODULES = ("pandas", "jinja2", "scipy", "rich")
 
 

@@ -177,6 +177,12 @@ class Prepared:
     ``after`` runs once after timing and returns extra facts for the record
     (trace counts, GFLOP/s inputs). ``build_s`` overrides the default build
     time (the whole ``prepare`` call) when a benchmark times its build itself.
+    ``figures`` runs once after timing and returns numbers measured beside the
+    samples, each with its unit (``{"drift_pct_per_100_steps": (0.4, "%/100
+    steps")}``): the record keeps one value per process. ``self_timed``: each
+    call of ``step`` returns the seconds it measured itself, and that is the
+    sample (a fresh process's first call: compile time, ``compile.cache``),
+    one call a sample, no warm-up.
     """
 
     step: Callable[[], Any]
@@ -187,6 +193,8 @@ class Prepared:
     cleanup: Optional[Callable[[], None]] = None
     build_s: Optional[float] = None
     info: Dict[str, Any] = field(default_factory=dict)
+    figures: Optional[Callable[[], Dict[str, Tuple[float, str]]]] = None
+    self_timed: bool = False
 
 
 class Benchmark:
@@ -208,7 +216,7 @@ class Benchmark:
         """The part of TensorFlow ``variant`` uses whatever its Keras (``"tf.data input"``), or None.
 
         A Keras 3 cell on JAX or PyTorch has no TensorFlow, so such a variant
-        is not in its catalogue (``suite.run.outside``); ``prepare`` still
+        is not in its catalogue (``suite.frameworks.outside``); ``prepare`` still
         refuses it there (``compat.require_tf``), for a plan made before.
         """
         return None

@@ -19,7 +19,7 @@ from __future__ import annotations
 import types
 from typing import Any, Callable, Dict, Optional
 
-from .definitions import NotApplicable, Prepared
+from .definitions import BACKEND_API, Benchmark, NotApplicable, Prepared, Variant
 
 BACKEND_SEEDS = ("002", "004")      # the seeds whose TF variants have api=backend twins
 FRAMEWORKS = {"jax": "JAX", "torch": "PyTorch", "tensorflow": "TensorFlow"}
@@ -53,6 +53,42 @@ def tf_cell_reason() -> str:
     """Why a backend variant is n/a in a TensorFlow cell (the fingerprint and the worker say the same)."""
     return ("runs on a Keras 3 cell's JAX or PyTorch backend; this cell runs TensorFlow, whose api=tf variants "
             "answer the same question")
+
+
+def _backend(facts: Dict[str, Any]) -> str:
+    return str((facts.get("backend") or {}).get("name") or "tensorflow")
+
+
+def outside(facts: Dict[str, Any], variant: Variant, bench: Optional[Benchmark] = None) -> Optional[str]:
+    """Why ``variant`` is not in this cell's catalogue: it is another framework's (``suite.schema.OUTSIDE_KEY``).
+
+    A Keras 3 cell on JAX or PyTorch installs no TensorFlow, so tf.keras,
+    TensorFlow's own ops and graph mode are not questions it can be asked
+    (its ``api=keras`` and ``api=backend`` twins ask them of its framework);
+    a TensorFlow cell answers the ``api=backend`` variants' questions with its
+    ``api=tf`` ones; a Keras 3 variant that feeds tf.data or calls
+    tf.function (``bench.tensorflow_part``) is TensorFlow's too. Such a
+    variant is no n/a result of the cell: a failure to run what the cell
+    holds is.
+    """
+    backend = _backend(facts)
+    if variant.api == BACKEND_API:
+        return tf_cell_reason() if backend == "tensorflow" else None
+    if backend == "tensorflow":
+        return None
+    if variant.api == "tf":
+        return "TensorFlow-only benchmark; %s%s" % (
+            no_tf(backend), " (its api=backend variants ask the same of %s)" % framework(backend)
+            if variant.seed in BACKEND_SEEDS else "")
+    if variant.mode == "graph":
+        return "graph mode is TensorFlow's (a tf.compat.v1 Session); this cell runs Keras 3 on %s, eagerly only" % (
+            framework(backend))
+    if variant.api == "tf.keras":
+        keras = (facts.get("keras") or {}).get("tf.keras")
+        said = keras.get("unavailable") if isinstance(keras, dict) else None
+        return str(said or needs_tensorflow("tf.keras", backend))
+    part = bench.tensorflow_part(variant) if bench is not None else None
+    return needs_tensorflow(part, backend) if part else None
 
 
 def cell_backend_of(compat: Any) -> str:
@@ -113,15 +149,15 @@ def enable_float64(backend: str) -> Optional[str]:
     """
     if backend != "jax":
         return None
-    import jax  # type: ignore
+    import jax
 
     jax.config.update("jax_enable_x64", True)
     return "jax_enable_x64=True"
 
 
 def jax_ops() -> Ops:
-    import jax  # type: ignore
-    import jax.numpy as jnp  # type: ignore
+    import jax
+    import jax.numpy as jnp
     import numpy as np
 
     dev = jax.devices()[0]
@@ -136,7 +172,7 @@ def jax_ops() -> Ops:
 
 
 def torch_ops() -> Ops:
-    import torch  # type: ignore
+    import torch
 
     device = "cuda" if torch.cuda.is_available() else "cpu"
 
@@ -183,7 +219,7 @@ def compiler(ops: Ops, call: str, on_trace: Callable[[], None]) -> Callable[[Cal
     """
     static = call == "compiled_static"
     if ops.backend == "jax":
-        import jax  # type: ignore
+        import jax
 
         def jit(fn: Callable[..., Any]) -> Any:
             def counted(*args: Any) -> Any:
@@ -191,7 +227,7 @@ def compiler(ops: Ops, call: str, on_trace: Callable[[], None]) -> Callable[[Cal
                 return fn(*args)
             return jax.jit(counted, static_argnums=(0,) if static else ())
         return jit
-    import torch  # type: ignore
+    import torch
 
     inductor = torch._dynamo.lookup_backend("inductor")
 

@@ -129,17 +129,18 @@ class Sampler:
     compared round by round (paired).
     """
 
-    def __init__(self, fn: Callable[[], Any], budget: Budget, inner: int = 1) -> None:
+    def __init__(self, fn: Callable[[], Any], budget: Budget, inner: int = 1, self_timed: bool = False) -> None:
         self.fn = fn
         self.budget = budget
         self.inner = inner
+        self.self_timed = self_timed          # fn returns the seconds it measured: one call a sample, no warm-up
         self.samples: List[float] = []
         self.spent = 0.0
         t0 = timer()
-        fn()
-        self.first_call_s = timer() - t0
+        first = fn()
+        self.first_call_s = float(first) if self_timed else timer() - t0
         warm: List[float] = []
-        for _ in range(budget.warmup):
+        for _ in range(0 if self_timed else budget.warmup):
             t0 = timer()
             fn()
             warm.append(timer() - t0)
@@ -147,7 +148,7 @@ class Sampler:
         # A call slower than the whole budget allows: one call per repeat and only
         # as many repeats as fit (never fewer than min_repeats).
         self.calibration: List[Dict[str, float]] = []
-        if estimate * budget.min_repeats >= budget.max_time:
+        if self_timed or estimate * budget.min_repeats >= budget.max_time:
             self.number = 1
         else:
             self.number, self.calibration = calibrate(fn, estimate, budget)
@@ -170,7 +171,7 @@ class Sampler:
         t0 = timer()
         if collect:
             gc.collect()
-        elapsed = run_loop(self.fn, self.number)
+        elapsed = float(self.fn()) if self.self_timed else run_loop(self.fn, self.number)
         self.spent += elapsed
         value = elapsed / (self.number * self.inner)
         self.samples.append(value)

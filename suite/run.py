@@ -16,9 +16,9 @@ from typing import IO, Any, Dict, List, Optional, Sequence, Tuple
 
 from . import reference, stats
 from .compat import mode_unsupported
-from .definitions import BACKEND_API, Benchmark, Preset, Variant
+from .definitions import Benchmark, Preset, Variant
 from .document import finish, header, now_iso, take_fingerprint
-from .frameworks import BACKEND_SEEDS, framework, needs_tensorflow, no_tf, tf_cell_reason
+from .frameworks import outside
 from .harness import spread_over
 from .isolation import run_group
 from .registry import all_variants, benchmark_by_name, load_benchmarks, select
@@ -31,42 +31,6 @@ def plan_groups(variants: Sequence[Variant]) -> "OrderedDict[str, List[Variant]]
     for v in variants:
         groups.setdefault(v.group, []).append(v)
     return groups
-
-
-def _backend(facts: Dict[str, Any]) -> str:
-    return str((facts.get("backend") or {}).get("name") or "tensorflow")
-
-
-def outside(facts: Dict[str, Any], variant: Variant, bench: Optional[Benchmark] = None) -> Optional[str]:
-    """Why ``variant`` is not in this cell's catalogue: it is another framework's (``suite.schema.OUTSIDE_KEY``).
-
-    A Keras 3 cell on JAX or PyTorch installs no TensorFlow, so tf.keras,
-    TensorFlow's own ops and graph mode are not questions it can be asked
-    (its ``api=keras`` and ``api=backend`` twins ask them of its framework);
-    a TensorFlow cell answers the ``api=backend`` variants' questions with its
-    ``api=tf`` ones; a Keras 3 variant that feeds tf.data or calls
-    tf.function (``bench.tensorflow_part``) is TensorFlow's too. Such a
-    variant is no n/a result of the cell: a failure to run what the cell
-    holds is.
-    """
-    backend = _backend(facts)
-    if variant.api == BACKEND_API:
-        return tf_cell_reason() if backend == "tensorflow" else None
-    if backend == "tensorflow":
-        return None
-    if variant.api == "tf":
-        return "TensorFlow-only benchmark; %s%s" % (
-            no_tf(backend), " (its api=backend variants ask the same of %s)" % framework(backend)
-            if variant.seed in BACKEND_SEEDS else "")
-    if variant.mode == "graph":
-        return "graph mode is TensorFlow's (a tf.compat.v1 Session); this cell runs Keras 3 on %s, eagerly only" % (
-            framework(backend))
-    if variant.api == "tf.keras":
-        keras = (facts.get("keras") or {}).get("tf.keras")
-        said = keras.get("unavailable") if isinstance(keras, dict) else None
-        return str(said or needs_tensorflow("tf.keras", backend))
-    part = bench.tensorflow_part(variant) if bench is not None else None
-    return needs_tensorflow(part, backend) if part else None
 
 
 def unavailable(facts: Dict[str, Any], variant: Variant, bench: Optional[Benchmark] = None) -> Optional[str]:
@@ -139,12 +103,26 @@ def combine(variant: Variant, bench: Benchmark, runs: List[Dict[str, Any]], pres
         "peak_rss_mb": max([r["peak_rss_mb"] for r in runs if r.get("peak_rss_mb") is not None], default=None),
         "wall_s": sum(float(r.get("wall_s") or 0.0) for r in runs),
     }
+    figures = figures_of(ok)
+    if figures:
+        record["figures"] = figures
     if record["stats"] and first.get("work_flops"):
         record["extra"]["gflops_per_s"] = first["work_flops"] / record["stats"]["median"] / 1e9
     tracebacks = [r["traceback"] for r in bad if r.get("traceback")]
     if tracebacks:
         record["traceback"] = tracebacks[0]
     return record
+
+
+def figures_of(ok: List[Dict[str, Any]]) -> Dict[str, Dict[str, Any]]:
+    """The figures each process measured (``Prepared.figures``), as the record keeps them: per name its unit and
+    one value per process (None where a process has none)."""
+    names: Dict[str, str] = {}
+    for r in ok:
+        for name, (_, unit) in (r.get("figures") or {}).items():
+            names.setdefault(name, unit)
+    return {name: {"unit": unit, "values": [((r.get("figures") or {}).get(name) or [None])[0] for r in ok]}
+            for name, unit in names.items()}
 
 
 class Progress:

@@ -106,6 +106,14 @@ RECORD_KEYS = {
 RECORD_OPTIONAL_KEYS = {
     "traceback": str,
     "schedule": dict,
+    "figures": dict,
+}
+# ``figures``: numbers a benchmark measures beside its samples, each with its unit and one value per process
+# (``{"compile_s": {"unit": "s", "values": [3.1, 2.9]}}``): a fresh process's compile time, a training loop's
+# per-step drift (``Prepared.figures``). Records without them have no key.
+FIGURE_KEYS = {
+    "unit": str,            # "s", "%/100 steps", "MiB"
+    "values": list,         # one number per process (null where a process measured none)
 }
 
 # ``iterations`` and ``schedule`` hold one list entry per process (``inner``: one number); ``suite.run.combine``
@@ -186,6 +194,11 @@ def validate_record(rec: Any, where: str = "record") -> List[str]:
     if isinstance(rec.get("schedule"), dict):
         _check_keys(rec["schedule"], dict(SCHEDULE_KEYS, **SCHEDULE_OPTIONAL_KEYS), where + ".schedule", problems,
                     required=False)
+    for name, figure in (rec.get("figures") or {}).items() if isinstance(rec.get("figures"), dict) else ():
+        if not isinstance(figure, dict):
+            problems.append("%s.figures.%s must be an object" % (where, name))
+        else:
+            _check_keys(figure, FIGURE_KEYS, "%s.figures.%s" % (where, name), problems)
     status = rec.get("status")
     if status not in STATUSES:
         problems.append("%s.status %r not in %s" % (where, status, STATUSES))

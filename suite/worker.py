@@ -118,7 +118,7 @@ def run_window(window: Sequence[Variant], tag: str, by_name: Dict[str, Any], env
             t0 = timer()
             prepared = by_name[variant.benchmark].prepare(variant, env)
             build = prepared.build_s if prepared.build_s is not None else timer() - t0
-            sampler = Sampler(prepared.step, env.preset.budget, inner=prepared.inner)
+            sampler = Sampler(prepared.step, env.preset.budget, inner=prepared.inner, self_timed=prepared.self_timed)
             out.update(build_s=build, first_call_s=sampler.first_call_s, unit=prepared.unit,
                        work_flops=prepared.work_flops, info=dict(prepared.info), window=tag)
             live.append((variant, prepared, sampler, out, timer() - t_start))
@@ -145,6 +145,11 @@ def run_window(window: Sequence[Variant], tag: str, by_name: Dict[str, Any], env
             if prepared.after is not None:
                 try:
                     out["extra"] = prepared.after()
+                except Exception as e:
+                    _failed(out, e, traceback.format_exc())
+            if prepared.figures is not None and out["status"] == "ok":
+                try:
+                    out["figures"] = {k: [float(v), str(u)] for k, (v, u) in prepared.figures().items()}
                 except Exception as e:
                     _failed(out, e, traceback.format_exc())
         _cleanup(prepared)

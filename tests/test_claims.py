@@ -18,13 +18,16 @@ import pytest
 from report_docs import cell_doc, noisy, parse_html, record, results_doc, write
 
 from tfmatrix.analysis.cells import load_dir
-from tfmatrix.analysis.claim_table import CLAIMS, NOT_A
+from tfmatrix.analysis.claim_file import builtin
+from tfmatrix.analysis.claim_records import NOT_A
 from tfmatrix.analysis.claims import CANNOT, HOLDS, NOT_MEASURED, REVERSED, UNCLEAR, compute_claims, verdict
 from tfmatrix.analysis.findings import FINDINGS
 from tfmatrix.analysis.frame import build_frame
 from tfmatrix.analysis.statistics.inference import RatioCI
 from tfmatrix.report.build import build
 from tfmatrix.report.claims_view import ROW_COLUMNS
+
+SEED_CLAIMS = builtin()      # the seeds' claims (tfmatrix/data/claims/seeds.toml)
 
 GENERATED = "2026-01-02T03:04:05+00:00"
 
@@ -50,12 +53,12 @@ def _report(cells: Path, out: Path):
 
 
 def test_the_table_names_real_findings_and_every_seed():
-    keys = [c.key for c in CLAIMS]
+    keys = [c.key for c in SEED_CLAIMS]
     assert len(keys) == len(set(keys)) >= 13
-    assert {c.seed for c in CLAIMS} == {"000", "001", "002", "003", "004"}
+    assert {c.seed for c in SEED_CLAIMS} == {"000", "001", "002", "003", "004"}
     findings = {f.key for f in FINDINGS}
-    assert all(c.finding in findings for c in CLAIMS if c.finding)
-    assert all(c.expect in ("a", "b", NOT_A) and c.seed_figure and c.seed_setup and c.seed_size for c in CLAIMS)
+    assert all(c.finding in findings for c in SEED_CLAIMS if c.finding)
+    assert all(c.expect in ("a", "b", NOT_A) and c.seed_figure and c.seed_setup and c.seed_size for c in SEED_CLAIMS)
 
 
 def _ci(low: float, high: float, replicated: bool = True) -> RatioCI:
@@ -238,7 +241,7 @@ def test_stand_in_model_and_gpu_expectation(tmp_path):
 def test_csv_and_json_have_the_pages_rows(tmp_path):
     _hidden_effect(tmp_path / "cells")
     summary = build(tmp_path / "cells", tmp_path / "out", generated=GENERATED)
-    assert summary.claims_csv == tmp_path / "out" / "claims.csv" and summary.claims_total == len(CLAIMS)
+    assert summary.claims_csv == tmp_path / "out" / "claims.csv" and summary.claims_total == len(SEED_CLAIMS)
     with open(tmp_path / "out" / "claims.csv", newline="") as f:
         rows = list(csv.DictReader(f))
     doc = json.loads((tmp_path / "out" / "claims.json").read_text())

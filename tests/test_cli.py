@@ -30,7 +30,8 @@ def run_cli(*args: str, cwd: Path | None = None, env_registry: str | None = None
 def test_validate_default_matrix() -> None:
     proc = run_cli("validate")
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout == ("25 cells OK, 1 of them opt-in (0 warnings); a first `matrix` run of the others: "
+    assert proc.stdout == ("25 cells OK, 1 of them opt-in (0 warnings), 13 claims (seeds); a first `matrix` run of the "
+                           "others: "
                            "roughly 1:50:24\n")
     assert proc.stderr == ""
 
@@ -76,7 +77,8 @@ def test_untested_warnings_are_printed_once(matrix_file: MatrixFile, tmp_path: P
     matrix_file('[[cell]]\ntf = "1.15"\nkeras = "2.4.3"\nallow_untested = true\n')
     proc = run_cli("validate", "--matrix", "matrix.toml", cwd=tmp_path)
     assert proc.returncode == 0
-    assert proc.stdout.startswith("1 cell OK (1 warning); a first `matrix` run of all of them: roughly ")
+    assert proc.stdout.startswith("1 cell OK (1 warning), 13 claims (seeds); a first `matrix` run of all of them: "
+                                  "roughly ")
     assert proc.stderr == ("tfmatrix: warning: matrix.toml: cell[0]: key 'keras': standalone Keras 2.4.3 is not known "
                            "to pair with TF 1.15 (known: 2.2.5, 2.3.1) (allowed by allow_untested = true)\n")
 

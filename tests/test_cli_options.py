@@ -169,12 +169,14 @@ def test_the_runs_of_their_own_take_matrix_tomls_rounds_as_a_fixed_count(asked: 
     from tfmatrix.history.targets import claim_target
     from tfmatrix.history.timeline import selection
 
+    bench = ((tmp_path / "benchmarks").resolve(),)         # matrix.toml's [suite] paths: mounted as a run does
     duet = asked("duet", "tf2.15-cpu", "tf1.15-cpu", "--seed", "3")
-    assert duet == RunRequest(rounds=AUTO_ROUNDS_CAP, schedule="duet", seed=3)    # stamps: checked by asked
+    assert duet == RunRequest(rounds=AUTO_ROUNDS_CAP, schedule="duet", seed=3, bench_paths=bench)   # stamps: asked
     assert asked("bisect", "--claim", "predict_slower_after_compile", "--good", "2.1", "--bad", "2.0") == RunRequest(
-        preset="quick", only=claim_target("predict_slower_after_compile", "quick").variant_ids, rounds=AUTO_ROUNDS_CAP)
+        preset="quick", only=claim_target("predict_slower_after_compile", "quick").variant_ids, rounds=AUTO_ROUNDS_CAP,
+        bench_paths=bench)
     assert asked("timeline", "--rounds", "2", "--preset", "seed") == RunRequest(preset="seed", only=selection("seed"),
-                                                                             rounds=2)
+                                                                             rounds=2, bench_paths=bench)
 
 
 def test_ab_rounds_are_its_own(asked: Any, tmp_path: Path) -> None:

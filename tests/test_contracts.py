@@ -23,7 +23,7 @@ from suite import schema
 from suite.definitions import PRESETS
 from suite.run import Progress
 from tfmatrix.analysis.chart_data import CHARTS
-from tfmatrix.analysis.claim_table import CLAIMS
+from tfmatrix.analysis.claim_file import every_builtin
 from tfmatrix.analysis.findings import FINDINGS
 from tfmatrix.errors import UserError
 from tfmatrix.matrix import KNOWN_PRESETS
@@ -93,16 +93,37 @@ def test_every_chart_benchmark_and_fixed_parameter_is_in_the_suite_list():
 
 
 def test_every_claim_setup_and_size_parameter_is_in_the_suite_list():
+    """Every built-in family's claims (the seeds', today's) against ``python -m suite list --json``."""
     problems = []
-    for claim in CLAIMS:
+    for claim in every_builtin():
         for i, setup in enumerate(claim.setups):
             cmp = setup.compare
-            problems += _problems(f"CLAIMS {claim.key} setup[{i}] side a", cmp.benchmarks, cmp.a)
-            problems += _problems(f"CLAIMS {claim.key} setup[{i}] side b", cmp.benchmarks, cmp.b)
+            problems += _problems(f"{claim.family} {claim.key} setup[{i}] side a", cmp.benchmarks, cmp.a)
+            problems += _problems(f"{claim.family} {claim.key} setup[{i}] side b", cmp.benchmarks, cmp.b)
             names = {n for v in _in(cmp.benchmarks) for n in v["params"]}
-            problems += [f"CLAIMS {claim.key}: size parameter {n!r} is not a parameter of {cmp.benchmarks}"
+            problems += [f"{claim.family} {claim.key}: size parameter {n!r} is not a parameter of {cmp.benchmarks}"
                          for n in claim.size if n not in names]
     assert not problems, "\n".join(problems)
+
+
+def test_the_claims_checker_reads_the_suite_list_as_the_contract_test_does():
+    """``claim_checks.check_names`` (what refuses a user's claim) passes every built-in claim against the real
+    catalogue and refuses a misspelt one, as the test above would."""
+    import dataclasses
+
+    from tfmatrix.analysis.claim_checks import Entry, check_names
+    from tfmatrix.analysis.findings import param_spec
+    from tfmatrix.errors import UserError
+
+    entries = [Entry(v["benchmark"], v["id"], v["params"]) for v in catalogue()]
+    for claim in every_builtin():
+        check_names(claim, entries, "built-in")
+    claim = every_builtin()[0]
+    cmp = claim.setups[0].compare
+    typo = dataclasses.replace(claim, setups=(dataclasses.replace(
+        claim.setups[0], compare=dataclasses.replace(cmp, a=param_spec(**{**cmp.a, "loop": "train_on_bach"}))),))
+    with pytest.raises(UserError, match="no variant of training.question has loop=train_on_bach"):
+        check_names(typo, entries, "claims.toml")
 
 
 def test_a_renamed_parameter_is_caught():
@@ -158,7 +179,10 @@ def test_a_record_the_suite_writes_has_the_keys_the_schema_declares_and_the_host
     bench = Benchmark()
     bench.name, bench.seed, bench.title = "contract.dense", "000", "a contract"
     variant = Variant(bench.name, bench.seed, (("batch", 8), ("mode", "eager")))
-    ok = combine(variant, bench, [_worker_result(variant.id, [0.002, 0.0021, 0.0019])] * 2, PRESETS["quick"])
+    measured = dict(_worker_result(variant.id, [0.002, 0.0021, 0.0019]), figures={"drift_pct_per_100_steps":
+                                                                                   [0.4, "%/100 steps"]})
+    ok = combine(variant, bench, [measured] * 2, PRESETS["quick"])
+    assert ok["figures"] == {"drift_pct_per_100_steps": {"unit": "%/100 steps", "values": [0.4, 0.4]}}
     crashed = failure_record(variant.id, "error", "the worker died (signal 9)", "Traceback ...\nMemoryError")
     failed = combine(variant, bench, [_worker_result(variant.id, [0.002, 0.0021]), crashed], PRESETS["quick"])
 
@@ -171,7 +195,7 @@ def test_a_record_the_suite_writes_has_the_keys_the_schema_declares_and_the_host
         assert schema.validate_record(rec) == []
         assert problem(rec, RECORD, "record") is None
     assert set(ok) | set(failed) == required | optional        # no key declared that the suite never writes
-    assert "traceback" in failed and "traceback" not in ok
+    assert "traceback" in failed and "traceback" not in ok and "figures" not in failed
     # the host's shape check declares exactly the suite's keys, at the top and inside schedule and iterations
     assert set(RECORD.keys) == set(schema.ALL_RECORD_KEYS)
     assert set(RECORD.keys["schedule"].keys) == {*schema.SCHEDULE_KEYS, *schema.SCHEDULE_OPTIONAL_KEYS}

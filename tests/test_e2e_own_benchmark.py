@@ -88,3 +88,32 @@ def test_a_second_run_with_unchanged_files_keeps_both_cells(own_run):
     proc = _matrix(own_run.reports)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stderr.count("kept the results of") == len(CELLS)
+
+
+CLAIM = "own_serving_cheaper_than_training"      # examples/own_benchmark/claims.toml
+
+
+def test_a_claim_of_your_own_is_judged_like_a_seeds_and_explain_and_bisect_take_it(own_run):
+    """The example's own claim (``[suite] claims``), over its own benchmark: a grid row and a Claims entry in the
+    family "Your claims", a line per cell in claims.csv, a real ``explain --claim`` profiling both sides in a cell
+    (the user's files mounted), and ``bisect --claim`` resolving it to the user's variants."""
+    from tfmatrix.analysis.claim_file import every_builtin
+    from tfmatrix.commands.claims import own_claims
+    from tfmatrix.history.targets import claim_target
+    from tfmatrix.matrix import load
+
+    page = (own_run.reports / "index.html").read_text()
+    assert f'data-claim="{CLAIM}"' in page and f'id="claim-{CLAIM}"' in page and ">Your claims</th>" in page
+    with open(own_run.reports / "claims.csv", newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r["claim"] == CLAIM]
+    assert {r["cell"] for r in rows if r["ratio"]} == set(CELLS), rows
+    assert all(r["verdict"] in ("holds", "reversed", "no clear difference") and r["seed"] == "our capacity plan"
+               for r in rows if r["ratio"])
+    explained = tfmatrix("explain", "--claim", CLAIM, "--cell", "tf2.15-cpu", "--matrix", str(EXAMPLE / "matrix.toml"),
+                         "--reports", str(own_run.reports), "--runner", "docker", "--calls", "2", timeout=1500)
+    print(explained.stdout)
+    assert explained.returncode == 0, explained.stderr[-3000:]
+    assert "A = own.resnet[" in explained.stdout and "path=call" in explained.stdout
+    matrix = load(EXAMPLE / "matrix.toml")
+    target = claim_target(CLAIM, "quick", every_builtin() + own_claims(matrix), matrix.settings.bench_paths)
+    assert target.variant_ids and all(v.startswith("own.resnet[") for v in target.variant_ids)

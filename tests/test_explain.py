@@ -191,7 +191,7 @@ def test_a_claim_in_a_cell_is_its_seed_lines_two_sides_as_the_last_run_measured_
     assert "path=predict" in id_a and "path=predict" in id_b and id_a != id_b
     (cell_a, _), (cell_b, _) = claim_sides("tf1_faster_train_on_batch", "tf2.0-keras2.3.1-cpu", str(reports), matrix)
     assert {cell_a.name, cell_b.name} == {"tf1.14-keras2.2.5-cpu", "tf2.0-keras2.3.1-cpu"}
-    with pytest.raises(UserError, match="no such claim; claims: tf1_faster_train_on_batch"):
+    with pytest.raises(UserError, match="no such claim; claims are: tf1_faster_train_on_batch"):
         claim_sides("nope", "tf2.0-keras2.3.1-cpu", str(reports), matrix)
     with pytest.raises(UserError, match="has no results"):
         claim_sides("predict_slower_after_compile", "tf2.0-keras2.3.1-cpu", str(tmp_path / "none"), matrix)

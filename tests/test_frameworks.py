@@ -29,11 +29,12 @@ from suite.registry import all_variants, benchmark_by_name, load_benchmarks
 from suite.run import set_aside, settle, unavailable
 from suite.schema import OUTSIDE_KEY, validate
 from tfmatrix.analysis.cells import load_dir
-from tfmatrix.analysis.claim_setups import BACKEND_ANSWERS
-from tfmatrix.analysis.claim_table import CLAIMS
+from tfmatrix.analysis.claim_file import builtin
 from tfmatrix.analysis.claims import HOLDS, NOT_MEASURED, UNCLEAR, compute_claims
 from tfmatrix.analysis.findings import in_benchmarks, matches
 from tfmatrix.analysis.frame import build_frame, results_rows
+
+SEED_CLAIMS = builtin()      # the seeds' claims (tfmatrix/data/claims/seeds.toml)
 
 SEED_002_004 = ("tensor_ops.matmul", "tensor_ops.batched_matmul", "graphs.power", "graphs.matmul_bias",
                 "graphs.tracing")
@@ -86,11 +87,11 @@ def test_the_seed_preset_on_a_jax_or_torch_cell_is_its_framework_s_catalogue(bac
     own, aside = set_aside(cpu_facts(backend), variants, BY_NAME)
     mine = [v for v in variants if v.api in ("keras", BACKEND_API, "numpy") and v.mode == "eager"]
     tf_parts = [v for v in mine if BY_NAME[v.benchmark].tensorflow_part(v)]    # tf.data input, tf.function(model)
-    assert len(mine) == 39 and len(tf_parts) == 5 and len(variants) == 133
+    assert len(mine) == 54 and len(tf_parts) == 5 and len(variants) == 165     # 39 of 133 before today's family
     assert [v.id for v in own] == [v.id for v in mine if v not in tf_parts]
     assert settle(cpu_facts(backend), own) == {}            # the fingerprint settles none of them n/a
     entries = {e["id"]: g["reason"] for g in aside for e in g["variants"]}
-    assert len(entries) == 99 and set(entries) == {v.id for v in variants} - {v.id for v in own}
+    assert len(entries) == 116 and set(entries) == {v.id for v in variants} - {v.id for v in own}
     assert {entries[v.id] for v in tf_parts} == {f"{part} needs TensorFlow; this cell runs Keras 3 on "
                                                  f"{NAMES[backend]} and installs no TensorFlow"
                                                  for part in ("tf.data input", "tf.function(model)")}
@@ -123,9 +124,8 @@ def test_every_seed_002_004_claim_and_seed_000_001_keras_claim_has_a_planned_set
     variants = all_variants(PRESETS["seed"])
     settled = settle(cpu_facts(backend), variants)
     cell = types.SimpleNamespace(backend=backend)
-    for claim in CLAIMS:
-        if claim.key not in BACKEND_ANSWERS:
-            continue
+    answered = {c.key: c for c in SEED_CLAIMS if any(s.compare.backends == (backend,) for s in c.setups)}
+    for claim in answered.values():
         setups = [s for s in claim.setups if s.applies(cell)]      # type: ignore[arg-type]
         assert len(setups) == 1 and setups[0].compare.backends == (backend,), claim.key
         assert NAMES[backend] in setups[0].standin
@@ -133,9 +133,9 @@ def test_every_seed_002_004_claim_and_seed_000_001_keras_claim_has_a_planned_set
         for spec in (cmp.a, cmp.b):
             found = [v for v in variants if in_benchmarks(v.benchmark, cmp.benchmarks) and matches(v.as_dict(), spec)]
             assert found and not [v.id for v in found if v.id in settled], (claim.key, dict(spec))
-    assert {c.key for c in CLAIMS if c.seed in ("002", "004")} <= set(BACKEND_ANSWERS) <= {c.key for c in CLAIMS}
-    assert {k for k, row in BACKEND_ANSWERS.items() if row.api == "keras"} == {
-        "predict_slower_after_compile", "call_and_predict_on_batch_fix", "fit_slower_than_train_on_batch"}
+    assert {c.key for c in SEED_CLAIMS if c.seed in ("002", "004")} <= set(answered)
+    keras = {k for k, c in answered.items() if any(s.compare.a.get("api") == "keras" for s in c.setups)}
+    assert keras == {"predict_slower_after_compile", "call_and_predict_on_batch_fix", "fit_slower_than_train_on_batch"}
 
 
 def test_the_fingerprint_s_import_error_names_the_framework_the_cell_imports() -> None:
@@ -361,7 +361,7 @@ def test_the_torch_path_places_counts_and_compiles_as_asked(monkeypatch: pytest.
 
 def _set_aside_in_file(path: Path) -> int:
     """Rewrite a real cell file as this suite now writes it: its other framework's n/a records into
-    ``config.outside`` (by ``suite.run.outside`` on the cell's own fingerprint). Returns how many moved."""
+    ``config.outside`` (by ``suite.frameworks.outside`` on the cell's own fingerprint). Returns how many moved."""
     import json
 
     from suite.run import outside

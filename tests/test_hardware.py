@@ -18,7 +18,7 @@ import pytest
 from report_docs import cell_doc, noisy, parse_html, record, results_doc, table_rows, training_params, write
 
 from tfmatrix.analysis.cells import load_dir
-from tfmatrix.analysis.claim_table import CLAIMS
+from tfmatrix.analysis.claim_file import builtin
 from tfmatrix.analysis.claims import compute_claim
 from tfmatrix.analysis.findings import FINDINGS
 from tfmatrix.analysis.frame import build_frame
@@ -28,6 +28,8 @@ from tfmatrix.analysis.statistics.inference import time_interval
 from tfmatrix.report.build import build
 from tfmatrix.report.hardware_view import hardware_csv, hardware_pairs
 from tfmatrix.report.tables import fmt_seconds
+
+SEED_CLAIMS = builtin()      # the seeds' claims (tfmatrix/data/claims/seeds.toml)
 
 GENERATED = "2026-01-02T03:04:05+00:00"
 EPYC, XEON = "AMD EPYC 7B13", "Intel Xeon Platinum 8481C"
@@ -267,7 +269,7 @@ def test_a_cross_cell_claim_takes_the_seeds_pair_on_each_cells_own_hardware(tmp_
             doc["cell"]["keras"]["version"] = "2.3.1" if tf == "2.0" else "2.2.5"
             write(tmp_path / "cells", doc)
     cells = load_dir(tmp_path / "cells").cells
-    claim = next(c for c in CLAIMS if c.key == "tf1_faster_train_on_batch")
+    claim = next(c for c in SEED_CLAIMS if c.key == "tf1_faster_train_on_batch")
     answered = compute_claim(claim, build_frame(cells), cells).cells
     assert sorted(c.name for c in answered) == ["tf2.0-cpu-epyc vs tf1.14-cpu-epyc",
                                                  "tf2.0-cpu-xeon vs tf1.14-cpu-xeon"]

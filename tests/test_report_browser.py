@@ -15,8 +15,10 @@ from cdp_pipe import Chromium, find_chromium
 from e2e import require
 from report_docs import synthetic_matrix
 
-from tfmatrix.analysis.claim_table import CLAIMS
+from tfmatrix.analysis.claim_file import builtin
 from tfmatrix.report.build import build
+
+SEED_CLAIMS = builtin()      # the seeds' claims (tfmatrix/data/claims/seeds.toml)
 
 pytestmark = pytest.mark.browser
 
@@ -163,7 +165,7 @@ def test_the_default_report_opens_on_a_verdict_grid_that_fits_a_laptop_screen(tm
         assert ran == 12
         rows = pg.evaluate("Array.from(document.querySelectorAll('#grid tbody tr'))"
                            ".map(tr => tr.querySelectorAll('td.g').length)")
-        assert rows == [ran] * len(CLAIMS)
+        assert rows == [ran] * len(SEED_CLAIMS)
         # every square says something: a verdict with its ratio, or a blank with the reason on hover
         assert pg.evaluate("Array.from(document.querySelectorAll('#grid td.g'))"
                            ".filter(td => !td.textContent.trim() && !td.title).length") == 0

@@ -17,6 +17,7 @@ from rich.console import Console
 from sequential_model import run_line, sigmas
 from test_interleaved import SLICES, FakeCell, FakeRunner
 
+from tfmatrix.analysis.claim_file import builtin
 from tfmatrix.analysis.claims import HOLDS, REVERSED, UNCLEAR
 from tfmatrix.analysis.sequential import DECIDED, LOOK_ALPHA, MAX_ROUNDS, OPEN, SAME, LineState, open_variants
 from tfmatrix.analysis.statistics.inference import ALPHA
@@ -96,7 +97,7 @@ def test_only_the_open_lines_variants_run_again_and_each_cell_file_says_why_each
     v2 = SLICES["graph:tf"][0]
     looked: list[int] = []
 
-    def look(live: Any, head: Any, history: Any, alpha: float = LOOK_ALPHA) -> list[LineState]:
+    def look(live: Any, head: Any, history: Any, alpha: float = LOOK_ALPHA, claims: Any = None) -> list[LineState]:
         rounds = max(r for lc in live.values() for r, _ in lc.done)
         looked.append(rounds)
         return [_line("a", "b", v1, v1, OPEN if rounds < 3 else DECIDED), _line("a", "a", v2, v2, SAME)]
@@ -151,17 +152,18 @@ def test_a_cell_measures_only_what_makes_a_claim_line_there() -> None:
     from suite.definitions import PRESETS
     from suite.registry import all_variants
     from tfmatrix.analysis.sequential import claim_variant_ids, needed_here
+    SEEDS = builtin()
 
     catalogue = [(v.benchmark, v.id, v.as_dict()) for v in all_variants(PRESETS["seed"])]
-    ids = claim_variant_ids(catalogue)
+    ids = claim_variant_ids(catalogue, SEEDS)
     assert any("efficientnetv2s" in i for i in ids) and any("mobilenetv2" in i for i in ids)
-    tf215 = needed_here(catalogue, ids, _cell("2.15.1", "2.15.0"))
+    tf215 = needed_here(catalogue, ids, _cell("2.15.1", "2.15.0"), SEEDS)
     assert not any("mobilenetv2" in i for i in tf215) and any("efficientnetv2s" in i for i in tf215)
-    old = needed_here(catalogue, [i for i in ids if "efficientnetv2s" not in i], _cell("2.1.4", "2.2.4-tf"))
+    old = needed_here(catalogue, [i for i in ids if "efficientnetv2s" not in i], _cell("2.1.4", "2.2.4-tf"), SEEDS)
     assert any("mobilenetv2" in i for i in old)
     question = [i for i in ids if i.startswith("training.question")]
-    assert question and not set(question) & needed_here(catalogue, ids, _cell("", "3.15.1", "torch"))
-    tf1 = needed_here(catalogue, ids, _cell("1.14.0", "2.2.5"))
+    assert question and not set(question) & needed_here(catalogue, ids, _cell("", "3.15.1", "torch"), SEEDS)
+    tf1 = needed_here(catalogue, ids, _cell("1.14.0", "2.2.5"), SEEDS)
     assert {i for i in question if "mode=graph" in i} <= tf1 and not {i for i in question if "mode=eager" in i} & tf1
 
 
@@ -169,16 +171,17 @@ def test_a_jax_cell_measures_its_own_answers_to_the_seed_questions() -> None:
     from suite.definitions import PRESETS
     from suite.registry import all_variants
     from tfmatrix.analysis.sequential import claim_variant_ids, needed_here
+    SEEDS = builtin()
 
     catalogue = [(v.benchmark, v.id, v.as_dict()) for v in all_variants(PRESETS["seed"])]
-    ids = claim_variant_ids(catalogue)
+    ids = claim_variant_ids(catalogue, SEEDS)
     own = [i for i in ids if "api=backend" in i]
     assert own
     runs_there = [i for i in ids if any(f"api={api}," in i for api in ("backend", "keras", "numpy"))]  # its plan's
-    jax = needed_here(catalogue, runs_there, _cell("", "3.15.1", "jax"))
+    jax = needed_here(catalogue, runs_there, _cell("", "3.15.1", "jax"), SEEDS)
     assert set(own) <= jax and not any("training.question" in i for i in jax)      # a TF-2-only claim
     tf_plan = [i for i in ids if i not in own]              # a TF cell's plan settles them n/a
-    assert not set(own) & needed_here(catalogue, tf_plan, _cell("2.15.1", "2.15.0"))
+    assert not set(own) & needed_here(catalogue, tf_plan, _cell("2.15.1", "2.15.0"), SEEDS)
 
 
 def test_every_finding_keeps_a_line_in_the_default() -> None:
@@ -187,16 +190,17 @@ def test_every_finding_keeps_a_line_in_the_default() -> None:
     from suite.definitions import PRESETS
     from suite.registry import all_variants
     from tfmatrix.analysis.sequential import EXTRAS, claim_variant_ids, needed_here
+    SEEDS = builtin()
 
     catalogue = [(v.benchmark, v.id, v.as_dict()) for v in all_variants(PRESETS["seed"])]
-    ids = claim_variant_ids(catalogue)
+    ids = claim_variant_ids(catalogue, SEEDS)
     assert {x.finding for x in EXTRAS} == {"tf2_eager_vs_tf1_graph", "keras3_backends"}
-    tf115 = needed_here(catalogue, [i for i in ids if "api=keras," not in i], _cell("1.15.5", "2.2.4-tf"))
+    tf115 = needed_here(catalogue, [i for i in ids if "api=keras," not in i], _cell("1.15.5", "2.2.4-tf"), SEEDS)
     assert any(i.startswith("training.answer") and "mode=graph" in i for i in tf115)
     jax_plan = [i for i in ids if "api=keras," in i or "api=backend" in i]
-    jax = needed_here(catalogue, jax_plan, _cell("", "3.15.1", "jax"))
+    jax = needed_here(catalogue, jax_plan, _cell("", "3.15.1", "jax"), SEEDS)
     assert any(i.startswith("inference.tiny") for i in jax)
-    tf215 = needed_here(catalogue, ids, _cell("2.15.1", "2.15.0"))
+    tf215 = needed_here(catalogue, ids, _cell("2.15.1", "2.15.0"), SEEDS)
     assert not any(i.startswith("inference.tiny") and "api=keras," in i for i in tf215)     # not a Keras 3 cell
 
 

@@ -191,11 +191,12 @@ def test_a_claim_line_whose_side_could_not_be_profiled_says_why_and_a_bad_file_i
 
 
 def test_a_bisect_boundary_says_how_each_side_moved_and_where_the_one_that_moved_most_changed() -> None:
-    from tfmatrix.analysis.claim_table import CLAIMS
+    from tfmatrix.analysis.claim_file import builtin
+    SEED_CLAIMS = builtin()
     from tfmatrix.history.targets import Target
     from tfmatrix.history.why import boundary_lines
 
-    claim = next(c for c in CLAIMS if c.key == "predict_slower_after_compile")
+    claim = next(c for c in SEED_CLAIMS if c.key == "predict_slower_after_compile")
     after, before = "inference.tiny[path=predict,stage=compiled]", "inference.tiny[path=predict,stage=uncompiled]"
     target = Target(claim.key, "label", (after, before), claim)
     good = ProfilesDoc("tf2.0-cpu", {after: _direct(after), before: _direct(before)})     # both 10 ms a step

@@ -15,7 +15,10 @@ of ``batches`` batches of the seed's small data (batch, 140, 30), fed by:
 * ``generator``: a Python generator cycling over the same batches
   (``fit_generator`` where ``fit`` does not take generators);
 * ``sequence``: a ``keras.utils.Sequence`` (``PyDataset`` in Keras 3) over
-  the same batches.
+  the same batches;
+* ``torch.dataloader``: a PyTorch ``DataLoader`` over the same samples
+  (a ``TensorDataset``, batches in order), which Keras 3's ``fit`` takes on
+  the PyTorch backend (n/a where torch is not installed).
 
 Every source holds the same float64 inputs and int64 targets, made once
 before timing; samples are seconds per batch (``inner`` = ``batches``).
@@ -32,7 +35,7 @@ from .training import ANSWER_DATA, TF_DATA, answer_small, tf_data_part
 
 KERAS_APIS = ("tf.keras", "keras")
 MODES = ("eager", "graph")
-SOURCES = ("numpy", "tf.data", "tf.data_prefetch", "generator", "sequence")
+SOURCES = ("numpy", "tf.data", "tf.data_prefetch", "generator", "sequence", "torch.dataloader")
 # preset -> (batch size, width multiplier, batches per epoch)
 SCALE: Dict[str, Tuple[int, float, int]] = {
     "quick": (8, 0.125, 4),
@@ -58,6 +61,19 @@ def batch_source(base: Any, xs: List[Any], ys: List[Any]) -> Any:
     return Batches()
 
 
+def torch_loader() -> Any:
+    """``(x, y, batch) -> DataLoader`` over a ``TensorDataset``, in order; NotApplicable without torch."""
+    try:
+        import torch  # type: ignore
+        from torch.utils.data import DataLoader, TensorDataset  # type: ignore
+    except ImportError:
+        raise NotApplicable("a PyTorch DataLoader needs torch, which this cell does not install")
+
+    def make(x: Any, y: Any, batch: int) -> Any:
+        return DataLoader(TensorDataset(torch.from_numpy(x), torch.from_numpy(y)), batch_size=batch, shuffle=False)
+    return make
+
+
 def cycle_batches(xs: List[Any], ys: List[Any]) -> Any:
     """An endless Python generator over the given batches."""
     while True:
@@ -68,7 +84,8 @@ def cycle_batches(xs: List[Any], ys: List[Any]) -> Any:
 class FitInput(Benchmark):
     name = "input_pipelines.fit"
     seed = "000"
-    title = "Seed 000 factor 4: fit fed by numpy vs tf.data (with/without prefetch) vs generator vs Sequence"
+    title = ("Seed 000 factor 4: fit fed by numpy vs tf.data (with/without prefetch) vs generator vs Sequence "
+             "(PyDataset) vs a PyTorch DataLoader")
 
     def tensorflow_part(self, variant: Variant) -> Optional[str]:
         return tf_data_part(variant)
@@ -95,6 +112,10 @@ class FitInput(Benchmark):
             raise NotApplicable("standalone keras %s cannot consume a tf.data.Dataset" % k.version)
         if source.startswith("tf.data"):
             compat.require_tf(TF_DATA)
+        loader = torch_loader() if source == "torch.dataloader" else None
+        if loader is not None and (k.major < 3 or not compat.eager()):
+            raise NotApplicable("Keras %s in %s mode cannot consume a PyTorch DataLoader (Keras 3's fit can)"
+                                % (k.version, "eager" if compat.eager() else "graph"))
         info: Dict[str, Any] = {"keras": k.describe()}
         if source == "sequence":
             base = compat.sequence_base(k)
@@ -131,6 +152,12 @@ class FitInput(Benchmark):
                 return compat.fit_dataset(k, model, ds, n)
             return Prepared(step=fit_dataset, inner=n, build_s=build_s, info=info)
 
+        if loader is not None:
+            data = loader(x.astype("float32"), y.astype("float32"), batch)
+
+            def fit_loader() -> Any:
+                return model.fit(data, epochs=1, verbose=0)
+            return Prepared(step=fit_loader, inner=n, build_s=build_s, info=info)
         feed = cycle_batches(xs, ys) if source == "generator" else batch_source(compat.sequence_base(k), xs, ys)
 
         def fit_generator() -> Any:

@@ -9,15 +9,17 @@ configurations can hide a 30x effect behind eleven unchanged ones; a claim
 never aggregates: each configuration it pins is one line, with its own ratio
 and interval.
 
-Everything that depends on benchmark or parameter names is in ``CLAIMS``
-(``claim_table.py``). Pairing, ratios and intervals are the findings' own (``pairing.pair_rows``,
+What a claim is, is ``claim_records.py``; the claims themselves are data
+(``claim_file.py``: the built-in families' TOML files, and a user's own).
+Pairing, ratios and intervals are the findings' own (``pairing.pair_rows``,
 ``moderation.judge`` and ``RatioCI.verdict``), so a change to how intervals
 are computed changes the claims with it. A claim's verdict per line:
 
 * ``holds``: the 95% interval excludes 1 on the side the claim says is
   faster (for a claim that A does *not* help: the whole interval lies above
-  1/(1 + ``MARGIN``), A is not faster by more than 10%: an equivalence-style
-  margin, so an unclear result is not read as "does not help");
+  1/(1 + its margin), by default ``MARGIN``: A is not faster by more than 10%,
+  an equivalence-style margin, so an unclear result is not read as "does not
+  help");
 * ``reversed``: the same on the other side (A faster by more than the margin);
 * ``no clear difference``: the interval includes 1 (or, for "does not help",
   reaches past the margin), or one process a side: not enough replication;
@@ -39,8 +41,8 @@ import pandas as pd
 from suite.schema import param_text
 
 from .cells import CellResult
-from .claim_setups import Setup
-from .claim_table import CLAIMS, MARGIN, NOT_A, Claim
+from .claim_file import builtin
+from .claim_records import MARGIN, NOT_A, Claim, Setup
 from .devices import seed_gpu_note
 from .findings import Finding, in_benchmarks, matches
 from .hardware import same_hardware
@@ -111,10 +113,10 @@ class ClaimResult:
         return sorted({c.target for c in self.cells if c.lines})
 
 
-def verdict(ci: RatioCI, expect: str) -> str:
-    """A claim's verdict from a line's interval and the side the claim expects (``NOT_A``: against ``MARGIN``)."""
+def verdict(ci: RatioCI, expect: str, margin: float = MARGIN) -> str:
+    """A claim's verdict from a line's interval and the side the claim expects (``NOT_A``: against ``margin``)."""
     if expect == NOT_A:
-        edge = 1.0 / (1.0 + MARGIN)
+        edge = 1.0 / (1.0 + margin)
         if not ci.replicated:
             return UNCLEAR
         return HOLDS if ci.low > edge else REVERSED if ci.high < edge else UNCLEAR
@@ -166,7 +168,7 @@ def answer_cell(claim: Claim, rows: pd.DataFrame, cell: CellResult, ref: CellRes
             for c in result.comparisons:
                 if alpha != ALPHA:      # a sequential run's looks: the interval its verdict was made on
                     c = dataclasses.replace(c, ci=c.ci.at(1 - alpha))
-                out.lines.append(ClaimLine(c, verdict(c.ci, claim.expected(cell.target)),
+                out.lines.append(ClaimLine(c, verdict(c.ci, claim.expected(cell.target), claim.margin),
                                            size_text(by_id.get(c.a_id, {}), claim.size), setup.standin))
         if out.lines:
             if reasons:
@@ -188,7 +190,7 @@ def compute_claim(claim: Claim, df: pd.DataFrame, cells: list[CellResult], alpha
     rows = _where(df, [in_benchmarks(b, globs) for b in df["benchmark"]])
     ran = [c for c in cells if c.has_records]
     for target in sorted({c.target for c in ran}, key=lambda t: (t != "cpu", t)):
-        here = [c for c in ran if c.target == target and (claim.tf_major is None or c.tf_major == claim.tf_major)]
+        here = [c for c in ran if c.target == target and claim.about(c)]
         refs: list[CellResult] = []
         if claim.ref_cell is not None:
             refs = [c for c in ran if c.target == target and claim.ref_cell.matches(c)]
@@ -211,7 +213,8 @@ def compute_claim(claim: Claim, df: pd.DataFrame, cells: list[CellResult], alpha
     return result
 
 
-def compute_claims(df: pd.DataFrame, cells: list[CellResult], claims: tuple[Claim, ...] = CLAIMS,
+def compute_claims(df: pd.DataFrame, cells: list[CellResult], claims: tuple[Claim, ...] | None = None,
                    alpha: float = ALPHA) -> list[ClaimResult]:
+    """Every claim of ``claims`` (default: the seeds') answered in ``cells``."""
     df = annotate(df)        # every variant's unit variance, once for all claims
-    return [compute_claim(c, df, cells, alpha) for c in claims]
+    return [compute_claim(c, df, cells, alpha) for c in (builtin() if claims is None else claims)]

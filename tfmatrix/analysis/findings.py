@@ -1,10 +1,11 @@
 """The seeds' questions: what a finding asks (``Finding``, ``Compare``, ``matches``) and the ``FINDINGS`` table.
 
 A finding names its two sides by benchmark globs and parameter values
-(``ParamSpec``), the language the claims (``claim_table.py``) and the charts
-(``chart_data.py``) are written in too. Everything in the report that
-depends on benchmark or parameter names is in those tables: ``FINDINGS``
-here, ``CLAIMS``, and ``CHARTS`` beside its ``Chart`` model. When the
+(``ParamSpec``), the language the claims (``claim_records.py``, written as
+TOML: ``claim_file.py``) and the charts (``chart_data.py``) are written in
+too. Everything in the report that depends on benchmark or parameter names
+is in those tables: ``FINDINGS`` here, the claims files, and ``CHARTS``
+beside its ``Chart`` model. When the
 catalogue changes (``python -m suite list`` shows the parameter names in
 each variant id), adjust them there and nowhere else;
 ``tests/test_contracts.py`` checks every name against the catalogue. How a
@@ -16,13 +17,18 @@ import fnmatch
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Protocol
 
 from suite.schema import param_text
 
-from .cells import CellResult
-
 ParamSpec = Mapping[str, "str | tuple[str, ...]"]
+
+
+class OnBackend(Protocol):
+    """A cell as ``Compare.applies`` sees it: its Keras 3 backend (None: a cell without Keras 3, TensorFlow's)."""
+
+    @property
+    def backend(self) -> str | None: ...
 
 
 def param_spec(**params: str | tuple[str, ...]) -> ParamSpec:
@@ -38,7 +44,7 @@ class Compare:
     b: ParamSpec
     backends: tuple[str, ...] = ()      # only cells on these frameworks ("tensorflow", "jax", "torch"); () every cell
 
-    def applies(self, cell: CellResult) -> bool:
+    def applies(self, cell: OnBackend) -> bool:
         return not self.backends or (cell.backend or "tensorflow") in self.backends
 
 

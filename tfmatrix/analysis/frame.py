@@ -32,7 +32,7 @@ RESERVED = set(CELL_COLUMNS) | set(RECORD_COLUMNS) | set(OBJECT_COLUMNS)
 
 
 def param_column(name: str) -> str:
-    return "param_" + name if name in RESERVED or name.startswith("extra_") else name
+    return "param_" + name if name in RESERVED or name.startswith(("extra_", "figure_")) else name
 
 
 def _median(values: Any) -> float | None:
@@ -106,6 +106,8 @@ def record_row(cell: CellResult, v: Variant) -> dict[str, Any]:
     for name, value in v.extra.items():
         if isinstance(value, (int, float, str, bool)) or value is None:
             row["extra_" + name] = value
+    for name, figure in v.figures.items():       # its unit is in its name (compile_s, drift_pct_per_100_steps)
+        row["figure_" + name] = figure.median
     if sp:      # the report's time: per round the 10th percentile (stats.ESTIMATOR), their geometric mean, read
         side = row_side(row, cell.name)     # as every ratio reads the row
         row["time"] = math.exp(side.mean) if side.n else row["pooled_p10"]
@@ -125,8 +127,10 @@ def build_frame(cells: list[CellResult]) -> pd.DataFrame:
         return pd.DataFrame(columns=CELL_COLUMNS + RECORD_COLUMNS + OBJECT_COLUMNS)
     df = pd.DataFrame(rows)
     fixed = CELL_COLUMNS + RECORD_COLUMNS
-    params = [c for c in df.columns if c not in fixed and c not in OBJECT_COLUMNS and not c.startswith("extra_")]
-    extras = sorted(c for c in df.columns if c.startswith("extra_"))
+    params = [c for c in df.columns
+              if c not in fixed and c not in OBJECT_COLUMNS and not c.startswith(("extra_", "figure_"))]
+    extras = sorted(c for c in df.columns if c.startswith("extra_")) + sorted(
+        c for c in df.columns if c.startswith("figure_"))
     head = ["benchmark", "id", "variant", "seed", "title"]
     return df[CELL_COLUMNS + head + params + [c for c in RECORD_COLUMNS if c not in head]
               + extras + OBJECT_COLUMNS]

@@ -34,7 +34,7 @@ from typing import Any
 from ..matrix.records import AUTO_ROUNDS_CAP
 from ..results.documents import SuiteResults
 from .cells import CellResult
-from .claim_table import CLAIMS, MARGIN, NOT_A
+from .claim_records import MARGIN, NOT_A, SEEDS, Claim
 from .claims import HOLDS, REVERSED, ClaimResult
 from .findings import ParamSpec, in_benchmarks, matches, param_spec
 from .statistics.inference import ALPHA, RatioCI
@@ -90,7 +90,7 @@ def _within(ci: RatioCI, alpha: float, margin: float) -> bool:
 def state_of(verdict: str, expect: str, ci: RatioCI, alpha: float = LOOK_ALPHA) -> str:
     """DECIDED, SAME or OPEN from a claim line's verdict and its interval.
 
-    A "does not help" claim that holds is SAME (shown within the margin);
+    A "does not help" claim that holds is SAME (shown within its margin);
     any other claim is SAME when it is shown within ``MARGIN`` of 1.
     """
     if verdict == HOLDS and expect == NOT_A:
@@ -205,11 +205,17 @@ EXTRAS: tuple[Extra, ...] = (
 )
 
 
-def claim_variant_ids(catalogue: Iterable[tuple[str, str, Mapping[str, object]]]) -> list[str]:
-    """The ids of the catalogue's variants (benchmark, id, parameters) that a claim's side names, in catalogue order:
-    what the default run measures (``variants = "claims"``)."""
-    specs = [(s.compare.benchmarks, side) for claim in CLAIMS for s in claim.setups
-             for side in (s.compare.a, s.compare.b)] + [(x.benchmarks, x.spec) for x in EXTRAS]
+def extras(claims: Sequence[Claim]) -> tuple[Extra, ...]:
+    """The findings' extra variants: kept where the seeds' claims run (the findings are the seeds' questions)."""
+    return EXTRAS if any(c.family == SEEDS for c in claims) else ()
+
+
+def claim_variant_ids(catalogue: Iterable[tuple[str, str, Mapping[str, object]]],
+                      claims: Sequence[Claim]) -> list[str]:
+    """The ids of the catalogue's variants (benchmark, id, parameters) that a side of ``claims`` names, in catalogue
+    order: what the default run measures (``variants = "claims"``)."""
+    specs = [(s.compare.benchmarks, side) for claim in claims for s in claim.setups
+             for side in (s.compare.a, s.compare.b)] + [(x.benchmarks, x.spec) for x in extras(claims)]
     return [vid for bench, vid, params in catalogue if any(_names(bench, params, *spec) for spec in specs)]
 
 
@@ -231,13 +237,15 @@ def attach_stops(claims: Sequence[ClaimResult], cells: Sequence[CellResult]) -> 
 
 
 def needed_here(catalogue: Iterable[tuple[str, str, Mapping[str, object]]], measurable: Iterable[str],
-                cell: CellResult) -> set[str]:
-    """The variants of ``measurable`` (the ids a cell's plan left to measure) that can make a claim line in ``cell``.
+                cell: CellResult, claims: Sequence[Claim]) -> set[str]:
+    """The variants of ``measurable`` (the ids a cell's plan left to measure) that can make a line of ``claims`` in
+    ``cell``.
 
-    A claim pins a TF major version (``tf_major``) and, across cells, the
-    seed's reference cell (``ref_cell``): side a's variants are needed only in
-    cells of that major, side b's only in the reference cell (seed 000's TF
-    1.14 + Keras 2.2.5). A claim within one cell needs both sides there, at
+    A claim names the cells it is about (``cells``: a TF major version, Keras
+    3, a backend) and, across cells, the source's reference cell
+    (``ref_cell``): side a's variants are needed only in the cells it is
+    about, side b's only in the reference cell (seed 000's TF 1.14 + Keras
+    2.2.5). A claim within one cell needs both sides there, at
     its seed's own setup where both can run, else at the first stand-in that
     can (MobileNetV2 for EfficientNetV2S). The rest would be measured and
     answer nothing: Keras 3 on PyTorch ran seed 000's BiLSTM question model,
@@ -249,19 +257,19 @@ def needed_here(catalogue: Iterable[tuple[str, str, Mapping[str, object]]], meas
     def picked(benchmarks: tuple[str, ...], spec: Mapping[str, object]) -> set[str]:
         return {vid for bench, vid, params in rows if vid in here and _names(bench, params, benchmarks, spec)}
     needed: set[str] = set()
-    major_ok = {c.key: c.tf_major is None or cell.tf_major == c.tf_major for c in CLAIMS}
-    for claim in CLAIMS:
+    for claim in claims:
+        about = claim.about(cell)
         for setup in claim.setups:
             if not setup.applies(cell):             # another framework's own answer (JAX, PyTorch)
                 continue
             a, b = picked(setup.compare.benchmarks, setup.compare.a), picked(setup.compare.benchmarks, setup.compare.b)
             if claim.ref_cell is not None:          # across cells: each side where its cells are
-                needed |= (a if major_ok[claim.key] else set()) | (b if claim.ref_cell.matches(cell) else set())
+                needed |= (a if about else set()) | (b if claim.ref_cell.matches(cell) else set())
                 break
-            if a and b and major_ok[claim.key]:
+            if a and b and about:
                 needed |= a | b
                 break
-    for x in EXTRAS:
+    for x in extras(claims):
         if x.wanted(cell):
             needed |= picked(x.benchmarks, x.spec)
     return needed

@@ -24,6 +24,34 @@ def _label(rid: str, bench: str) -> str:
 
 
 @dataclass(frozen=True)
+class Figure:
+    """A number measured beside a variant's samples (``suite.schema.FIGURE_KEYS``): its unit, one value per
+    process; ``median`` over the processes that measured it."""
+
+    unit: str
+    values: tuple[float | None, ...]
+
+    @property
+    def median(self) -> float | None:
+        found = sorted(float(v) for v in self.values if isinstance(v, (int, float)))
+        if not found:
+            return None
+        mid = len(found) // 2
+        return found[mid] if len(found) % 2 else (found[mid - 1] + found[mid]) / 2
+
+    def text(self) -> str:
+        m = self.median
+        return "–" if m is None else f"{m:.3g} {self.unit}"
+
+
+def _figures(value: Any) -> Mapping[str, Figure]:
+    if not isinstance(value, dict):
+        return _frozen(None)
+    return MappingProxyType({str(k): Figure(str(v.get("unit") or ""), tuple(v.get("values") or ()))
+                             for k, v in value.items() if isinstance(v, dict)})
+
+
+@dataclass(frozen=True)
 class Variant:
     """One record of a cell's results (one benchmark variant, ``suite.schema.ALL_RECORD_KEYS``), read once.
 
@@ -61,6 +89,7 @@ class Variant:
     windows: tuple[str, ...] = ()           # schedule.windows: the window each process sampled in
     passes: tuple[Any, ...] = ()            # schedule.passes: the matrix round each process came from
     extra: Mapping[str, Any] = field(default_factory=lambda: _frozen(None))
+    figures: Mapping[str, Figure] = field(default_factory=lambda: _frozen(None))   # measured beside the samples
     outside: bool = False                   # another framework's variant, not in the cell's catalogue: n/a, not run
 
     @classmethod
@@ -97,7 +126,7 @@ class Variant:
             unstable=bool(rec.get("unstable")),
             peak_rss_mb=rec.get("peak_rss_mb"), wall_s=rec.get("wall_s"),
             windows=tuple(schedule.get("windows") or ()), passes=tuple(schedule.get("passes") or ()),
-            extra=_frozen(rec.get("extra")),
+            extra=_frozen(rec.get("extra")), figures=_figures(rec.get("figures")),
         )
 
     @property

@@ -43,7 +43,11 @@ def _bisect(args: argparse.Namespace, settings: RunSettings) -> int:
     console = stderr_console()
     matrix = settings.matrix
     preset = settings.run_preset
-    target = claim_target(args.claim, preset) if args.claim else bench_target(args.bench, preset)
+    from ..analysis.claim_file import every_builtin
+    from .claims import own_of
+
+    target = (claim_target(args.claim, preset, every_builtin() + own_of(settings.claims), settings.bench_paths)
+              if args.claim else bench_target(args.bench, preset))
     axis = _axis(args)
     good, bad = axis.exact(args.good, "--good"), axis.exact(args.bad, "--bad")
     if good == bad:

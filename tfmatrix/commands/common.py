@@ -20,6 +20,7 @@ from ..progress import stderr_console
 
 if TYPE_CHECKING:
     from ..analysis.cells import Refused
+    from ..analysis.claim_records import Claim
 
 
 def load_matrix(args: argparse.Namespace, err: TextIO | None = None) -> Matrix:
@@ -107,9 +108,12 @@ def has_results(cells_dir: Path, name: str) -> bool:
     return doc is not None and doc.status == "ok"
 
 
-def refresh_report(reports: Path, matrix: Matrix, console: Any) -> list[Refused]:
-    """Rebuild the report after a run; the cell files it had to leave out."""
+def refresh_report(reports: Path, matrix: Matrix, console: Any, own: tuple[Claim, ...] | None = None
+                   ) -> list[Refused]:
+    """Rebuild the report after a run; the cell files it had to leave out. ``own``: the user's claims (default: the
+    matrix file's)."""
     from ..report.build import build
+    from .claims import own_claims
 
     cells = reports / "cells"
     upgrade = matrix.settings.compare
@@ -118,10 +122,12 @@ def refresh_report(reports: Path, matrix: Matrix, console: Any) -> list[Refused]
                                                 "no upgrade view"))
         upgrade = None
     summary = build(cells, reports, matrix.settings.baseline, baseline_source=f"{matrix.path.name}: baseline",
-                    baseline_fallback=True, upgrade=upgrade)
+                    baseline_fallback=True, upgrade=upgrade, own=own_claims(matrix) if own is None else own)
     if summary.baseline_note:
         console.print("\\[tfmatrix] " + escape(summary.baseline_note))
     console.print("\\[tfmatrix] " + escape(summary.line()))
+    for note in summary.unanswered:
+        console.print("\\[tfmatrix] " + escape(note))
     return summary.refused
 
 

@@ -70,7 +70,8 @@ def _explain(args: argparse.Namespace, settings: RunSettings) -> int:
                 continue
             console.print(f"\\[tfmatrix] profiling {len(wanted[cell.name])} variant(s) in {cell.name} "
                           f"({args.calls} samples' worth of calls each, a run of its own: never a measurement)")
-            made = profile_in_cell(cell, session.runner, wanted[cell.name], reports, args.calls)
+            made = profile_in_cell(cell, session.runner, wanted[cell.name], reports, args.calls,
+                                   bench_paths=settings.bench_paths)
             if isinstance(made, str):
                 print(f"{cell.name}: {made}")
                 return 1
@@ -101,13 +102,12 @@ def claim_sides(key: str, cell_name: str | None, reports: str, matrix: Matrix) -
     from pathlib import Path
 
     from ..analysis.cells import load_dir
-    from ..analysis.claim_table import CLAIMS
+    from ..analysis.claim_file import every_builtin, find
     from ..analysis.claims import compute_claim
     from ..analysis.frame import build_frame
+    from .claims import own_claims
 
-    claim = next((c for c in CLAIMS if c.key == key), None)
-    if claim is None:
-        raise UserError(f"explain --claim {key!r}: no such claim; claims: {', '.join(c.key for c in CLAIMS)}")
+    claim = find(every_builtin() + own_claims(matrix), key, "explain --claim")
     if not cell_name:
         raise UserError(f"explain --claim {key}: name the cell with --cell NAME (as in the report's Claims)")
     cell = find_cell(matrix, cell_name)
@@ -127,8 +127,8 @@ def claim_sides(key: str, cell_name: str | None, reports: str, matrix: Matrix) -
 
 def configure_explain(p: argparse.ArgumentParser) -> None:
     p.add_argument("--claim", metavar="KEY",
-                   help="a claim (its key, as in claims.csv) in --cell: its seed configuration's two sides as the "
-                        "last run in --reports measured them")
+                   help="a claim (its key, as in claims.csv: a built-in one or your own) in --cell: its first "
+                        "configuration's two sides as the last run in --reports measured them")
     p.add_argument("--cell", metavar="NAME", help="one cell: explain --variants A B in it (or --claim in it)")
     p.add_argument("--variants", nargs=2, metavar=("A", "B"), help="two variant ids of --cell (as in results.csv)")
     p.add_argument("--cells", nargs=2, metavar=("A", "B"), help="two cells: explain --variant V across them")

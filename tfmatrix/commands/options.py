@@ -127,7 +127,7 @@ def add_measure_options(p: argparse.ArgumentParser) -> None:
                         "agree better from run to run at N times the suite's time (docs/measurement.md)")
     add_rounds(p, auto=True)
     p.add_argument("--variants", choices=VARIANTS,
-                   help="claims: only the variants the seeds' claims compare (matrix.toml's default); all: the "
+                   help="claims: only the variants the claims compare (--claims; matrix.toml's default); all: the "
                         "preset's whole catalogue (the findings' and charts' breadth)")
     p.add_argument("--schedule", choices=SCHEDULES,
                    help="interleaved: every cell provisioned first, then one slice of each cell per turn in a random "

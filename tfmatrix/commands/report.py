@@ -28,9 +28,13 @@ def cmd_report(args: argparse.Namespace) -> int:
         baseline, source, fallback = matrix.settings.baseline, f"{matrix.path.name}: baseline", True
     upgrade, upgrade_source = _upgrade_pair(args, matrix, baseline)
     previous = Path(args.previous) if args.previous else None
+    from .claims import own_claims
+
     summary = build(cells, out, baseline, baseline_source=source, baseline_fallback=fallback, previous=previous,
-                    upgrade=upgrade, upgrade_source=upgrade_source)
+                    upgrade=upgrade, upgrade_source=upgrade_source, own=own_claims(matrix) if matrix else ())
     print(summary.line())
+    for note in summary.unanswered:
+        print(note)
     return report_refused(summary.refused, sys.stderr)
 
 

@@ -10,9 +10,11 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from ..matrix import Cell, Matrix
 from ..results.documents import CELL_FAILURES, CELL_STATUSES
+from .claims import add_claims, own_of
 from .common import find_cell, load_matrix, output_dir, refresh_report, report_refused, selected
 from .options import OtherCommands, add_measure_options, add_only, add_redo
 from .settings import RunSettings, claims_focus, measuring
@@ -32,12 +34,15 @@ def _run_cells(settings: RunSettings, cells: Sequence[Cell], bench: Sequence[str
 
     console = stderr_console()
     reports = output_dir(settings.reports, "--reports")
+    focus = claims_focus(settings.variants, bench, settings.bench_paths, settings.run_preset, settings.claims)
+    claims_only = bool(focus) and not bench
+    if claims_only:
+        cells = concerned(cells, settings, console)
     with measuring(settings, console, cells) as session:
         runner = session.runner
-        focus = claims_focus(settings.variants, bench, settings.bench_paths, settings.run_preset)
-        request = settings.request(tuple(bench) or focus, claims_only=bool(focus) and not bench)
-        outcomes = execute(cells, runner, request, reports, redo=redo, console=console)
-        refused = refresh_report(reports, settings.matrix, console)
+        request = settings.request(tuple(bench) or focus, claims_only=claims_only)
+        outcomes = execute(cells, runner, request, reports, redo=redo, console=console) if cells else []
+        refused = refresh_report(reports, settings.matrix, console, own=own_of(settings.claims))
     bad = [o for o in outcomes if o.status in CELL_FAILURES]
     counts = {s: sum(1 for o in outcomes if o.status == s) for s in CELL_STATUSES}
     console.print("\\[tfmatrix] cells: %s; open %s" % (", ".join("%d %s" % (n, s) for s, n in counts.items() if n),
@@ -50,6 +55,21 @@ def _run_cells(settings: RunSettings, cells: Sequence[Cell], bench: Sequence[str
         print(f"tfmatrix: error: cell {requested} was skipped, nothing ran: {skipped[0].reason}", file=sys.stderr)
         code = 1
     return code
+
+
+def concerned(cells: Sequence[Cell], settings: RunSettings, console: Any) -> list[Cell]:
+    """The cells a claim of a claims-only run is about; the others are left out, their files as they are (a run of
+    today's questions asks nothing of TF 1.x)."""
+    from .claims import cell_view
+
+    keep = [c for c in cells if any(claim.concerns(cell_view(c)) for claim in settings.claims) or cell_view(c).existing]
+    idle = [c.name for c in cells if c not in keep]
+    if idle:
+        console.print("\\[tfmatrix] no claim of this run (%s%s) is about %d cell%s, left as they are: %s" % (
+            ", ".join(settings.families), " and yours" if any(c.family not in settings.families
+                                                             for c in settings.claims) else "",
+            len(idle), "s" * (len(idle) != 1), ", ".join(idle)))
+    return keep
 
 
 def cmd_matrix(args: argparse.Namespace) -> int:
@@ -79,6 +99,7 @@ def existing_cell(matrix: Matrix, name: str, python: str, target: str) -> Cell:
 def configure_matrix(p: argparse.ArgumentParser) -> None:
     add_only(p)
     add_measure_options(p)
+    add_claims(p)
     p.add_argument("--bench", action="append", default=[], metavar="PATTERN",
                    help="run only benchmarks matching PATTERN (glob on variant id; repeatable)")
     add_redo(p, "every cell")
@@ -92,6 +113,7 @@ def configure_cell(p: argparse.ArgumentParser) -> None:
     p.add_argument("--target", choices=("cpu", "gpu"), default="cpu",
                    help="--python: what the environment must run on (gpu: the suite fails loudly without a GPU)")
     add_measure_options(p)
+    add_claims(p)
     p.add_argument("--only", action="append", default=[], metavar="PATTERN",
                    help="run only benchmarks matching PATTERN (glob on variant id; repeatable)")
     p.add_argument("--bench", action=OtherCommands, use="--only PATTERN to pick benchmarks in one cell")

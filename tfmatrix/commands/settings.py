@@ -16,6 +16,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..analysis.claim_records import Claim
 from ..matrix import Cell, Matrix, Settings
 
 if TYPE_CHECKING:
@@ -48,6 +49,8 @@ class RunSettings:
     processes: int | None = None
     address: str | None = None          # --runner ray: the cluster
     bench_paths: tuple[Path, ...] = ()  # the user's benchmark files: --bench-path, else matrix.toml's [suite] paths
+    families: tuple[str, ...] = ("seeds",)  # the built-in claim families asked: --claims, else matrix.toml's
+    claims: tuple[Claim, ...] = ()      # those families' claims and the user's own, checked (``commands.claims``)
 
     @classmethod
     def from_args(cls, args: argparse.Namespace, matrix: Matrix) -> RunSettings:
@@ -61,8 +64,13 @@ class RunSettings:
         fields |= {name: given[name] or getattr(s, field) for name, field in FROM_MATRIX.items() if name in given}
         if "rounds" in given:
             fields["rounds"], fields["sequential"] = _rounds(given["rounds"], s)
-        if "bench_path" in given:
-            fields["bench_paths"] = bench_paths(given["bench_path"], matrix)
+        # --bench-path where the command takes it, else matrix.toml's [suite] paths (a bisect or explain of a claim
+        # over the user's own benchmarks mounts them as the run did)
+        fields["bench_paths"] = bench_paths(given.get("bench_path") or (), matrix)
+        from .claims import asked_families, claims_of
+
+        fields["families"] = asked_families(given.get("claims"), matrix)
+        fields["claims"] = claims_of(matrix, fields["families"], fields["bench_paths"])
         return cls(matrix=matrix, reports=args.reports, runner=args.runner, **fields)
 
     @property
@@ -79,7 +87,8 @@ class RunSettings:
 
         asked = RunRequest(preset=self.preset, only=only, repeats=self.repeats, rounds=self.rounds,
                            schedule=self.schedule, seed=self.seed, bench_paths=self.bench_paths,
-                           processes=self.processes, sequential=self.sequential)
+                           processes=self.processes, sequential=self.sequential, claims=self.claims,
+                           families=() if self.families == ("seeds",) else self.families)
         return replace(asked, **fixed).stamped()
 
 
@@ -103,9 +112,11 @@ def bench_paths(given: Sequence[str], matrix: Matrix) -> tuple[Path, ...]:
                                for p in given))
 
 
-def claims_focus(variants: str, bench: Sequence[str], user_paths: Sequence[Path], preset: str) -> tuple[str, ...]:
-    """The ids a ``variants = "claims"`` run measures: the catalogue's variants a claim compares, at ``preset``'s
-    sizes; nothing (the whole preset) when all are asked for, or when the user names benchmarks or files."""
+def claims_focus(variants: str, bench: Sequence[str], user_paths: Sequence[Path], preset: str,
+                 claims: Sequence[Claim]) -> tuple[str, ...]:
+    """The ids a ``variants = "claims"`` run measures: the catalogue's variants a side of ``claims`` names, at
+    ``preset``'s sizes; nothing (the whole preset) when all are asked for, or when the user names benchmarks or
+    files."""
     if variants != "claims" or bench or user_paths:
         return ()
     from suite.definitions import PRESETS
@@ -116,7 +127,7 @@ def claims_focus(variants: str, bench: Sequence[str], user_paths: Sequence[Path]
     known = PRESETS.get(preset)
     if known is None:
         return ()
-    return tuple(claim_variant_ids((v.benchmark, v.id, v.as_dict()) for v in all_variants(known)))
+    return tuple(claim_variant_ids(((v.benchmark, v.id, v.as_dict()) for v in all_variants(known)), claims))
 
 
 class Measuring:

@@ -25,15 +25,19 @@ def cmd_validate(args: argparse.Namespace) -> int:
     """Load and check the matrix; one summary line."""
     from ..execution.estimates import cold_estimate
     from ..progress import fmt_duration
+    from .claims import claims_of
     from .settings import claims_focus
 
     matrix = load_matrix(args)
     s = matrix.settings
-    focus = claims_focus(s.variants, (), s.bench_paths, s.preset)
+    claims = claims_of(matrix, s.claims)
+    focus = claims_focus(s.variants, (), s.bench_paths, s.preset, claims)
     n, w = len(matrix.cells), len(matrix.warnings)
     default = matrix.select([])                 # what `matrix` runs: every cell but the opt-in ones
     opt = f", {n - len(default)} of them opt-in" if len(default) < n else ""
-    print(f"{n} cell{'s' * (n != 1)} OK{opt} ({w} warning{'s' * (w != 1)}); a first `matrix` run of "
+    own = sum(1 for c in claims if c.family not in s.claims)
+    print(f"{n} cell{'s' * (n != 1)} OK{opt} ({w} warning{'s' * (w != 1)}), {len(claims)} claims ("
+          f"{', '.join(s.claims)}{f' and {own} of your own' if own else ''}); a first `matrix` run of "
           f"{'all of them' if not opt else 'the others'}: "
           f"roughly {fmt_duration(cold_estimate(default, s.rounds, s.sequential, only=focus))}")
     return 0

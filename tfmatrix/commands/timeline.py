@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 
 from ..history.axis import AXES, release_axis
+from .claims import add_claims
 from .common import load_matrix, output_dir, then_report
 from .options import add_preset, add_redo, add_reports, add_rounds, add_runner
 from .settings import RunSettings, measuring
@@ -31,18 +32,19 @@ def _timeline(args: argparse.Namespace, settings: RunSettings) -> int:
     last = axis.exact(args.last or minors[-1], "--to")
     releases = minor_steps(axis, first, last)
     reports = output_dir(settings.reports, "--reports")
-    ids = timeline.selection(preset)
+    claims = settings.claims
+    ids = timeline.selection(preset, claims, settings.bench_paths)
     # every release a fixed number of rounds (matrix.toml's "auto" gives its cap), at one preset
     request = settings.request(ids, preset=preset, schedule="interleaved", sequential=False)
-    answered, to_run = timeline.reuse(axis, releases, matrix.settings, reports, ids, redo=args.redo)
+    answered, to_run = timeline.reuse(axis, releases, matrix.settings, reports, ids, redo=args.redo, claims=claims)
     console.print(f"\\[tfmatrix] timeline: {len(releases)} {axis.what} releases, {len(ids)} variants each; "
                   f"{len(releases) - len(to_run)} read from earlier cell files, {len(to_run)} to measure")
     with measuring(settings, console) as session:
         if to_run:
-            answered.update(timeline.measure(to_run, session.runner, request, reports, console))
+            answered.update(timeline.measure(to_run, session.runner, request, reports, console, claims))
     points = [p for r in releases for p in answered[r]]
-    json_path, csv_path = timeline.write(points, axis, releases, preset, reports)
-    for line in timeline.summary_lines(points):
+    json_path, csv_path = timeline.write(points, axis, releases, preset, reports, claims)
+    for line in timeline.summary_lines(points, claims):
         print(line)
     print(f"written: {json_path}, {csv_path}")
     return 0
@@ -61,6 +63,7 @@ def configure_timeline(p: argparse.ArgumentParser) -> None:
     p.add_argument("--from", dest="first", metavar="RELEASE", help="the first release (default: the oldest)")
     p.add_argument("--to", dest="last", metavar="RELEASE", help="the last release (default: the newest)")
     add_preset(p, default="matrix.toml's, seed")
+    add_claims(p)
     add_rounds(p)
     add_redo(p, "every release")
     add_runner(p)

@@ -110,6 +110,8 @@ def announce(jobs: Sequence[CellJob], skips: dict[str, str | None], runner: Runn
         text += ", interleaved in %s" % counted(request.rounds, "round", "rounds")
     elif request.rounds > 1:
         text += ", %d rounds (every cell once, then again)" % request.rounds
+    if request.claims_only:
+        text += "; " + claims_text(request)
     ready_cells = [j.cell for j in ready]
     warm = _history_covers(reports_dir, ready_cells) if request.sequential else False
     each = cell_estimates(ready, request, last, runner.built, hostspeed.probe(), warm)
@@ -128,6 +130,20 @@ def announce(jobs: Sequence[CellJob], skips: dict[str, str | None], runner: Runn
             when, never)
     console.print("\\[tfmatrix] %s; %d to run, %s" % (escape(text), len(ready), when))   # reasons name [[cell]]
     return each, width
+
+
+def claims_text(request: RunRequest) -> str:
+    """The claims a claims-only run answers, and the family one flag away: "claims: seeds (13; today's questions
+    of 2025-26: --claims today)"."""
+    from ..analysis.claim_file import BUILTIN
+
+    families = request.families or BUILTIN[:1]
+    own = sum(1 for c in request.claims if c.family not in BUILTIN)
+    built = len(request.claims) - own
+    text = "claims: %s (%d%s" % (" and ".join(families), built, ", and %d of your own" % own if own else "")
+    if "today" not in families:
+        text += "; today's questions of 2025-26: --claims today"
+    return text + ")"
 
 
 def _history_covers(reports_dir: Path, cells: Sequence[Cell]) -> bool:

@@ -89,7 +89,7 @@ def run(cells: Sequence[Cell], runner: Runner, request: RunRequest, reports_dir:
     cpus = cpu_pair()
     jobs = [request.job(c) for c in cells]        # the request comes stamped (``RunRequest.stamped``)
     journal, head = open_journal(reports_dir, "duet-" + identity(jobs, runner), request.seed, console)
-    live, failed = provision(jobs, runner, request.claims_only, reports_dir, console)
+    live, failed = provision(jobs, runner, request.claims if request.claims_only else None, reports_dir, console)
     if failed:
         for lc in live.values():
             lc.env.close()

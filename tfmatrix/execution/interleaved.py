@@ -26,6 +26,7 @@ never replaces a cell's earlier complete results.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import shutil
@@ -117,7 +118,8 @@ def run(jobs: Sequence[CellJob], runner: Runner, request: RunRequest, reports_di
             todo.append(job)
     if todo:
         journal, head = open_journal(reports_dir, identity(todo, runner), request.seed, console)
-        live, failed = provision(todo, runner, request.claims_only, reports_dir, console)
+        live, failed = provision(todo, runner, request.claims if request.claims_only else None, reports_dir,
+                                 console)
         outcomes.update(failed)
         outcomes.update(measure_and_write(live, request, reports_dir, journal, head, console, OneAfterAnother()))
     return [outcomes[j.name] for j in jobs]
@@ -227,7 +229,7 @@ def measure_until_decided(live: dict[str, LiveCell], request: RunRequest, journa
     """
     from .looks import ab_look, covers, look
 
-    judged = ab_look if request.judge == "ab" else look
+    judged = ab_look if request.judge == "ab" else functools.partial(look, claims=request.claims)
     margin = same_margin(request.judge)
     cap = request.rounds
     warm = covers(history, live)

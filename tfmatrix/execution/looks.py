@@ -10,10 +10,11 @@ One path with the report: a line decided here is the line the report shows.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ..analysis.cells import CellResult, describe
+from ..analysis.claim_records import Claim
 from ..analysis.claims import compute_claims
 from ..analysis.frame import build_frame
 from ..analysis.noise_model import annotate
@@ -39,13 +40,14 @@ def live_results(live: Mapping[str, LiveCell], head: JournalHead) -> list[CellRe
 
 
 def look(live: Mapping[str, LiveCell], head: JournalHead, history: NoiseModel | None,
-         alpha: float = LOOK_ALPHA) -> list[LineState]:
-    """Every claim line of the live cells, judged at ``alpha`` on what they measured so far."""
+         alpha: float = LOOK_ALPHA, claims: tuple[Claim, ...] | None = None) -> list[LineState]:
+    """Every line of ``claims`` (the run's; default the seeds') in the live cells, judged at ``alpha`` on what they
+    measured so far."""
     cells = live_results(live, head)
     if not cells:
         return []
     df = annotate(build_frame(cells), history)
-    return line_states(compute_claims(df, cells, alpha=alpha), alpha)
+    return line_states(compute_claims(df, cells, claims, alpha=alpha), alpha)
 
 
 def ab_look(live: Mapping[str, LiveCell], head: JournalHead, history: NoiseModel | None,
@@ -78,9 +80,10 @@ def covers(history: NoiseModel | None, live: Mapping[str, LiveCell]) -> bool:
     return any((name, vid) in known for name, lc in live.items() for ids in lc.slices.values() for vid in ids)
 
 
-def claims_here(slices: dict[str, list[str]], preset: str, cell: Cell, plan: SuiteResults) -> dict[str, list[str]]:
-    """A cell's planned slices narrowed to the variants that can make a claim line there (``needed_here``: the
-    cell's TF and Keras read from its plan, as the report will read them). Slices left empty go."""
+def claims_here(slices: dict[str, list[str]], preset: str, cell: Cell, plan: SuiteResults,
+                claims: Sequence[Claim]) -> dict[str, list[str]]:
+    """A cell's planned slices narrowed to the variants that can make a line of ``claims`` there (``needed_here``:
+    the cell's TF and Keras read from its plan, as the report will read them). Slices left empty go."""
     from suite.definitions import PRESETS
     from suite.registry import all_variants
 
@@ -89,6 +92,7 @@ def claims_here(slices: dict[str, list[str]], preset: str, cell: Cell, plan: Sui
         return slices
     catalogue = [(v.benchmark, v.id, v.as_dict()) for v in all_variants(known)]
     doc = cell_document(cell.to_dict(), CellOutcome(cell.name, "ok", None, {}, {}, plan), {})
-    keep = needed_here(catalogue, [vid for ids in slices.values() for vid in ids], describe(doc, Path(cell.name)))
+    keep = needed_here(catalogue, [vid for ids in slices.values() for vid in ids], describe(doc, Path(cell.name)),
+                       claims)
     kept = {k: [v for v in ids if v in keep] for k, ids in slices.items()}
     return {k: ids for k, ids in kept.items() if ids}

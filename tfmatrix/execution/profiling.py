@@ -92,15 +92,16 @@ def profiled_before(target: Path, cell: Cell, runner: Runner, variant_ids: Seque
 
 
 def profile_in_cell(cell: Cell, runner: Runner, variant_ids: Sequence[str], reports: Path, calls: int,
-                    preset: str | None = None, reuse: bool = False) -> Path | str:
+                    preset: str | None = None, reuse: bool = False, bench_paths: Sequence[Path] = ()) -> Path | str:
     """Profile ``variant_ids`` in ``cell``: the cell's profiles file, or why not ("could not profile: ...");
-    ``reuse``: profiles of the same variants from the same image are taken as they are (a bisect run again)."""
+    ``reuse``: profiles of the same variants from the same image are taken as they are (a bisect run again);
+    ``bench_paths``: the user's benchmark files, mounted as a run mounts them (a claim over their variants)."""
     where = reports / PROFILES_DIR
     where.mkdir(parents=True, exist_ok=True)
     target = where / f"{cell.name}.json"
     if reuse and profiled_before(target, cell, runner, variant_ids, calls, preset or cell.preset):
         return target
-    made = _profile(cell, runner, variant_ids, where, calls, preset)
+    made = _profile(cell, runner, variant_ids, where, calls, preset, tuple(bench_paths))
     if isinstance(made, str):
         keep(target, failed_doc(cell, made, preset), variant_ids)
         return "could not profile: " + made
@@ -109,11 +110,12 @@ def profile_in_cell(cell: Cell, runner: Runner, variant_ids: Sequence[str], repo
 
 
 def _profile(cell: Cell, runner: Runner, variant_ids: Sequence[str], where: Path, calls: int,
-             preset: str | None) -> ProfilesDoc | str:
+             preset: str | None, bench_paths: tuple[Path, ...] = ()) -> ProfilesDoc | str:
     """The suite's profiles document for ``variant_ids``, or why there is none."""
     log = CellLog(where / f"{cell.name}.log")
     try:
-        env = runner.prepare(RunRequest(preset=preset, only=tuple(variant_ids)).job(cell), log, None)
+        env = runner.prepare(RunRequest(preset=preset, only=tuple(variant_ids), bench_paths=bench_paths).job(cell),
+                             log, None)
         if isinstance(env, CellOutcome):
             return f"{env.status}: {env.reason}"
         try:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from ..analysis.claim_records import Claim
 from ..progress import counted, fmt_duration
 from ..results.cell_log import CellLog
 from ..results.store import CellOutcome, cell_paths, load_cell, record_outcome
@@ -24,10 +25,10 @@ from ..runners.whole import judge
 from .live import PLAN_FILE, LiveCell, fresh_env
 
 
-def provision(jobs: Sequence[CellJob], runner: Runner, claims_only: bool, reports_dir: Path, console: Console
-              ) -> tuple[dict[str, LiveCell], dict[str, CellOutcome]]:
+def provision(jobs: Sequence[CellJob], runner: Runner, claims: Sequence[Claim] | None, reports_dir: Path,
+              console: Console) -> tuple[dict[str, LiveCell], dict[str, CellOutcome]]:
     """Every cell built, live and planned before the first measurement; the ones that failed, as outcomes
-    (``claims_only``: each cell keeps the variants that make its claim lines)."""
+    (``claims``: a claims-only run's, each cell keeps the variants that make their lines there; None: all)."""
     live: dict[str, LiveCell] = {}
     failed: dict[str, CellOutcome] = {}
     console.print("\\[tfmatrix] provisioning %d cells (images or virtualenvs, then each cell's plan) before "
@@ -38,7 +39,7 @@ def provision(jobs: Sequence[CellJob], runner: Runner, claims_only: bool, report
             json_path, log_path = cell_paths(reports_dir, job.name)
             log = logs[job.name] = CellLog(log_path)
             t0 = time.monotonic()
-            outcome = _provision_one(job, runner, claims_only, log)
+            outcome = _provision_one(job, runner, claims, log)
             if isinstance(outcome, LiveCell):
                 live[job.name] = outcome
                 console.print("\\[tfmatrix] [%d/%d] %s ready in %s: %s, %s to measure"
@@ -69,7 +70,8 @@ def provision(jobs: Sequence[CellJob], runner: Runner, claims_only: bool, report
     return live, failed
 
 
-def _provision_one(job: CellJob, runner: Runner, claims_only: bool, log: CellLog) -> LiveCell | CellOutcome:
+def _provision_one(job: CellJob, runner: Runner, claims: Sequence[Claim] | None, log: CellLog
+                   ) -> LiveCell | CellOutcome:
     env = runner.prepare(job, log, None)
     if isinstance(env, CellOutcome):
         return env
@@ -83,10 +85,10 @@ def _provision_one(job: CellJob, runner: Runner, claims_only: bool, log: CellLog
         if outcome.status != "ok" or outcome.results is None:
             return outcome
         slices = {k: list(v) for k, v in (outcome.results.config.get("slices") or {}).items() if v}
-        if claims_only:     # the claims decide the rounds: what makes no line here is not measured
+        if claims is not None:     # the claims decide the rounds: what makes no line here is not measured
             from .looks import claims_here
 
-            slices = claims_here(slices, job.asked.preset, cell, outcome.results)
+            slices = claims_here(slices, job.asked.preset, cell, outcome.results, claims)
         ok = True
         renew = functools.partial(fresh_env, functools.partial(runner.prepare, job, log, None), outcome.results)
         return LiveCell(job, env, log, outcome.results, slices, used_s=ran.seconds, renew=renew)

@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..analysis.claim_file import builtin
+from ..analysis.claim_records import Claim
 from ..matrix.records import Cell
 from ..matrix.user_benchmarks import files_hash
 from ..results.documents import CellRequest
@@ -30,6 +32,8 @@ class RunRequest:
     sequential: bool = False            # rounds = "auto": ``rounds`` is the cap; only open lines run again
     judge: str = "claims"               # what a sequential run's looks judge: the claims' lines, or "ab"'s cases
     claims_only: bool = False           # ``only`` is the claims' variants: each cell keeps those that make its lines
+    claims: tuple[Claim, ...] = field(default_factory=builtin)   # the claims a sequential run's looks judge
+    families: tuple[str, ...] = ()      # the built-in claim families asked (``--claims``); () the seeds, as before
 
     def for_cell(self, cell: Cell) -> CellRequest:
         """What this run asks of ``cell``: stored in its file (``job`` makes it once per cell)."""
@@ -43,6 +47,7 @@ class RunRequest:
             bench=self.bench if self.bench_paths else None,     # absent without user benchmarks
             processes=self.processes,
             sequential=True if self.sequential else None,      # absent from fixed-round requests
+            claims=self.families or None,                       # absent when only the seeds' are asked
         )
 
     def stamped(self) -> RunRequest:

@@ -14,14 +14,16 @@ from __future__ import annotations
 
 import difflib
 import math
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import pandas as pd
 
 from ..analysis.cells import CellResult
-from ..analysis.claim_setups import TF_CELLS
-from ..analysis.claim_table import CLAIMS, Claim
+from ..analysis.claim_file import every_builtin, find
+from ..analysis.claim_records import Claim
 from ..analysis.claims import CANNOT, ClaimLine, compute_claim
 from ..analysis.findings import in_benchmarks, matches
 from ..analysis.frame import build_frame
@@ -48,16 +50,15 @@ class Target:
         return time_measure(self.key, cell)
 
 
-def claim_target(key: str, preset: str) -> Target:
-    claim = next((c for c in CLAIMS if c.key == key), None)
-    if claim is None:
-        close = difflib.get_close_matches(key, [c.key for c in CLAIMS], n=1)
-        fix = f"did you mean {close[0]}?" if close else "claims are: " + ", ".join(c.key for c in CLAIMS)
-        raise UserError(f"--claim {key}: no such claim; {fix}")
+def claim_target(key: str, preset: str, claims: Sequence[Claim] | None = None,
+                 bench_paths: Sequence[Path] = ()) -> Target:
+    """The claim ``key`` of ``claims`` (default: every built-in one; a command adds the user's own) as a bisect's
+    target; ``bench_paths``: the user's benchmark files, whose variants a claim of theirs may compare."""
+    claim = find(every_builtin() if claims is None else claims, key, "--claim")
     if claim.ref_cell is not None:
         raise UserError(f"--claim {key}: this claim compares two cells ({claim.a} against {claim.b}), so no single "
                         "release answers it; bisect a claim measured inside one cell, or one variant with --bench ID")
-    ids = claim_variant_ids(claim, preset)
+    ids = claim_variant_ids(claim, preset, bench_paths)
     if not ids:
         raise UserError(f"--claim {key}: the {preset} preset has no variant this claim compares; use --preset seed")
     return Target(key, f"{claim.key}: time {claim.a} / {claim.b}", tuple(ids), claim)
@@ -72,20 +73,20 @@ def bench_target(variant_id: str, preset: str) -> Target:
     return Target(variant_id, f"time of {variant_id}", (variant_id,))
 
 
-def claim_variant_ids(claim: Claim, preset: str) -> list[str]:
+def claim_variant_ids(claim: Claim, preset: str, bench_paths: Sequence[Path] = ()) -> list[str]:
     """Every variant of ``preset`` that a side of the claim's TensorFlow setups matches: the A side's, then the
     B side's, each in catalogue order.
 
     A bisect or a timeline walks TensorFlow releases: the setups that answer
-    the claim on JAX or PyTorch cells (``claim_setups.on_backends``) are not
+    the claim on JAX or PyTorch cells (a claims file's ``answer``) are not
     measured there (their variants would be n/a in every release, and the
     claim's two sides would no longer be its first line's two variants).
     """
     from suite.definitions import BACKEND_API
 
-    setups = [s for s in claim.setups if not s.compare.backends or set(TF_CELLS) & set(s.compare.backends)]
+    setups = [s for s in claim.setups if not s.compare.backends or "tensorflow" in s.compare.backends]
     a_side, b_side = [], []
-    for v in _variants(preset):
+    for v in _variants(preset, bench_paths):
         params = dict(v.params)
         if v.api == BACKEND_API:        # JAX's or PyTorch's own ops: n/a in every TensorFlow release
             continue
@@ -97,19 +98,22 @@ def claim_variant_ids(claim: Claim, preset: str) -> list[str]:
     return a_side + b_side         # the A side first: ``why.side_names`` names a two-variant target's sides in order
 
 
-def _variants(preset: str) -> Sequence:
+def _variants(preset: str, bench_paths: Sequence[Path] = ()) -> Sequence:
+    """The preset's catalogue, with the variants of the user's benchmark files (as the cells will list them)."""
     from suite.definitions import PRESETS
-    from suite.registry import all_variants
+    from suite.plugins import load_plugins
+    from suite.registry import all_variants, load_benchmarks
 
-    return all_variants(PRESETS[preset])
+    mine = load_plugins(os.pathsep.join(map(str, bench_paths))) if bench_paths else []
+    return all_variants(PRESETS[preset], load_benchmarks() + mine)
 
 
 def claim_line(claim: Claim, cell: CellResult, frame: pd.DataFrame | None = None) -> ClaimLine | tuple[str, str]:
     """The claim's first line in one cell (the seed's configuration, else its stand-in), or (verdict, why) none.
 
     ``frame``: the cell's ``build_frame([cell])`` when the caller asks several claims of one cell."""
-    if claim.tf_major is not None and cell.tf_major != claim.tf_major:
-        return CANNOT, f"the claim is about TF {claim.tf_major} only"
+    if not claim.about(cell):
+        return CANNOT, f"the claim is about {claim.cells.text() if claim.cells else 'other cells'} only"
     result = compute_claim(claim, build_frame([cell]) if frame is None else frame, [cell])
     if not result.cells:
         return CANNOT, (result.notes[0] if result.notes else f"the claim does not apply to {cell.name}")

@@ -32,7 +32,8 @@ from typing import Any
 from rich.console import Console
 
 from ..analysis.cells import CellResult, load_file
-from ..analysis.claim_table import CLAIMS, Claim
+from ..analysis.claim_file import builtin
+from ..analysis.claim_records import Claim
 from ..analysis.claims import CANNOT, NOT_MEASURED
 from ..analysis.frame import build_frame
 from ..analysis.timeline import DECIDED, reading, verdict_counts, verdict_steps
@@ -47,24 +48,27 @@ from .probes import PROBES_DIR, EarlierFiles, covers, probe_cell
 from .targets import claim_line, claim_variant_ids
 
 
-def timeline_claims() -> tuple[Claim, ...]:
-    """The claims one cell answers (every claim but those that compare two cells)."""
-    return tuple(c for c in CLAIMS if c.ref_cell is None)
+def timeline_claims(claims: Sequence[Claim] | None = None) -> tuple[Claim, ...]:
+    """The claims of ``claims`` (default: the seeds') one cell answers (every claim but those that compare two
+    cells)."""
+    return tuple(c for c in (builtin() if claims is None else claims) if c.ref_cell is None)
 
 
-def selection(preset: str) -> tuple[str, ...]:
-    """Every variant a timeline claim compares, each once, in catalogue order."""
+def selection(preset: str, claims: Sequence[Claim] | None = None,
+              bench_paths: Sequence[Path] = ()) -> tuple[str, ...]:
+    """Every variant a timeline claim compares, each once, in catalogue order (``bench_paths``: the user's files)."""
     ids: dict[str, None] = {}
-    for claim in timeline_claims():
-        ids.update(dict.fromkeys(claim_variant_ids(claim, preset)))
+    for claim in timeline_claims(claims):
+        ids.update(dict.fromkeys(claim_variant_ids(claim, preset, bench_paths)))
     return tuple(ids)
 
 
-def points_for(release: str, cell: CellResult, source: str) -> list[TimelinePoint]:
+def points_for(release: str, cell: CellResult, source: str,
+               claims: Sequence[Claim] | None = None) -> list[TimelinePoint]:
     """Every timeline claim in one cell's results."""
     out = []
     frame = build_frame([cell])             # once per cell, not once per claim
-    for claim in timeline_claims():
+    for claim in timeline_claims(claims):
         line = claim_line(claim, cell, frame)
         if isinstance(line, tuple):
             out.append(TimelinePoint(claim.key, release, cell.name, None, None, None, line[0], reason=line[1],
@@ -77,8 +81,9 @@ def points_for(release: str, cell: CellResult, source: str) -> list[TimelinePoin
     return out
 
 
-def missing_points(release: str, cell: str, why: str) -> list[TimelinePoint]:
-    return [TimelinePoint(c.key, release, cell, None, None, None, CANNOT, reason=why) for c in timeline_claims()]
+def missing_points(release: str, cell: str, why: str, claims: Sequence[Claim] | None = None) -> list[TimelinePoint]:
+    return [TimelinePoint(c.key, release, cell, None, None, None, CANNOT, reason=why)
+            for c in timeline_claims(claims)]
 
 
 def _decided(points: Sequence[TimelinePoint]) -> list[TimelinePoint]:
@@ -113,15 +118,17 @@ def timeline_csv(points: Sequence[TimelinePoint]) -> str:
     return buf.getvalue()
 
 
-def timeline_doc(points: Sequence[TimelinePoint], axis: Axis, releases: Sequence[str], preset: str) -> TimelineDoc:
+def timeline_doc(points: Sequence[TimelinePoint], axis: Axis, releases: Sequence[str], preset: str,
+                 claims: Sequence[Claim] | None = None) -> TimelineDoc:
     """The timeline as ``report.timeline_view`` reads it back (``results.history_docs.TimelineDoc``)."""
-    claims = {c.key: ClaimAbout(c.claim, c.a, c.b) for c in timeline_claims()}
-    return TimelineDoc(axis.name, axis.tf, list(releases), preset, claims,
-                       [c.key for c in CLAIMS if c.ref_cell is not None], list(points))
+    about = {c.key: ClaimAbout(c.claim, c.a, c.b) for c in timeline_claims(claims)}
+    across = [c.key for c in (builtin() if claims is None else claims) if c.ref_cell is not None]
+    return TimelineDoc(axis.name, axis.tf, list(releases), preset, about, across, list(points))
 
 
-def timeline_json(points: Sequence[TimelinePoint], axis: Axis, releases: Sequence[str], preset: str) -> dict[str, Any]:
-    return timeline_doc(points, axis, releases, preset).to_json()
+def timeline_json(points: Sequence[TimelinePoint], axis: Axis, releases: Sequence[str], preset: str,
+                  claims: Sequence[Claim] | None = None) -> dict[str, Any]:
+    return timeline_doc(points, axis, releases, preset, claims).to_json()
 
 
 def out_paths(reports: Path, axis: Axis) -> tuple[Path, Path]:
@@ -134,7 +141,8 @@ def minor_releases(axis: Axis) -> list[str]:
 
 
 def reuse(axis: Axis, releases: Sequence[str], settings: Settings, reports: Path, ids: tuple[str, ...],
-          redo: bool) -> tuple[dict[str, list[TimelinePoint]], list[tuple[str, Cell]]]:
+          redo: bool, claims: Sequence[Claim] | None = None
+          ) -> tuple[dict[str, list[TimelinePoint]], list[tuple[str, Cell]]]:
     """Each release's points read from an earlier cell file that holds ``ids`` (none with ``redo``), and the
     releases left to measure with their cells; a release without a cell here has its reason as its points."""
     earlier = EarlierFiles(reports, suite_fingerprint())
@@ -143,18 +151,18 @@ def reuse(axis: Axis, releases: Sequence[str], settings: Settings, reports: Path
     for release in releases:
         cell = probe_cell(axis, release, settings)
         if isinstance(cell, str):
-            answered[release] = missing_points(release, "", cell)
+            answered[release] = missing_points(release, "", cell, claims)
             continue
         found = next((c for c in earlier.of(cell) if covers(c, ids)), None)
         if found is not None and not redo:
-            answered[release] = points_for(release, found, _rel(found.path, reports))
+            answered[release] = points_for(release, found, _rel(found.path, reports), claims)
         else:
             to_run.append((release, cell))
     return answered, to_run
 
 
 def measure(to_run: Sequence[tuple[str, Cell]], runner: Runner, request: RunRequest, reports: Path,
-            console: Console) -> dict[str, list[TimelinePoint]]:
+            console: Console, claims: Sequence[Claim] | None = None) -> dict[str, list[TimelinePoint]]:
     """Run the releases' cells as one interleaved run into ``<reports>/releases/cells``; each release's points."""
     from ..execution.dispatch import execute
 
@@ -164,25 +172,25 @@ def measure(to_run: Sequence[tuple[str, Cell]], runner: Runner, request: RunRequ
     for (release, cell), outcome in zip(to_run, outcomes, strict=True):
         path = probes / "cells" / f"{cell.name}.json"
         if outcome.status == "ok" and path.exists():
-            answered[release] = points_for(release, load_file(path), _rel(path, reports))
+            answered[release] = points_for(release, load_file(path), _rel(path, reports), claims)
         else:
-            answered[release] = missing_points(release, cell.name, f"{outcome.status}: {outcome.reason}")
+            answered[release] = missing_points(release, cell.name, f"{outcome.status}: {outcome.reason}", claims)
     return answered
 
 
 def write(points: Sequence[TimelinePoint], axis: Axis, releases: Sequence[str], preset: str,
-          reports: Path) -> tuple[Path, Path]:
+          reports: Path, claims: Sequence[Claim] | None = None) -> tuple[Path, Path]:
     """``timeline.json`` (what the report reads) and ``timeline.csv``; their paths."""
     json_path, csv_path = out_paths(reports, axis)
-    write_json_atomic(json_path, timeline_json(points, axis, releases, preset))
+    write_json_atomic(json_path, timeline_json(points, axis, releases, preset, claims))
     write_text_atomic(csv_path, timeline_csv(points))
     return json_path, csv_path
 
 
-def summary_lines(points: Sequence[TimelinePoint]) -> list[str]:
+def summary_lines(points: Sequence[TimelinePoint], claims: Sequence[Claim] | None = None) -> list[str]:
     """One line per claim: where its verdict changed, release by release."""
     out = []
-    for claim in timeline_claims():
+    for claim in timeline_claims(claims):
         mine = [p for p in points if p.claim == claim.key]
         measured = _decided(mine)
         steps, within = _steps(measured)

@@ -3,7 +3,7 @@
 Schema
 ======
 
-A matrix file has seven top-level tables; everything else is an error.
+A matrix file has eight top-level tables; everything else is an error.
 
 ``[matrix]`` - settings and defaults for every cell::
 
@@ -13,6 +13,7 @@ A matrix file has seven top-level tables; everything else is an error.
     timeout = 3600                      # per-cell run limit: seconds, or "90m" / "2h"
     memory = "8g"                       # per-cell memory limit (docker --memory)
     repeats = 5                         # optional: override the preset's repeats
+    claims = ["seeds", "today"]         # the built-in claim families a run asks (default: the seeds'; "all")
 
 ``[images]`` - where base images come from::
 
@@ -38,9 +39,24 @@ A matrix file has seven top-level tables; everything else is an error.
     [suite]
     paths = ["benchmarks/"]                 # directories or .py files, relative to this file
     requirements = ["keras-hub==0.17.0"]    # installed into every cell
+    claims = ["claims.toml"]                # your claims files (``[[claim]]`` tables, docs/claims.md)
 
     [report]
     compare = ["tf2.15-cpu", "tf2.21-keras3-cpu"]   # baseline, candidate
+
+``[[claim]]`` - a claim of your own (``tfmatrix/analysis/claim_file.py`` reads it, with the
+checks against the suite's catalogue and these cells; ``docs/claims.md``)::
+
+    [[claim]]
+    key = "predict_overhead"
+    claim = "predict() costs more per call than model(x)."
+    a = "predict()"
+    b = "model(x)"
+    faster = "b"
+    [[claim.compare]]
+    benchmarks = ["inference.tiny"]
+    a = { path = "predict", stage = "compiled" }
+    b = { path = "call", stage = "compiled" }
 
 ``[[cell]]`` - one explicit cell per table::
 
@@ -235,7 +251,10 @@ def parse_matrix(text: str, file: str, path: Path, environ: Mapping[str, str], t
         raise UserError(f"{file}: [matrix]: key 'baseline': no cell is named {baseline!r}; {fix}")
     compare = check_compare(file, settings.compare, list(seen))
     settings = dataclasses.replace(settings, baseline=baseline, compare=compare)
-    return Matrix(path=path, cells=tuple(cells), settings=settings, notes=tuple(empty))
+    claims = doc.get("claim", [])
+    if not isinstance(claims, list) or not all(isinstance(t, dict) for t in claims):
+        raise UserError(f"{file}: 'claim' must be an array of tables; write [[claim]] headers (docs/claims.md)")
+    return Matrix(path=path, cells=tuple(cells), settings=settings, notes=tuple(empty), claim_tables=tuple(claims))
 
 
 def _same_name(file: str, first: Cell, cell: Cell) -> str:

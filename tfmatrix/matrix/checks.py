@@ -15,8 +15,10 @@ from typing import Any
 
 from ..errors import UserError
 from .records import (
+    ALL_FAMILIES,
     AUTO_ROUNDS,
     AUTO_ROUNDS_CAP,
+    CLAIM_FAMILIES,
     CLUSTER_KEYS,
     DEFAULT_CLUSTER_CPUS,
     DEFAULT_MEMORY,
@@ -144,6 +146,24 @@ def _variants(where: Where, key: str, value: Any) -> str:
     return str(value)
 
 
+def families(where: Where, key: str, value: Any) -> tuple[str, ...]:
+    """``claims`` (and ``--claims``): built-in claim families, a string or an array; "all" is every one."""
+    names = value.split(",") if isinstance(value, str) else value
+    if not isinstance(names, list | tuple) or not names or not all(isinstance(n, str) for n in names):
+        raise where.error(key, f"{value!r} is not a list of claim families",
+                          f'write {key} = ["seeds", "today"] (or "{ALL_FAMILIES}")')
+    out: list[str] = []
+    for name in (n.strip() for n in names):
+        if name == ALL_FAMILIES:
+            out += CLAIM_FAMILIES
+        elif name in CLAIM_FAMILIES:
+            out.append(name)
+        else:
+            raise where.error(key, f"{name!r} is not a claims family",
+                              "use " + ", ".join(CLAIM_FAMILIES) + f" or {ALL_FAMILIES} (your own claims always run)")
+    return tuple(n for n in CLAIM_FAMILIES if n in out)
+
+
 def _schedule(where: Where, key: str, value: Any) -> str:
     if value not in SCHEDULES:
         raise where.error(key, f"{value!r} is not a schedule", "use " + " or ".join(repr(s) for s in SCHEDULES))
@@ -196,6 +216,7 @@ def parse_settings(file: str, doc: Mapping[str, Any], environ: Mapping[str, str]
         **(_auto_rounds(where, "rounds", m["rounds"]) if "rounds" in m else {"rounds": DEFAULT_ROUNDS}),
         schedule=_schedule(where, "schedule", m["schedule"]) if "schedule" in m else DEFAULT_SCHEDULE,
         variants=_variants(where, "variants", m["variants"]) if "variants" in m else "all",
+        claims=families(where, "claims", m["claims"]) if "claims" in m else CLAIM_FAMILIES[:1],
         **_cluster(Where(file, "[cluster]"), cl),
     )
 

@@ -71,20 +71,23 @@ CELL_KEYS = (
     "preset", "repeats", "timeout", "memory", "allow_untested", "name", "backend", "pool", "opt_in",
 )  # fmt: skip
 PRODUCT_KEYS = CELL_KEYS + ("include", "exclude")
-SETTINGS_KEYS = ("preset", "baseline", "timeout", "memory", "repeats", "max_cells", "rounds", "schedule", "variants")
+SETTINGS_KEYS = ("preset", "baseline", "timeout", "memory", "repeats", "max_cells", "rounds", "schedule", "variants",
+                 "claims")
 DEFAULT_ROUNDS = 3                  # rounds of the interleaved schedule: each a fresh process per variant
 AUTO_ROUNDS = "auto"                # rounds = "auto": sequential rounds, only open claim lines run again ...
 AUTO_ROUNDS_CAP = 4                 # ... up to this many (analysis.sequential): every line open to the cap costs
 #                                     4 rounds of the claims' variants, less than 3 of the whole catalogue did
-VARIANTS = ("all", "claims")        # variants = "claims": only what the seeds' claims compare (the default's)
+VARIANTS = ("all", "claims")        # variants = "claims": only what the claims compare (the default's)
+CLAIM_FAMILIES = ("seeds", "today")  # the built-in claim families (tfmatrix/data/claims/<name>.toml), in report order
+ALL_FAMILIES = "all"                # claims = "all": every built-in family
 DEFAULT_SCHEDULE = "interleaved"
 SCHEDULES = ("interleaved", "sequential")   # matrix.toml's schedule and --schedule: the one list
 IMAGES_KEYS = ("base_registry",)
 CLUSTER_KEYS = ("address", "pool", "cpus")
 DEFAULT_CLUSTER_CPUS = 2         # the CPUs a cell's preset is sized for (a 2-core host): what a CPU cell asks Ray
-SUITE_KEYS = ("paths", "requirements")       # the user's own benchmarks: suite_tables.py
+SUITE_KEYS = ("paths", "requirements", "claims")     # the user's own benchmarks and claims: suite_tables.py
 REPORT_KEYS = ("compare",)
-TOP_KEYS = ("matrix", "images", "cluster", "suite", "report", "cell", "product")
+TOP_KEYS = ("matrix", "images", "cluster", "suite", "report", "cell", "product", "claim")
 
 
 
@@ -226,6 +229,8 @@ class Settings:
     rounds: int = DEFAULT_ROUNDS    # every variant measured in this many rounds of the matrix, pooled (the cap: auto)
     sequential: bool = False        # rounds = "auto": after each round only the open claim lines' variants run again
     variants: str = "all"           # "claims": only the variants a claim compares (--variants)
+    claims: tuple[str, ...] = CLAIM_FAMILIES[:1]    # the built-in claim families a run asks (--claims): the seeds'
+    claim_files: tuple[Path, ...] = ()          # [suite] claims, resolved: the user's claims files
     schedule: str = DEFAULT_SCHEDULE    # interleaved (slices of every cell per turn) | sequential (whole cells)
     cluster_address: str | None = None   # [cluster] address: the Ray cluster the ray runner joins
     cluster_pool: str | None = None      # [cluster] pool: every cell's hardware pool unless the cell names one
@@ -246,6 +251,7 @@ class Matrix:
     cells: tuple[Cell, ...]
     settings: Settings
     notes: tuple[str, ...] = ()
+    claim_tables: tuple[dict[str, Any], ...] = ()   # the file's own [[claim]] tables, as written (analysis reads them)
 
     @property
     def warnings(self) -> tuple[str, ...]:

@@ -5,6 +5,7 @@
     [suite]
     paths = ["benchmarks/"]                  # directories or .py files, relative to the matrix file
     requirements = ["keras-hub==0.17.0"]     # installed into every cell (image hash includes them)
+    claims = ["claims.toml"]                 # the user's claims files (analysis.claim_file reads them)
 
     [report]
     compare = ["tf2.15-cpu", "tf2.21-keras3-cpu"]   # baseline, candidate: the report's upgrade view
@@ -42,8 +43,9 @@ def _strings(where: Where, table: Mapping[str, Any], key: str, example: str) -> 
     return value
 
 
-def parse_suite(file: str, doc: Mapping[str, Any], base: Path) -> tuple[tuple[Path, ...], tuple[str, ...]]:
-    """``[suite]`` -> (benchmark paths, resolved against ``base``; extra requirement lines)."""
+def parse_suite(file: str, doc: Mapping[str, Any], base: Path
+                ) -> tuple[tuple[Path, ...], tuple[str, ...], tuple[Path, ...]]:
+    """``[suite]`` -> (benchmark paths, resolved against ``base``; extra requirement lines; claims files)."""
     where, table = _table(file, doc, "suite", SUITE_KEYS)
     paths = []
     for value in _strings(where, table, "paths", '"benchmarks/"'):
@@ -56,7 +58,16 @@ def parse_suite(file: str, doc: Mapping[str, Any], base: Path) -> tuple[tuple[Pa
         requirements.append(checked(where, "requirements", line, "requirement",
                                     "a requirement with a version specifier",
                                     'write name==version, like "keras-hub==0.17.0"'))
-    return tuple(paths), tuple(requirements)
+    claims: list[Path] = []
+    for value in _strings(where, table, "claims", '"claims.toml"'):
+        path = (base / value).resolve()
+        if not path.is_file() or path.suffix != ".toml":
+            raise where.error("claims", f"{value} is not a .toml file (looked at {path})",
+                              "name claims files relative to the matrix file's directory")
+        if path in claims:
+            raise where.error("claims", f"{value!r} is listed twice", "list each file once")
+        claims.append(path)
+    return tuple(paths), tuple(requirements), tuple(claims)
 
 
 def parse_report(file: str, doc: Mapping[str, Any]) -> tuple[str, str] | None:
@@ -98,6 +109,6 @@ def with_requirements(cell: Cell, requirements: tuple[str, ...]) -> Cell:
 
 def suite_settings(file: str, doc: Mapping[str, Any], base: Path, settings: Settings) -> Settings:
     """``settings`` with ``[suite]`` and ``[report]`` applied."""
-    paths, requirements = parse_suite(file, doc, base)
-    return dataclasses.replace(settings, bench_paths=paths, requirements=requirements,
+    paths, requirements, claims = parse_suite(file, doc, base)
+    return dataclasses.replace(settings, bench_paths=paths, requirements=requirements, claim_files=claims,
                                compare=parse_report(file, doc))

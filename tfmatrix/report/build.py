@@ -24,7 +24,8 @@ import pandas as pd
 
 from ..analysis import noise_model
 from ..analysis.cells import CellResult, Loaded, Refused, load_dir
-from ..analysis.claim_table import CLAIMS
+from ..analysis.claim_file import BUILTIN, builtin
+from ..analysis.claim_records import SEEDS, Claim
 from ..analysis.claims import ClaimResult, compute_claims
 from ..analysis.findings import FINDINGS
 from ..analysis.frame import attach_previous, build_frame, results_rows
@@ -70,6 +71,7 @@ class Summary:
     hardware_csv: Path | None = None
     hardware_pairs: int = 0                                # cells compared across hardware (Hardware section)
     device_pairs: int = 0                                  # environments compared across devices (Devices section)
+    unanswered: list[str] = field(default_factory=list)    # the user's claims no cell answered, each with why per cell
 
     def line(self) -> str:
         counts = ", ".join(f"{n} {s}" for s, n in sorted(self.statuses.items()))
@@ -178,13 +180,21 @@ def run_to_run(cells: list[CellResult], earlier: list[CellResult], noise: NoiseH
 @dataclass(frozen=True)
 class Asked:
     """What the report is asked to compare: the baseline cell and the upgrade pair, each with where it came from
-    (for error messages); ``build`` documents each."""
+    (for error messages), and the user's own claims; ``build`` documents each."""
 
     baseline: str | None = None
     baseline_source: str = "baseline"
     baseline_fallback: bool = False
     upgrade: tuple[str, str] | None = None
     upgrade_source: str = "[report] compare"
+    own: tuple[Claim, ...] = ()
+
+
+def asked_claims(cells: list[CellResult], own: tuple[Claim, ...] = ()) -> tuple[Claim, ...]:
+    """The claims the report judges: the built-in families the run asked (each cell file's request says which; a
+    file from before families, or of a run of the seeds' only, asked the seeds'), then the user's own."""
+    families = {f for c in cells for f in (c.doc.cell_request.claims or (SEEDS,))} or {SEEDS}
+    return builtin(families) + own
 
 
 def analyse(inputs: Inputs, asked: Asked) -> Analysed:
@@ -199,7 +209,7 @@ def analyse(inputs: Inputs, asked: Asked) -> Analysed:
     compared = attach_previous(df, build_frame(earlier)) if earlier else df
     this_run = noise_model.run_of(cells)
     compared = noise_model.annotate(compared, noise_model.pooled(inputs.noise, without=[this_run]))  # never its own
-    claims = compute_claims(compared, cells, CLAIMS, alpha=run_alpha(cells))
+    claims = compute_claims(compared, cells, asked_claims(cells, asked.own), alpha=run_alpha(cells))
     attach_stops(claims, cells)
     model = noise_model.from_frame(df, inputs.source, cells)
     return Analysed(
@@ -246,7 +256,8 @@ def write(out_dir: Path, files: dict[str, str], noise: NoiseHistory | None) -> N
 
 def build(cells_dir: Path, out_dir: Path, baseline: str | None = None, *, baseline_source: str = "baseline",
           baseline_fallback: bool = False, generated: str | None = None, previous: Path | None = None,
-          upgrade: tuple[str, str] | None = None, upgrade_source: str = "[report] compare") -> Summary:
+          upgrade: tuple[str, str] | None = None, upgrade_source: str = "[report] compare",
+          own: tuple[Claim, ...] = ()) -> Summary:
     """Read ``cells_dir/*.json``, write ``out_dir/``: ``index.html``, ``results|claims|hardware.csv``, ``claims.json``.
 
     ``baseline`` names the cell every table colours against (default: the
@@ -261,10 +272,11 @@ def build(cells_dir: Path, out_dir: Path, baseline: str | None = None, *, baseli
     default now. ``previous`` (default ``<cells_dir>/../previous``) holds
     the last complete run before this one: the summary states how well the
     two agree. ``upgrade`` (baseline, candidate) adds the upgrade view for that pair of cells to the page
-    and writes ``upgrade.csv``; ``upgrade_source`` names where the pair came from in error messages.
+    and writes ``upgrade.csv``; ``upgrade_source`` names where the pair came from in error messages. ``own``: the
+    user's claims (the matrix file's), judged after the built-in families the cells' run asked.
     """
     out_dir = Path(out_dir)
-    asked = Asked(baseline, baseline_source, baseline_fallback, upgrade, upgrade_source)
+    asked = Asked(baseline, baseline_source, baseline_fallback, upgrade, upgrade_source, own)
     inputs = load(Path(cells_dir), out_dir, previous)
     made = analyse(inputs, asked)
     files, said = render_files(made, inputs, generated), summary(made, inputs, out_dir)
@@ -289,4 +301,12 @@ def summary(made: Analysed, inputs: Inputs, out_dir: Path) -> Summary:
         claims_answered=sum(1 for r in claims if any(c.lines for c in r.cells)), claims_total=len(claims),
         upgrade=made.upgrade.line() if made.upgrade is not None else None,
         hardware_csv=out_dir / "hardware.csv", hardware_pairs=len(made.hardware), device_pairs=len(made.devices),
+        unanswered=[unanswered(r) for r in claims
+                    if r.claim.family not in BUILTIN and not any(c.lines for c in r.cells)],
     )
+
+
+def unanswered(result: ClaimResult) -> str:
+    """A claim no cell answered, in one line: why, per cell (or why no cell could hold it)."""
+    why = [f"{c.name}: {c.empty_verdict}: {c.reason}" for c in result.cells] or result.notes or ["no cell ran"]
+    return f"claim {result.claim.key}: no cell of this run answers it: " + "; ".join(why)

@@ -15,6 +15,7 @@ from typing import Any
 
 from markupsafe import Markup
 
+from ..analysis.claim_records import SEEDS
 from ..analysis.claims import CANNOT, HOLDS, NOT_MEASURED, REVERSED, UNCLEAR, ClaimCell, ClaimLine, ClaimResult
 from ..analysis.sequential import LOOKS, MAX_ROUNDS
 from .charts import SparkPoint, sparkline
@@ -75,6 +76,28 @@ def below_seed_size(measured: str, seed: str) -> bool:
         return False
 
 
+def overhead_words(result: ClaimResult, line: ClaimLine) -> str:
+    """A per-call cost claim's line in time: "predict() costs 1.71 ms more per call than model(x)" ("" for others)."""
+    if not result.claim.overhead:
+        return ""
+    c = line.comparison
+    more = c.time_a - c.time_b
+    side, other = (result.claim.a, result.claim.b) if more >= 0 else (result.claim.b, result.claim.a)
+    return f"{side} costs {fmt_seconds(abs(more))} more per call than {other}"
+
+
+def figures_words(line: ClaimLine) -> str:
+    """What each side measured beside its samples (``Variant.figures``: a fresh process's compile time, a training
+    loop's drift), with units: "A: drift_pct_per_100_steps 0.4 %/100 steps, rss_growth_mib 1.2 MiB" ("" for none)."""
+    c = line.comparison
+    parts = []
+    for side, cell, vid in (("A", c.cell_a, c.a_id), ("B", c.cell_b, c.b_id)):
+        found = next((v for v in cell.variants if v.id == vid), None)
+        if found is not None and found.figures:
+            parts.append(f"{side}: " + ", ".join(f"{name} {fig.text()}" for name, fig in found.figures.items()))
+    return "; ".join(parts)
+
+
 def line_view(result: ClaimResult, line: ClaimLine, varying: list[str], why: str = "") -> dict[str, Any]:
     c, ci = line.comparison, line.comparison.ci
     return {
@@ -86,6 +109,8 @@ def line_view(result: ClaimResult, line: ClaimLine, varying: list[str], why: str
         "ci": fmt_interval(ci),
         "rounds": "; ".join(p for p in (f"paired over {ci.rounds} rounds" if ci.rounds else "", line.stopped) if p),
         "words": ratio_words(line, result.claim.a),
+        "overhead": overhead_words(result, line),
+        "figures": figures_words(line),
         "times": f"{fmt_seconds(c.time_a)} vs {fmt_seconds(c.time_b)}",
         "verdict": line.verdict,
         "verdict_class": VERDICT_CLASS[line.verdict],
@@ -171,14 +196,19 @@ def folded(result: ClaimResult) -> list[dict[str, Any]]:
     return out
 
 
-def claim_view(result: ClaimResult, whys: Collection[str] = ()) -> dict[str, Any]:
-    """One claim as the page shows it; ``whys``: the ids of the why panels the page has (a line links to its own)."""
+def claim_view(result: ClaimResult, whys: Collection[str] = (), family_head: str = "") -> dict[str, Any]:
+    """One claim as the page shows it; ``whys``: the ids of the why panels the page has (a line links to its own);
+    ``family_head``: the heading of the family it opens (``grid.family_heads``)."""
     claim = result.claim
     varying = varying_keys(result)
     return {
         "key": claim.key,
         "anchor": "claim-" + claim.key,
         "seed": claim.seed,
+        "origin": claim.origin,
+        "url": claim.source_url,
+        "whose": "seed" if claim.family == SEEDS else "source",
+        "family_head": family_head,
         "claim": claim.claim,
         "a": claim.a,
         "b": claim.b,

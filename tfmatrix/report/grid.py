@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..analysis.cells import CellResult
+from ..analysis.claim_file import family_labels
 from ..analysis.claims import HOLDS, REVERSED, UNCLEAR, ClaimCell, ClaimResult
 from .claims_view import VERDICT_CLASS
 from .tables import fmt_interval
@@ -105,6 +106,19 @@ def columns(cells: list[CellResult]) -> list[dict[str, Any]]:
     return groups
 
 
+def family_heads(claims: list[ClaimResult]) -> dict[str, str]:
+    """Claim key -> the heading of the family it opens (the seeds', today's questions, your own), when the page
+    shows more than one family; none for a page of one family."""
+    labels = family_labels(r.claim for r in claims)
+    if len(labels) < 2:
+        return {}
+    out: dict[str, str] = {}
+    for result in claims:
+        if result.claim.family in labels:
+            out[result.claim.key] = labels.pop(result.claim.family)
+    return out
+
+
 def grid_view(claims: list[ClaimResult], cells: list[CellResult]) -> dict[str, Any] | None:
     """The grid as the template renders it; None when no cell ran (nothing to show)."""
     groups = columns(cells)
@@ -112,6 +126,7 @@ def grid_view(claims: list[ClaimResult], cells: list[CellResult]) -> dict[str, A
         return None
     order = [c for g in groups for c in g["cells"]]
     rows: list[dict[str, Any]] = []
+    heads = family_heads(claims)
     for result in claims:
         by_cell = {cc.cell.name: cc for cc in result.cells}
         refs = {cc.ref.name for cc in result.cells if cc.ref is not None}
@@ -124,7 +139,8 @@ def grid_view(claims: list[ClaimResult], cells: list[CellResult]) -> dict[str, A
             squares.append({"cell": cell.name, "verdict": sq.verdict, "css": sq.css, "text": sq.text,
                             "title": sq.title, "seed_cell": bool(here and here.seed_cell)})
         rows.append({"key": result.claim.key, "anchor": "claim-" + result.claim.key, "seed": result.claim.seed,
-                     "short": short_claim(result.claim.claim), "claim": result.claim.claim, "squares": squares})
+                     "short": short_claim(result.claim.claim), "claim": result.claim.claim, "squares": squares,
+                     "family_head": heads.get(result.claim.key, "")})
     measured = any(sq["verdict"] in (HOLDS, REVERSED, UNCLEAR, MIXED) for r in rows for sq in r["squares"])
     return {"groups": [{"label": g["label"], "span": len(g["cells"])} for g in groups],
             "cells": [{"name": c.name, "label": c.label, "head": head(c)} for c in order],

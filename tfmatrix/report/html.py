@@ -21,6 +21,7 @@ from markupsafe import Markup
 from .. import __version__
 from ..analysis.cells import CellResult, Refused
 from ..analysis.chart_data import CHARTS, chart_data
+from ..analysis.claim_records import SEEDS
 from ..analysis.claims import ClaimResult
 from ..analysis.frame import results_rows
 from ..analysis.pairing import Comparison, FindingResult, GroupSummary
@@ -28,7 +29,7 @@ from ..analysis.statistics.stats import noise_of, pct_faster
 from ..results.documents import CELL_FAILURES, CELL_STATUSES
 from .charts import chart_html, host_speed_svg
 from .claims_view import claim_view, line_label, ratio_words, sequential_note, varying_keys
-from .grid import grid_view
+from .grid import family_heads, grid_view
 from .tables import Baselines, BenchTable, fmt_interval, fmt_seconds, row_anchor
 from .warnings import Warning_, first_line, host_line
 
@@ -304,12 +305,14 @@ def render(cells: list[CellResult], df: pd.DataFrame, tables: list[BenchTable], 
     env.filters["seconds"] = fmt_seconds
     template = env.get_template("template.html")
     targets = sorted({c.target for c in cells}, key=lambda t: (t != "cpu", t))
+    heads = family_heads(claims or [])
     return template.render(
         css=Markup((HERE / "report.css").read_text(encoding="utf-8")),
         js=Markup((HERE / "report.js").read_text(encoding="utf-8")),
         summary={**summary_view(cells, df, baselines, generated), "agreement": agreement or []},
         warnings=list(warnings),
-        claims=[claim_view(r, {w["anchor"] for w in whys}) for r in claims or []],
+        claims=[claim_view(r, {w["anchor"] for w in whys}, heads.get(r.claim.key, "")) for r in claims or []],
+        only_seeds=all(r.claim.family == SEEDS for r in claims or []),
         claims_level=sequential_note(claims or []),
         whys=list(whys),
         grid=grid_view(claims or [], cells),

@@ -167,9 +167,10 @@ class CellRequest:
     bench: str | None = shaped(None)      # hash of the user's benchmark files: absent without them (OPTIONAL)
     processes: int | None = shaped(None)  # fresh processes per variant: absent unless asked for (OPTIONAL)
     sequential: bool | None = shaped(None)   # rounds = "auto": ``rounds`` is the cap (OPTIONAL)
+    claims: tuple[str, ...] | None = shaped(ListOf(STR))   # the claim families asked beyond the seeds' (OPTIONAL)
 
     # Keys stored only when set, so results from before they existed stay comparable (reusable).
-    OPTIONAL: ClassVar[tuple[str, ...]] = ("bench", "processes", "sequential")
+    OPTIONAL: ClassVar[tuple[str, ...]] = ("bench", "processes", "sequential", "claims")
 
     def to_json(self) -> dict[str, Any]:
         """The request as the cell file stores it: every key in field order, the optional ones only when set."""
@@ -186,6 +187,7 @@ class CellRequest:
         """A stored request (shape-checked on load) to read: a missing or null key at its default."""
         values = {f.name: default_of(f) if doc.get(f.name) is None else doc[f.name] for f in fields(cls)}
         values["only"] = tuple(values["only"])
+        values["claims"] = tuple(values["claims"]) if values["claims"] is not None else None
         return cls(**values)
 
 

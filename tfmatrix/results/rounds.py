@@ -81,12 +81,29 @@ def merge_record(earlier: dict[str, Any], later: dict[str, Any], unstable_cv: fl
         b = (later.get(outer) or {}).get(inner)
         if isinstance(a, list) and isinstance(b, list):
             out.setdefault(outer, {})[inner] = a + b
+    figures = merged_figures(earlier.get("figures"), later.get("figures"), len(earlier.get("per_process") or []),
+                             len(later.get("per_process") or []))
+    if figures:
+        out["figures"] = figures
     out["stats"] = stats.summarize(samples)
     out["between_process"] = stats.between_processes(per_process)
     out["unstable"] = stats.is_unstable(per_process, unstable_cv)
     out["wall_s"] = float(earlier.get("wall_s") or 0.0) + float(later.get("wall_s") or 0.0)
     peaks = [p for p in (earlier.get("peak_rss_mb"), later.get("peak_rss_mb")) if p is not None]
     out["peak_rss_mb"] = max(peaks) if peaks else None
+    return out
+
+
+def merged_figures(earlier: Any, later: Any, n_earlier: int, n_later: int) -> dict[str, Any]:
+    """Two rounds' figures (``suite.schema.FIGURE_KEYS``): per name, the values of both rounds' processes in order
+    (None for a round's processes that measured none)."""
+    a, b = earlier if isinstance(earlier, dict) else {}, later if isinstance(later, dict) else {}
+    out: dict[str, Any] = {}
+    for name in list(a) + [n for n in b if n not in a]:
+        fa, fb = a.get(name) or {}, b.get(name) or {}
+        va = list(fa.get("values") or [None] * n_earlier)
+        vb = list(fb.get("values") or [None] * n_later)
+        out[name] = {"unit": fb.get("unit") or fa.get("unit") or "", "values": va + vb}
     return out
 
 
