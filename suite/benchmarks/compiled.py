@@ -26,7 +26,7 @@ shrinks it (64 -> 16 -> 8 -> 16 -> 64, batches of 16).
 from __future__ import annotations
 
 import inspect
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple
 
 from ..definitions import Benchmark, NotApplicable, Prepared, Preset, Variant, make_variant
 
@@ -55,10 +55,7 @@ class CompiledApplication(Benchmark):
 
     def prepare(self, variant: Variant, env: Any) -> Prepared:
         compat = env.compat
-        k = env.keras(variant.api)
-        compat.require_eager("predict_on_batch of a compiled Keras model")
-        jit = variant.param("jit_compile") == "true"
-        jit_unavailable(compat, jit)
+        k, jit = keras_jit(env, variant, "predict_on_batch of a compiled Keras model")
         ctor = compat.application(k, "MobileNetV2")
         shape = tuple(variant.param("input_shape"))
 
@@ -68,14 +65,42 @@ class CompiledApplication(Benchmark):
         require_jit_keyword(k, model)
         _, compile_s = time_once(lambda: model.compile(jit_compile=jit))
         x = compat.eager_input(k, env.rng(1).random_sample(shape))
-        info: Dict[str, Any] = {"keras": k.describe(), "backend": backend_name(k), "params": int(model.count_params()),
-                                "model_build_s": build_s, "compile_s": compile_s, "input_dtype": str(x.dtype)}
+        info = dict(model_info(k, model), model_build_s=build_s, compile_s=compile_s, input_dtype=str(x.dtype))
         materialize = compat.materialize
 
         def step() -> Any:
             return materialize(model.predict_on_batch(x))
 
         return Prepared(step=step, info=info)
+
+
+def keras3(env: Any, api: str, what: str) -> Any:
+    """The Keras 3 handle for ``api`` in an eager process, or NotApplicable (today's questions are Keras 3's)."""
+    env.compat.require_eager(what)
+    k = env.keras(api)
+    if k.major < 3:
+        raise NotApplicable("a question about Keras 3 on its backends; this cell's Keras is %s" % k.version)
+    return k
+
+
+def keras_jit(env: Any, variant: Variant, what: str) -> Tuple[Any, bool]:
+    """The Keras handle for the variant's api and its ``jit_compile`` side; NotApplicable where it cannot run here."""
+    k = env.keras(variant.api)
+    env.compat.require_eager(what)
+    jit = variant.param("jit_compile") == "true"
+    jit_unavailable(env.compat, jit)
+    return k, jit
+
+
+def model_info(k: Any, model: Any) -> Dict[str, Any]:
+    """What a Keras benchmark's record keeps of its model: the Keras, its backend, the parameter count."""
+    return {"keras": k.describe(), "backend": backend_name(k), "params": int(model.count_params())}
+
+
+def jit_compiled(k: Any, model: Any) -> None:
+    """``model.compile(jit_compile=True)``: XLA on TensorFlow and JAX, ``torch.compile`` on PyTorch."""
+    require_jit_keyword(k, model)
+    model.compile(jit_compile=True)
 
 
 def require_jit_keyword(k: Any, model: Any) -> None:
@@ -119,11 +144,7 @@ class CompiledFit(Benchmark):
                 for api in KERAS_APIS for jit in JIT]
 
     def prepare(self, variant: Variant, env: Any) -> Prepared:
-        compat = env.compat
-        k = env.keras(variant.api)
-        compat.require_eager("fit() after compile(jit_compile=...)")
-        jit = variant.param("jit_compile") == "true"
-        jit_unavailable(compat, jit)
+        k, jit = keras_jit(env, variant, "fit() after compile(jit_compile=...)")
         widths, batch, batches = variant.param("widths"), int(variant.param("batch")), int(variant.param("batches"))
 
         from ..harness import time_once
@@ -132,8 +153,7 @@ class CompiledFit(Benchmark):
         require_jit_keyword(k, model)
         _, compile_s = time_once(lambda: model.compile(optimizer="adam", loss="mse", jit_compile=jit))
         x = env.rng(1).random_sample((batch * batches, widths[0])).astype("float32")
-        info: Dict[str, Any] = {"keras": k.describe(), "backend": backend_name(k), "params": int(model.count_params()),
-                                "model_build_s": build_s, "compile_s": compile_s}
+        info = dict(model_info(k, model), model_build_s=build_s, compile_s=compile_s)
 
         def step() -> Any:
             return model.fit(x, x, batch_size=batch, epochs=1, verbose=0, shuffle=False)

@@ -25,9 +25,9 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, List, Optional
 
-from ..definitions import Benchmark, NotApplicable, Prepared, Preset, Variant, make_variant
+from ..definitions import Benchmark, Prepared, Preset, Variant, make_variant
 from ..harness import timer
-from .compiled import backend_name
+from .compiled import keras3, model_info
 
 KERAS_APIS = ("tf.keras", "keras")
 PHASES = ("early", "late")
@@ -67,11 +67,7 @@ class DriftFit(Benchmark):
                 for api in KERAS_APIS for phase in PHASES]
 
     def prepare(self, variant: Variant, env: Any) -> Prepared:
-        compat = env.compat
-        k = env.keras(variant.api)
-        compat.require_eager("training steps timed one by one")
-        if k.major < 3:
-            raise NotApplicable("a question about Keras 3 on its backends; this cell's Keras is %s" % k.version)
+        k = keras3(env, variant.api, "training steps timed one by one")
         batch, batches, steps = (int(variant.param(n)) for n in ("batch", "batches", "steps"))
         L = k.layers
         ipt = L.Input(shape=(WIDTHS[0],))
@@ -89,7 +85,7 @@ class DriftFit(Benchmark):
             i = turn[0] = (turn[0] + 1) % batches
             return model.train_on_batch(xs[i], ys[i])
 
-        info: Dict[str, Any] = {"keras": k.describe(), "backend": backend_name(k), "params": int(model.count_params())}
+        info = model_info(k, model)
         if variant.param("phase") == "early":
             return Prepared(step=step, info=info)
         step()                                          # the first step traces: not a step of the run

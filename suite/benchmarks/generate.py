@@ -27,10 +27,10 @@ PyTorch cell the ``keras`` ones.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List
+from typing import Any, List
 
-from ..definitions import Benchmark, NotApplicable, Prepared, Preset, Variant, make_variant
-from .compiled import backend_name, jit_unavailable, require_jit_keyword
+from ..definitions import Benchmark, Prepared, Preset, Variant, make_variant
+from .compiled import jit_compiled, jit_unavailable, keras3, model_info
 
 KERAS_APIS = ("tf.keras", "keras")
 CALLS = ("eager", "compiled")
@@ -64,20 +64,16 @@ class GenerateLoop(Benchmark):
 
     def prepare(self, variant: Variant, env: Any) -> Prepared:
         compat = env.compat
-        k = env.keras(variant.api)
-        compat.require_eager("a generate loop")
-        if k.major < 3:
-            raise NotApplicable("a question about Keras 3 on its backends; this cell's Keras is %s" % k.version)
+        k = keras3(env, variant.api, "a generate loop")
         compiled = variant.param("call") == "compiled"
         jit_unavailable(compat, compiled)
         batch, prompt, new = (int(variant.param(n)) for n in ("batch", "prompt", "new_tokens"))
         np = env.np
         model = causal_lm(k)
-        info: Dict[str, Any] = {"keras": k.describe(), "backend": backend_name(k), "params": int(model.count_params())}
+        info = model_info(k, model)
         materialize = compat.materialize
         if compiled:
-            require_jit_keyword(k, model)
-            model.compile(jit_compile=True)
+            jit_compiled(k, model)
 
             def logits(ids: Any) -> Any:
                 return model.predict_on_batch(ids)

@@ -23,10 +23,10 @@ laid out so once, before timing.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, List, Tuple
 
-from ..definitions import BACKEND_API, Benchmark, NotApplicable, Prepared, Preset, Variant, make_variant
-from .compiled import backend_name, jit_unavailable, require_jit_keyword
+from ..definitions import BACKEND_API, Benchmark, Prepared, Preset, Variant, make_variant
+from .compiled import jit_compiled, jit_unavailable, keras3, model_info
 
 IMPLS = (("keras", "tf.keras"), ("keras", "keras"), ("native", "tf"), ("native", BACKEND_API))
 CALLS = ("eager", "compiled")
@@ -119,16 +119,13 @@ class NativeCNN(Benchmark):
 
     def _keras(self, variant: Variant, env: Any, x: Any, compiled: bool) -> Prepared:
         compat = env.compat
-        k = env.keras(variant.api)
-        if k.major < 3:
-            raise NotApplicable("a question about Keras 3 on its backends; this cell's Keras is %s" % k.version)
+        k = keras3(env, variant.api, "a forward pass called eagerly or compiled")
         jit_unavailable(compat, compiled)
         model = keras_cnn(k)
-        info: Dict[str, Any] = {"keras": k.describe(), "backend": backend_name(k), "params": int(model.count_params())}
+        info = model_info(k, model)
         materialize = compat.materialize
         if compiled:
-            require_jit_keyword(k, model)
-            model.compile(jit_compile=True)
+            jit_compiled(k, model)
 
             def step() -> Any:
                 return materialize(model.predict_on_batch(x))
@@ -184,9 +181,6 @@ class NativeCNN(Benchmark):
         import torch  # type: ignore
 
         return torch.compile(fn)  # type: ignore[no-any-return]
-
-    def tensorflow_part(self, variant: Variant) -> Optional[str]:
-        return None
 
 
 BENCHMARKS = [NativeCNN()]
