@@ -41,12 +41,13 @@ SIZES = (128, 512, 2048)
 GENERATED = "2026-01-02T03:04:05+00:00"
 
 
-def _matmul(n: int, t: float, seed: int, impl: str = "numpy.dot") -> dict[str, Any]:
-    """Seed 002's product at size ``n``: three processes, one per round of the interleaved run."""
-    api = "numpy" if impl == "numpy.dot" else "tf"
+def _matmul(n: int, t: float, seed: int, impl: str = "numpy.dot", rounds: int = 3) -> dict[str, Any]:
+    """Seed 002's product at size ``n``: ``rounds`` processes, one per round of the interleaved run
+    (``impl``: numpy.dot, the backend's matmul or tf.matmul)."""
+    api = {"numpy.dot": "numpy", "matmul": "backend"}.get(impl, "tf")
     rec = record("tensor_ops.matmul", {"impl": impl, "n": n, "dtype": "float64", "api": api, "mode": "eager"},
-                 noisy(t, spread=0.01, seed=seed), seed="002")
-    rec["schedule"] = {"rounds": [3] * 3, "stopped": ["repeats"] * 3, "passes": [1, 2, 3]}
+                 per_process=[noisy(t, 3, 0.01, seed * 10 + i) for i in range(rounds)], seed="002")
+    rec["schedule"] = {"rounds": [3] * rounds, "stopped": ["repeats"] * rounds, "passes": list(range(1, rounds + 1))}
     return rec
 
 
@@ -67,10 +68,15 @@ def _existing(out: Path, name: str, target: str, env: dict[str, str], records: l
                                                    {"preset": preset}))
 
 
-def _pair(out: Path, gpu_over_cpu: tuple[float, ...], cpu_s: tuple[float, ...] = (1e-3, 8e-3, 0.5)) -> None:
-    """One JAX environment on the GPU and (JAX_PLATFORMS=cpu) on the CPU: np.dot-sized products at ``SIZES``."""
-    cpu = [_matmul(n, t, i) for i, (n, t) in enumerate(zip(SIZES, cpu_s, strict=True))]
-    gpu = [_matmul(n, t * r, 10 + i) for i, (n, t, r) in enumerate(zip(SIZES, cpu_s, gpu_over_cpu, strict=True))]
+def _pair(out: Path, gpu_over_cpu: tuple[float, ...], cpu_s: tuple[float, ...] = (1e-3, 8e-3, 0.5),
+          control: float = 1.0, sizes: tuple[int, ...] = SIZES, rounds: int = 3) -> None:
+    """One JAX environment on the GPU and (JAX_PLATFORMS=cpu) on the CPU: jnp.matmul products at ``sizes``, and
+    NumPy's np.dot at the largest, the control (on the CPU in both: GPU/CPU ``control``)."""
+    cpu = [_matmul(n, t, i, "matmul", rounds) for i, (n, t) in enumerate(zip(sizes, cpu_s, strict=True))]
+    gpu = [_matmul(n, t * r, 10 + i, "matmul", rounds)
+           for i, (n, t, r) in enumerate(zip(sizes, cpu_s, gpu_over_cpu, strict=True))]
+    cpu.append(_matmul(sizes[-1], 0.3, 20, rounds=rounds))
+    gpu.append(_matmul(sizes[-1], 0.3 * control, 21, rounds=rounds))
     _existing(out, "keras3-jax-h200", "gpu", {}, gpu)
     _existing(out, "keras3-jax-cpu", "cpu", {"JAX_PLATFORMS": "cpu"}, cpu)
 
@@ -113,14 +119,17 @@ def test_the_crossover_is_interpolated_on_log_size(tmp_path: Path) -> None:
     cells = load_dir(tmp_path).cells
     (pair,) = device_pairs(build_frame(cells), cells)
     assert pair.names == ("CPU", "GPU")
-    assert {c.verdict for c in pair.view.rows} == {"slower", "faster"}
+    assert {c.verdict for c in pair.view.rows} == {"slower", "faster", "no clear difference"}   # the control: same
     assert all(c.ci.rounds == 3 for c in pair.view.rows)           # two cells of one interleaved run: by round
-    (x,) = pair.crossovers
-    assert x.axis.param == "n" and [p.size for p in x.points] == list(SIZES)
+    assert not pair.void
+    (x,) = pair.crossovers                                         # the control (np.dot) is no device question
+    assert x.axis.param == "n" and [p.size for p in x.points] == list(SIZES) and "impl=matmul" in x.config
     assert [p.ratio for p in x.points] == pytest.approx([3.0, 0.5, 0.2], rel=0.03)
+    assert x.bracket is not None and (x.bracket.below, x.bracket.above) == (128, 512)
     # between 128 (3.0) and 512 (0.5): log n moves 1.0986 / (1.0986 + 0.6931) of the way
     assert x.at == pytest.approx(math.exp(math.log(128) + 1.0986 / 1.7918 * math.log(4)), rel=0.03)
-    assert not x.first and "GPU pays from matrix size n ≈ 30" in x.text()
+    assert "GPU pays from matrix size n between 128 and 512 (≈ 299 interpolated" in x.text()
+    assert "GPU/CPU 2.99 [2.97, 3.02] at 128" in x.text()
 
 
 def test_no_crossover_within_the_measured_sizes(tmp_path: Path) -> None:
@@ -128,15 +137,16 @@ def test_no_crossover_within_the_measured_sizes(tmp_path: Path) -> None:
     cells = load_dir(tmp_path).cells
     (pair,) = device_pairs(build_frame(cells), cells)
     (x,) = pair.crossovers
-    assert x.at is None
-    assert x.text().startswith("GPU does not pay within the measured sizes (matrix size n; GPU/CPU 3.00 at 128")
+    assert x.at is None and x.bracket is None
+    assert x.text().startswith("no crossover shown within the measured sizes (matrix size n): GPU is not shown "
+                               "faster at the largest measured size, 2048 (slower)")
 
 
 def test_one_environment_at_several_presets_pools_its_sizes_for_one_crossover(tmp_path: Path) -> None:
     """One preset measures one n (256 in quick, 2000 in seed): pairs of one environment at both give the curve."""
     for preset, n, cpu_s, ratio in (("quick", 256, 2e-3, 2.0), ("seed", 2000, 0.8, 0.25)):
-        _existing(tmp_path, f"jax-gpu-{preset}", "gpu", {}, [_matmul(n, cpu_s * ratio, 1)], preset=preset)
-        _existing(tmp_path, f"jax-cpu-{preset}", "cpu", {"JAX_PLATFORMS": "cpu"}, [_matmul(n, cpu_s, 2)],
+        _existing(tmp_path, f"jax-gpu-{preset}", "gpu", {}, [_matmul(n, cpu_s * ratio, 1, "matmul")], preset=preset)
+        _existing(tmp_path, f"jax-cpu-{preset}", "cpu", {"JAX_PLATFORMS": "cpu"}, [_matmul(n, cpu_s, 2, "matmul")],
                   preset=preset)
     cells = load_dir(tmp_path).cells
     pairs = device_pairs(build_frame(cells), cells)
@@ -146,15 +156,69 @@ def test_one_environment_at_several_presets_pools_its_sizes_for_one_crossover(tm
     assert x.at == pytest.approx(math.exp(math.log(256) + math.log(2) / math.log(8) * math.log(2000 / 256)), rel=0.05)
 
 
-def test_crossover_rules() -> None:
-    def pts(*ratios: float) -> list[SizePoint]:
-        return [SizePoint(float(s), r, r, r, "") for s, r in zip(SIZES, ratios, strict=True)]
+def _verdict(ratio: float, low: float, high: float) -> str:
+    if not math.isfinite(low):
+        return "not enough replication"
+    return "faster" if high < 1 else "slower" if low > 1 else "no clear difference"
 
-    assert crossover_at(pts(0.9, 0.5, 0.2)) == (128.0, True)          # pays at every size: at or below the first
-    assert crossover_at(pts(0.8, 1.2, 0.5))[0] == pytest.approx(math.exp(
+
+def test_crossover_rules() -> None:
+    """A crossover only from verdicts: decided faster from some size up, decided slower or the same just below."""
+    def pts(*ratios: float | tuple[float, float, float], sizes: tuple[int, ...] = SIZES) -> list[SizePoint]:
+        out = []
+        for s, r in zip(sizes, ratios, strict=True):
+            ratio, low, high = r if isinstance(r, tuple) else (r, r * 0.95, r * 1.05)
+            out.append(SizePoint(float(s), ratio, low, high, "", _verdict(ratio, low, high)))
+        return out
+
+    bracket, why = crossover_at(pts(0.8, 1.2, 0.5))
+    assert why == "" and bracket is not None and (bracket.below, bracket.above) == (512, 2048)
+    assert bracket.estimate == pytest.approx(math.exp(
         math.log(512) + math.log(1.2) / (math.log(1.2) - math.log(0.5)) * math.log(4)))   # must stay below 1
-    assert crossover_at(pts(0.5, 0.8, 1.0)) == (None, False)          # 1.0 is not paying
-    assert crossover_at([]) == (None, False)
+    # the same (a replicated interval spanning 1) below a decided faster: a crossover; the estimate stays inside
+    bracket, _ = crossover_at(pts((0.97, 0.9, 1.05), 0.6, 0.3))
+    assert bracket is not None and (bracket.below, bracket.above) == (128, 512)
+    assert 128 <= bracket.estimate <= 512
+    assert crossover_at(pts(0.9, 0.5, 0.2)) == (None, "B is faster at every measured size, from the smallest (128): "
+                                                      "the crossover lies below it")
+    assert crossover_at(pts(0.5, 0.8, 1.0))[0] is None                # 1.0 is not paying
+    assert "not shown faster at the largest" in crossover_at(pts(2.0, 1.5, (0.7, 0.4, 1.2)))[1]   # spans 1: open
+    nan = math.nan
+    bracket, why = crossover_at(pts(2.0, (0.89, nan, nan), 0.3))       # one round where the side changes
+    assert bracket is None and why.startswith("not enough replication at 512 (one round)")
+    assert crossover_at(pts((0.89, nan, nan), sizes=(2000,))) == (None, "one measured size: a crossover needs "
+                                                                         "sizes on both sides of it")
+    assert crossover_at([]) == (None, "no sizes")
+
+
+def test_one_size_one_round_is_no_crossover_and_no_verdict(tmp_path: Path) -> None:
+    """Issue 51: with one round and one size the page said "GPU pays ... at or below 2000 (GPU/CPU 0.89 at 2000)",
+    "nan – nan" as intervals and a header of "0 faster on GPU, 0 slower on GPU, 0 no clear difference"."""
+    _pair(tmp_path / "cells", (0.89,), cpu_s=(0.5,), sizes=(2000,), rounds=1)
+    cells = load_dir(tmp_path / "cells").cells
+    (pair,) = device_pairs(build_frame(cells), cells)
+    assert {c.verdict for c in pair.view.rows} == {"not enough replication"}
+    (x,) = pair.crossovers
+    assert x.bracket is None and "one measured size" in x.text() and "0.89 (one round) at 2000" in x.text()
+    assert pair.line().endswith("0 faster on GPU, 0 slower on GPU, 0 no clear difference, 2 not enough replication")
+    build(tmp_path / "cells", tmp_path / "out", generated=GENERATED)
+    page = (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
+    section = parse_html(page).by_id("devices")
+    assert "nan" not in section.text and "pays" not in section.find("figure", cls="crossover").text
+    assert "— (one round)" in section.text
+
+
+def test_a_control_that_moves_voids_the_pair(tmp_path: Path) -> None:
+    """NumPy runs on the CPU in both cells: moved beyond its margin, the cells differ in more than the device."""
+    _pair(tmp_path / "cells", (3.0, 0.5, 0.2), control=1.5)
+    cells = load_dir(tmp_path / "cells").cells
+    (pair,) = device_pairs(build_frame(cells), cells)
+    assert pair.void.startswith("the control tensor_ops.matmul[impl=numpy.dot") and "beyond ±10%" in pair.void
+    assert pair.crossovers == []
+    build(tmp_path / "cells", tmp_path / "out", generated=GENERATED)
+    section = parse_html((tmp_path / "out" / "index.html").read_text(encoding="utf-8")).by_id("devices")
+    assert section.find("p", cls="dev-void") is not None and not section.find_all("figure", cls="crossover")
+    assert device_pairs(build_frame(cells), cells)[0].view.rows      # the ratios stay shown, as measured
 
 
 def test_size_axes_read_the_seeds_sizes() -> None:

@@ -169,7 +169,8 @@ def test_the_default_report_opens_on_a_verdict_grid_that_fits_a_laptop_screen(tm
         # every square says something: a verdict with its ratio, or a blank with the reason on hover
         assert pg.evaluate("Array.from(document.querySelectorAll('#grid td.g'))"
                            ".filter(td => !td.textContent.trim() && !td.title).length") == 0
-        # the golden run measured one process a variant: every claim square is "no clear difference", and says why
+        # the golden run measured one process a variant: every claim square is "not enough
+        # replication" (grey, as an open line), and says why
         assert pg.evaluate("document.querySelectorAll('#grid td.g-unclear').length") >= 5
         assert pg.evaluate("Array.from(document.querySelectorAll('#grid td.g-unclear'))"
                            ".filter(td => td.title.includes('no interval (one process a side)')).length") >= 5

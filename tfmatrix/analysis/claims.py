@@ -22,7 +22,9 @@ are computed changes the claims with it. A claim's verdict per line:
   help");
 * ``reversed``: the same on the other side (A faster by more than the margin);
 * ``no clear difference``: the interval includes 1 (or, for "does not help",
-  reaches past the margin), or one process a side: not enough replication;
+  reaches past the margin);
+* ``not enough replication``: one process a side, so no interval: the ratio
+  is shown, but it decides nothing (not even "the same");
 * ``cannot exist here``: the cell lacks a side (an n/a variant, a variant that
   failed), with the reason;
 * ``not measured in this run``: a side's variants are not in the cell's
@@ -51,8 +53,9 @@ from .pairing import Comparison, FindingResult, pair_rows, sides_missing
 from .statistics.inference import ALPHA, RatioCI
 
 HOLDS, REVERSED, UNCLEAR, CANNOT = "holds", "reversed", "no clear difference", "cannot exist here"
+THIN = "not enough replication"     # one process a side: no interval, so no verdict either way
 NOT_MEASURED = "not measured in this run"
-VERDICTS = (HOLDS, REVERSED, UNCLEAR, CANNOT, NOT_MEASURED)
+VERDICTS = (HOLDS, REVERSED, UNCLEAR, THIN, CANNOT, NOT_MEASURED)
 
 
 @dataclass
@@ -115,10 +118,10 @@ class ClaimResult:
 
 def verdict(ci: RatioCI, expect: str, margin: float = MARGIN) -> str:
     """A claim's verdict from a line's interval and the side the claim expects (``NOT_A``: against ``margin``)."""
+    if not ci.replicated:
+        return THIN
     if expect == NOT_A:
         edge = 1.0 / (1.0 + margin)
-        if not ci.replicated:
-            return UNCLEAR
         return HOLDS if ci.low > edge else REVERSED if ci.high < edge else UNCLEAR
     if ci.verdict == "unclear":
         return UNCLEAR

@@ -154,62 +154,133 @@ SIZE_AXES = (
 )
 
 
+# Variants that run on the CPU whatever the device setting (NumPy in the same processes): on a GPU/CPU pair they are the
+# control, not a device question; their ratio should be 1.
+CONTROL_APIS = ("numpy",)
+# A control whose whole interval lies beyond this (either way) moved: the two cells differ in more than the device.
+CONTROL_MARGIN = 0.10
+ONE_ROUND = "not enough replication"
+
+
 @dataclass(frozen=True)
 class SizePoint:
     size: float
     ratio: float                # time B / time A (GPU/CPU)
-    low: float
+    low: float                  # its 95% interval (nan with one process a side)
     high: float
     variant: str
+    verdict: str                # B against A: "faster", "slower", "no clear difference" or "not enough replication"
+
+    def text(self) -> str:
+        """ "0.40 [0.36, 0.44] at 1024", "0.89 (one round) at 2000"."""
+        ci = f"[{self.low:.2f}, {self.high:.2f}]" if self.verdict != ONE_ROUND else "(one round)"
+        return f"{self.ratio:.2f} {ci} at {_num(self.size)}"
+
+
+@dataclass(frozen=True)
+class Bracket:
+    """Where B starts to pay: between the largest size where it is decided not faster and the smallest from which it
+    is decided faster at every larger measured size; ``estimate`` interpolates between them (shown, not a verdict)."""
+
+    below: float
+    above: float
+    estimate: float
 
 
 @dataclass(frozen=True)
 class Crossover:
-    """One configuration along one size axis: its points, and the size from which B/A < 1 for good."""
+    """One configuration along one size axis: its points, and the sizes between which B/A falls below 1 for good."""
 
     axis: SizeAxis
     benchmark: str
     config: str                 # every other parameter, as text
     points: tuple[SizePoint, ...]   # by size
-    at: float | None            # the crossover size (interpolated on log size), or None
-    first: bool = False         # B is faster at every measured size: the crossover is at or below the smallest
+    bracket: Bracket | None     # None: no crossover shown within the measured sizes, ``why``
+    why: str = ""
+
+    @property
+    def at(self) -> float | None:
+        """The interpolated crossover (for the chart's line), or None."""
+        return self.bracket.estimate if self.bracket else None
 
     def text(self, b: str = "GPU", a: str = "CPU") -> str:
-        """ "the GPU starts to pay at matrix size n ≈ 420 (GPU/CPU 1.8 at 256, 0.4 at 1024)", or why not."""
-        sizes = ", ".join(f"{p.ratio:.2f} at {_num(p.size)}" for p in self.points)
-        if self.at is None:
-            return f"{b} does not pay within the measured sizes ({self.axis.name}; {b}/{a} {sizes})"
-        where = f"at or below {_num(self.at)}" if self.first else f"≈ {_num(self.at)}"
-        return f"{b} pays from {self.axis.name} {where} ({b}/{a} {sizes})"
+        """ "GPU pays from matrix size n between 128 and 512 (≈ 300 interpolated; GPU/CPU 3.00 [2.9, 3.1] at 128, ...)",
+        or "no crossover shown within the measured sizes (matrix size n): why; ..."."""
+        sizes = ", ".join(p.text() for p in self.points)
+        if self.bracket is None:
+            why = self.why.replace("B ", f"{b} ")
+            return f"no crossover shown within the measured sizes ({self.axis.name}): {why} ({b}/{a} {sizes})"
+        x = self.bracket
+        return (f"{b} pays from {self.axis.name} between {_num(x.below)} and {_num(x.above)} "
+                f"(≈ {_num(x.estimate)} interpolated; {b}/{a} {sizes})")
 
 
 def _num(x: float) -> str:
     return f"{x:.0f}" if x >= 10 else f"{x:.3g}"
 
 
-def crossover_at(points: Sequence[SizePoint]) -> tuple[float | None, bool]:
-    """(size, at the first point): the smallest size from which every ratio is below 1, interpolated on log size
-    and log ratio between the last point at or above 1 and the next; (None, False) when the largest is not below."""
+def crossover_at(points: Sequence[SizePoint]) -> tuple[Bracket | None, str]:
+    """(the bracket, "") where the verdicts show one, else (None, why not).
+
+    A crossover is stated only from verdicts: B decided faster (its interval
+    below 1) at the largest measured size and every size down to some size S,
+    and decided not faster (slower, or the same: a replicated interval
+    spanning 1) at the size just below S. One size is never a crossover, a
+    one-round point never decides a side, and "faster everywhere" places no
+    crossover inside the measured sizes. The estimate interpolates log ratio
+    on log size between the two sizes, kept inside them.
+    """
     pts = sorted(points, key=lambda p: p.size)
-    if not pts or pts[-1].ratio >= 1.0:
-        return None, False
+    if len(pts) < 2:
+        return None, ("one measured size: a crossover needs sizes on both sides of it" if pts else "no sizes")
+    last = pts[-1]
+    if last.verdict != "faster":
+        return None, f"B is not shown faster at the largest measured size, {_num(last.size)} ({last.verdict})"
     i = len(pts) - 1
-    while i > 0 and pts[i - 1].ratio < 1.0:
+    while i > 0 and pts[i - 1].verdict == "faster":
         i -= 1
     if i == 0:
-        return pts[0].size, True
+        return None, f"B is faster at every measured size, from the smallest ({_num(pts[0].size)}): the crossover " \
+                     "lies below it"
     before, after = pts[i - 1], pts[i]
+    if before.verdict == ONE_ROUND:
+        return None, f"not enough replication at {_num(before.size)} (one round): whether B pays below " \
+                     f"{_num(after.size)} is open"
     la, lb = math.log(before.ratio), math.log(after.ratio)
-    share = la / (la - lb) if la != lb else 0.0
-    return math.exp(math.log(before.size) + share * (math.log(after.size) - math.log(before.size))), False
+    share = la / (la - lb) if la > lb else 0.0
+    if share <= 0.0 or share >= 1.0:
+        return Bracket(before.size, after.size, before.size if share <= 0.0 else after.size), ""
+    estimate = math.exp(math.log(before.size) + share * (math.log(after.size) - math.log(before.size)))
+    return Bracket(before.size, after.size, estimate), ""
+
+
+def is_control(params: Mapping[str, Any]) -> bool:
+    """A variant that runs on the CPU in every device setting (NumPy in the same processes)."""
+    return params.get("api") in CONTROL_APIS
+
+
+def control_moved(changes: Sequence[Any], params: Mapping[str, Mapping[str, Any]]) -> str:
+    """Why a GPU/CPU pair is void, or "": a control (``is_control``) whose whole interval lies beyond
+    ``CONTROL_MARGIN`` either way moved between the two cells, so they differ in more than the device."""
+    for ch in changes:
+        p = params.get(ch.id)
+        if p is None or not is_control(p) or not ch.ci.replicated:
+            continue
+        if ch.ci.low > 1 + CONTROL_MARGIN or ch.ci.high < 1 / (1 + CONTROL_MARGIN):
+            return (f"the control {ch.id} (NumPy, on the CPU in both cells) moved: B/A {ch.ci.ratio:.2f} "
+                    f"[{ch.ci.low:.2f}, {ch.ci.high:.2f}], beyond ±{CONTROL_MARGIN:.0%}; the two cells differ in more "
+                    "than the device (the host's state, threads), so no crossover is stated for this pair")
+    return ""
 
 
 def crossovers(changes: Sequence[Any], params: Mapping[str, Mapping[str, Any]],
-               axes: Sequence[SizeAxis] = SIZE_AXES) -> list[Crossover]:
+               axes: Sequence[SizeAxis] = SIZE_AXES, without_controls: bool = False) -> list[Crossover]:
     """Per size axis and configuration (every other parameter equal), the ratios by size and their crossover.
 
     ``changes``: ``compare_result.VariantChange`` of one pair, or of pairs of one family (``family_key``: the same
-    environment at several presets), the first at a size kept; ``params``: each variant id's parameters.
+    environment at several presets), the first at a size kept; ``params``: each variant id's parameters;
+    ``without_controls``: leave out the controls (on a GPU/CPU pair NumPy runs on the CPU in both: no device
+    question).
     """
     out = []
     for axis in axes:
@@ -217,16 +288,16 @@ def crossovers(changes: Sequence[Any], params: Mapping[str, Mapping[str, Any]],
         for ch in changes:
             p = params.get(ch.id)
             size = axis.size(p) if p is not None and axis.covers(ch.benchmark) else None
-            if p is None or size is None:
+            if p is None or size is None or (without_controls and is_control(p)):
                 continue
             config = ", ".join(f"{k}={_text(v)}" for k, v in p.items() if k != axis.param)
             points = series.setdefault((ch.benchmark, config), [])
             if all(q.size != size for q in points):
-                points.append(SizePoint(size, ch.ci.ratio, ch.ci.low, ch.ci.high, ch.id))
+                points.append(SizePoint(size, ch.ci.ratio, ch.ci.low, ch.ci.high, ch.id, ch.verdict))
         for (bench, config), pts in sorted(series.items()):
             pts.sort(key=lambda p: p.size)
-            at, first = crossover_at(pts)
-            out.append(Crossover(axis, bench, config, tuple(pts), at, first))
+            bracket, why = crossover_at(pts)
+            out.append(Crossover(axis, bench, config, tuple(pts), bracket, why))
     return out
 
 

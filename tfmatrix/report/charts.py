@@ -320,8 +320,8 @@ def ratio_size_svg(title: str, axis: str, points: list[tuple[float, float, float
         out.append(_polyline([f"{xpos(s):.1f},{ypos(r):.1f}" for s, r, *_ in pts], PALETTE[0], ""))
     for s, r, lo, hi in pts:
         x = xpos(s)
-        out.append(f'<g class="pt"><title>{escape(f"{axis} {s:g}: ratio {r:.3f} (95% CI {lo:.3f} – {hi:.3f})")}'
-                   '</title>')
+        ci = f"95% CI {lo:.3f} – {hi:.3f}" if math.isfinite(lo) and math.isfinite(hi) else "one round: no interval"
+        out.append(f'<g class="pt"><title>{escape(f"{axis} {s:g}: ratio {r:.3f} ({ci})")}</title>')
         if math.isfinite(lo) and math.isfinite(hi) and lo > 0:
             out.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{ypos(lo):.1f}" y2="{ypos(hi):.1f}" '
                        f'stroke="{PALETTE[0]}" class="err"/>')

@@ -16,13 +16,14 @@ from typing import Any
 from markupsafe import Markup
 
 from ..analysis.claim_records import SEEDS
-from ..analysis.claims import CANNOT, HOLDS, NOT_MEASURED, REVERSED, UNCLEAR, ClaimCell, ClaimLine, ClaimResult
+from ..analysis.claims import CANNOT, HOLDS, NOT_MEASURED, REVERSED, THIN, UNCLEAR, ClaimCell, ClaimLine, ClaimResult
 from ..analysis.sequential import LOOKS, MAX_ROUNDS
 from .charts import SparkPoint, sparkline
 from .tables import fmt_interval, fmt_seconds, row_anchor
 
 CLAIMS_SCHEMA, CLAIMS_SCHEMA_VERSION = "tfmatrix.claims", 1
-VERDICT_CLASS = {HOLDS: "holds", REVERSED: "reversed", UNCLEAR: "unclear", CANNOT: "cannot", NOT_MEASURED: "unmeasured"}
+VERDICT_CLASS = {HOLDS: "holds", REVERSED: "reversed", UNCLEAR: "unclear", THIN: "unclear", CANNOT: "cannot",
+                 NOT_MEASURED: "unmeasured"}
 ROW_COLUMNS = ("claim", "seed", "claim_text", "seed_figure", "seed_setup", "seed_size", "seed_device", "rule",
                "target", "cell", "ref_cell", "seed_cell", "configuration", "a", "b", "a_id", "b_id", "size",
                "standin", "time_a_s", "time_b_s", "ratio", "ci_low", "ci_high", "verdict", "reason", "unstable",
@@ -173,7 +174,7 @@ def tally(result: ClaimResult) -> str:
     """"holds 3, reversed 1, no clear difference 2, cannot exist here 4": lines and cells, never a median."""
     counts = Counter(line.verdict for c in result.cells for line in c.lines)
     counts.update(c.empty_verdict for c in result.cells if not c.lines)
-    return ", ".join(f"{v} {counts[v]}" for v in (HOLDS, REVERSED, UNCLEAR, CANNOT, NOT_MEASURED) if counts[v])
+    return ", ".join(f"{v} {counts[v]}" for v in (HOLDS, REVERSED, UNCLEAR, THIN, CANNOT, NOT_MEASURED) if counts[v])
 
 
 def folded(result: ClaimResult) -> list[dict[str, Any]]:

@@ -17,7 +17,15 @@ from typing import Any
 import pandas as pd
 from markupsafe import Markup
 
-from ..analysis.devices import Crossover, DeviceSetting, crossovers, device_groups, device_setting, family_key
+from ..analysis.devices import (
+    Crossover,
+    DeviceSetting,
+    control_moved,
+    crossovers,
+    device_groups,
+    device_setting,
+    family_key,
+)
 from ..analysis.upgrade import UpgradeView, upgrade_view
 from .charts import ratio_size_svg
 from .tables import fmt_change, fmt_seconds
@@ -41,6 +49,7 @@ class DevicePair:
     view: UpgradeView                   # baseline = the cell in setting A, candidate = B
     crossovers: list[Crossover] = field(default_factory=list)
     family: list[str] = field(default_factory=list)     # the pairs whose sizes the crossovers pool (several presets)
+    void: str = ""                      # why the pair's device ratios do not stand (its control moved), or ""
 
     @property
     def gpu_cpu(self) -> bool:
@@ -60,7 +69,8 @@ class DevicePair:
         c = self.view.counts()
         return (f"{self.view.candidate} ({self.setting_b.label}) against {self.view.baseline} "
                 f"({self.setting_a.label}): {len(self.view.rows)} variants in both; {c['faster']} faster on {b}, "
-                f"{c['slower']} slower on {b}, {c['no clear difference']} no clear difference")
+                f"{c['slower']} slower on {b}, {c['no clear difference']} no clear difference, "
+                f"{c['not enough replication']} not enough replication")
 
 
 def _params(df: pd.DataFrame, cell: str) -> dict[str, Any]:
@@ -79,6 +89,8 @@ def device_pairs(df: pd.DataFrame, cells: Sequence[Any]) -> list[DevicePair]:
     for group in device_groups(cells):
         for a, b in group.pairs():
             pair = DevicePair(group.label, device_setting(a), device_setting(b), upgrade_view(df, a.name, b.name))
+            if pair.gpu_cpu:
+                pair.void = control_moved(pair.view.rows, _params(df, a.name))
             out.append(pair)
             families.setdefault((family_key(a), pair.setting_a, pair.setting_b), []).append((pair, a))
     for members in families.values():
@@ -86,7 +98,9 @@ def device_pairs(df: pd.DataFrame, cells: Sequence[Any]) -> list[DevicePair]:
         for _, a in members:
             params.update(_params(df, a.name))
         first = members[0][0]
-        first.crossovers = crossovers([c for pair, _ in members for c in pair.view.rows], params)
+        valid = [pair for pair, _ in members if not pair.void]
+        first.crossovers = crossovers([c for pair in valid for c in pair.view.rows], params,
+                                      without_controls=first.gpu_cpu) if valid else []
         first.family = [f"{p.view.candidate} against {p.view.baseline}" for p, _ in members] if len(members) > 1 \
             else []
     return out
@@ -100,7 +114,8 @@ def page_view(pairs: Sequence[DevicePair]) -> dict[str, Any] | None:
     for pair in pairs:
         a, b = pair.names
         rows = [{"benchmark": c.benchmark, "id": c.id, "a_text": fmt_seconds(c.time_a), "b_text": fmt_seconds(c.time_b),
-                 "ratio_text": f"{c.ci.ratio:.3f}", "ci_text": f"{c.ci.low:.3f} – {c.ci.high:.3f}",
+                 "ratio_text": f"{c.ci.ratio:.3f}",
+                 "ci_text": f"{c.ci.low:.3f} – {c.ci.high:.3f}" if c.ci.replicated else "— (one round)",
                  "pct_text": fmt_change(c.ci.ratio), "verdict": pair.verdict(c.verdict),
                  "cls": {"faster": "better", "slower": "worse"}.get(c.verdict, "")}
                 for c in sorted(pair.view.rows, key=lambda c: (c.ci.ratio, c.id))]
@@ -110,6 +125,6 @@ def page_view(pairs: Sequence[DevicePair]) -> dict[str, Any] | None:
                  for x in pair.crossovers]
         views.append({"group": pair.group, "cell_a": pair.view.baseline, "cell_b": pair.view.candidate,
                       "setting_a": pair.setting_a.label, "setting_b": pair.setting_b.label, "a": a, "b": b,
-                      "line": pair.line(), "rows": rows, "sizes": sizes, "family": pair.family,
+                      "line": pair.line(), "void": pair.void, "rows": rows, "sizes": sizes, "family": pair.family,
                       "unpaired": [f"{u.id}: {a} {u.baseline}, {b} {u.candidate}" for u in pair.view.unpaired]})
     return {"pairs": views}

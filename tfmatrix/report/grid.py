@@ -15,7 +15,7 @@ from typing import Any
 
 from ..analysis.cells import CellResult
 from ..analysis.claim_file import family_labels
-from ..analysis.claims import HOLDS, REVERSED, UNCLEAR, ClaimCell, ClaimResult
+from ..analysis.claims import HOLDS, REVERSED, THIN, UNCLEAR, ClaimCell, ClaimResult
 from .claims_view import VERDICT_CLASS
 from .tables import fmt_interval
 
@@ -141,7 +141,7 @@ def grid_view(claims: list[ClaimResult], cells: list[CellResult]) -> dict[str, A
         rows.append({"key": result.claim.key, "anchor": "claim-" + result.claim.key, "seed": result.claim.seed,
                      "short": short_claim(result.claim.claim), "claim": result.claim.claim, "squares": squares,
                      "family_head": heads.get(result.claim.key, "")})
-    measured = any(sq["verdict"] in (HOLDS, REVERSED, UNCLEAR, MIXED) for r in rows for sq in r["squares"])
+    measured = any(sq["verdict"] in (HOLDS, REVERSED, UNCLEAR, THIN, MIXED) for r in rows for sq in r["squares"])
     return {"groups": [{"label": g["label"], "span": len(g["cells"])} for g in groups],
             "cells": [{"name": c.name, "label": c.label, "head": head(c)} for c in order],
             "rows": rows, "measured": measured}
