@@ -429,3 +429,29 @@ def test_a_cell_s_other_framework_variants_set_aside_give_the_same_claims_and_sa
     row = df[(df["cell"] == "keras3-jax-cpu") & (df["outside"] == True)].iloc[0]  # noqa: E712
     value = _value(row)
     assert value.status == "outside" and value.text == "–" and "jax" in value.title.lower()
+
+
+def _application(jit: str, t: float, seed: int, status: str = "ok", reason: str | None = None) -> dict:
+    return record("compiled.application", {"model": "mobilenetv2", "input_shape": [1, 32, 32, 3],
+                                           "call": "predict_on_batch", "jit_compile": jit, "api": "keras",
+                                           "mode": "eager"},
+                  noisy(t, seed=seed) if status == "ok" else None, status=status, reason=reason, seed="003")
+
+
+def test_seed_003_on_jax_and_torch_is_jit_compile_against_eager(tmp_path: Path) -> None:
+    """Issue 51: seed 003's compile question said "cannot exist here" on every Keras 3 backend cell, though
+    compiled.application (jit_compile False/True) runs there; now it is that framework's answer."""
+    cells = tmp_path / "cells"
+    _cell(cells, "keras3-jax-cpu", "jax", [_application("false", 0.08, 1), _application("true", 0.01, 2)])
+    no_cc = "torch.compile (inductor) needs a C++ compiler, and this cell has none"
+    _cell(cells, "keras3-torch-cpu", "torch", [_application("false", 0.02, 3),
+                                                _application("true", 0, 0, status="n/a", reason=no_cc)])
+    loaded = load_dir(cells).cells
+    claims = {r.claim.key: r for r in compute_claims(build_frame(loaded), loaded)}
+    forward = {c.name: c for c in claims["tf_function_speeds_up_forward"].cells}
+    (line,) = forward["keras3-jax-cpu"].lines
+    assert line.verdict == HOLDS and "jit_compile=true" in line.comparison.a_id
+    assert line.standin.startswith("answered with Keras 3's compile(jit_compile=True) (jax.jit) against False")
+    assert not forward["keras3-torch-cpu"].lines and "C++ compiler" in forward["keras3-torch-cpu"].reason
+    xla = {c.name: c for c in claims["xla_slower_on_cpu_faster_on_gpu"].cells}
+    assert not any(c.lines for c in xla.values())        # no compiled path that is not XLA/torch.compile there
