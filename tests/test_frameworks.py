@@ -120,7 +120,8 @@ def test_a_tensorflow_cell_sets_the_backend_variants_aside_and_keeps_its_own() -
 def test_every_seed_002_004_claim_and_seed_000_001_keras_claim_has_a_planned_setup_on_jax_and_torch(
         backend: str) -> None:
     """Seeds 002 and 004 in the framework's own ops; seed 000/001's questions about Keras itself (predict after
-    compile, model(x) and predict_on_batch, fit against train_on_batch) in Keras 3's calls on that backend."""
+    compile, model(x) and predict_on_batch, fit against train_on_batch) and seed 003's compile question
+    (jit_compile=True against False) in Keras 3's calls on that backend."""
     variants = all_variants(PRESETS["seed"])
     settled = settle(cpu_facts(backend), variants)
     cell = types.SimpleNamespace(backend=backend)
@@ -135,7 +136,8 @@ def test_every_seed_002_004_claim_and_seed_000_001_keras_claim_has_a_planned_set
             assert found and not [v.id for v in found if v.id in settled], (claim.key, dict(spec))
     assert {c.key for c in SEED_CLAIMS if c.seed in ("002", "004")} <= set(answered)
     keras = {k for k, c in answered.items() if any(s.compare.a.get("api") == "keras" for s in c.setups)}
-    assert keras == {"predict_slower_after_compile", "call_and_predict_on_batch_fix", "fit_slower_than_train_on_batch"}
+    assert keras == {"predict_slower_after_compile", "call_and_predict_on_batch_fix", "fit_slower_than_train_on_batch",
+                     "tf_function_speeds_up_forward"}
 
 
 def test_the_fingerprint_s_import_error_names_the_framework_the_cell_imports() -> None:
@@ -455,3 +457,4 @@ def test_seed_003_on_jax_and_torch_is_jit_compile_against_eager(tmp_path: Path) 
     assert not forward["keras3-torch-cpu"].lines and "C++ compiler" in forward["keras3-torch-cpu"].reason
     xla = {c.name: c for c in claims["xla_slower_on_cpu_faster_on_gpu"].cells}
     assert not any(c.lines for c in xla.values())        # no compiled path that is not XLA/torch.compile there
+    assert set(build_frame(loaded)["tf"]) == {"-"}        # results.csv: no TensorFlow, not an unknown "?"

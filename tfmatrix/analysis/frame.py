@@ -59,7 +59,7 @@ def record_row(cell: CellResult, v: Variant) -> dict[str, Any]:
     status = v.status or "error"
     sp = spread(samples) if status == "ok" else None
     row: dict[str, Any] = {
-        "cell": cell.name, "cell_status": cell.status, "order": cell.order, "tf": cell.tf,
+        "cell": cell.name, "cell_status": cell.status, "order": cell.order, "tf": cell.tf if cell.has_tf else "-",
         "tf_installed": cell.tf_installed, "keras_flavour": cell.keras_flavour, "keras_version": cell.keras_version,
         "python": cell.python, "target": cell.target, "runner": cell.runner, "preset": cell.preset,
         "benchmark": v.benchmark,
