@@ -1,0 +1,199 @@
+"""Where one setting (the GPU) starts to pay, found with few sizes: fit two, predict, verify, bisect.
+
+A preset measures one size of each benchmark, so the Devices section's
+crossover (``devices.crossover_at``) has as many points as presets were run.
+A log-2 grid over the sizes that matter is 10 or more sizes a device; on a
+short GPU loan that is the whole loan. The sweep here asks for at most six
+(``MAX_SIZES``), following the synthesis in the outside review
+``GPU-CROSSOVER.md`` (StarPU's and Qilin's per-device models; the noisy
+bisection of Waeber, Frazier and Henderson, 2013):
+
+1. **calibrate**: both settings at a small and a large size; per setting a
+   line time = fixed + per-unit cost x work (``Line``; the work of a matmul
+   grows as n^3, of a batch as its size: ``WORK``);
+2. **predict** where the lines cross (``predict``);
+3. **verify** at the prediction divided and multiplied by the square root of
+   ``WITHIN`` (a factor of 2 apart: the review's half and twice leave a 4x
+   bracket, and its middle, the prediction itself, is where the two are the
+   same, which no number of rounds decides);
+4. **bisect** on log size inside the bracket until it is within a factor of 2.
+
+Every decision is a verdict, never a point ratio: a size counts as "B slower"
+or "B faster" only when its paired interval excludes 1, and a size whose
+interval spans 1 gets more rounds (doubling, up to ``MAX_ROUNDS``) before it
+is left as "the same". The crossing is then bracketed by the largest size
+where B is decided slower and the smallest from which it is decided faster
+at every larger size (``crossing``): the sizes where the two are the same lie
+inside it. Measuring is the caller's (``Measure``: one size, a number of
+rounds, paired and interleaved); this module only chooses sizes and reads
+verdicts, so it is tested on a seeded simulation of the host's noise.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from itertools import pairwise
+
+from .devices import SizePoint
+
+MAX_SIZES = 6          # sizes per axis and configuration, calibration included
+MAX_ROUNDS = 12        # an open size gets rounds doubled up to this, then stays "the same"
+WITHIN = 2.0           # the bracket is done when its ends are within this factor
+DECIDED = ("faster", "slower")
+
+
+@dataclass(frozen=True)
+class Work:
+    """How the work of one call grows with a size axis, and back (to turn a predicted work into a size)."""
+
+    name: str
+    power: float                # work = size ** power
+
+    def of(self, size: float) -> float:
+        return size ** self.power
+
+    def size(self, work: float) -> float:
+        return work ** (1.0 / self.power)
+
+
+WORK = {"n": Work("matrix size n (n^3 multiply-adds)", 3.0), "batch": Work("batch size", 1.0),
+        "side": Work("image side (side^2 pixels)", 2.0)}
+
+
+@dataclass(frozen=True)
+class Line:
+    """time = fixed + per_unit x work: one setting's cost model from two sizes."""
+
+    fixed: float
+    per_unit: float
+
+    @classmethod
+    def through(cls, w1: float, t1: float, w2: float, t2: float) -> Line:
+        per_unit = (t2 - t1) / (w2 - w1) if w2 != w1 else 0.0
+        return cls(t1 - per_unit * w1, per_unit)
+
+
+def predict(a: Line, b: Line) -> float | None:
+    """The work at which B's line meets A's, when B costs more to start and less per unit; else None
+    (one of the two is cheaper at every work, as far as two sizes can say)."""
+    more_fixed, less_per_unit = b.fixed - a.fixed, a.per_unit - b.per_unit
+    if more_fixed > 0 and less_per_unit > 0:
+        return more_fixed / less_per_unit
+    return None
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One size measured in both settings: each setting's time (s) and the paired ratio B/A with its verdict."""
+
+    size: float
+    time_a: float
+    time_b: float
+    point: SizePoint
+    rounds: int
+
+
+Measure = Callable[[float, int], Probe]     # (size, rounds) -> the size measured, paired and interleaved
+
+
+@dataclass
+class Sweep:
+    """What a sweep measured and found."""
+
+    work: Work
+    probes: list[Probe] = field(default_factory=list)
+    predicted: float | None = None      # the size the calibration's lines cross at, or None
+    bracket: tuple[float, float] | None = None  # (largest size B is slower, smallest from which it is faster)
+    why: str = ""                       # why there is no bracket, or why it is wider than WITHIN
+
+    @property
+    def sizes(self) -> list[float]:
+        return sorted(p.size for p in self.probes)
+
+    def text(self, b: str = "GPU", a: str = "CPU") -> str:
+        """ "the GPU starts to pay between n = 128 and 256 (predicted 181; 5 sizes, 3-12 rounds each)", or why not."""
+        rounds = sorted({p.rounds for p in self.probes})
+        spent = f"{len(self.probes)} sizes, {rounds[0]}-{rounds[-1]} rounds each" if rounds else "nothing measured"
+        guess = f"predicted {_num(self.predicted)}; " if self.predicted else ""
+        if self.bracket is None:
+            return f"no crossover shown ({self.work.name}): {self.why} ({guess}{spent})"
+        low, high = self.bracket
+        note = f"; {self.why}" if self.why else ""
+        return f"{b} starts to pay between {_num(low)} and {_num(high)} ({self.work.name}; {guess}{spent}{note})"
+
+
+def _num(x: float) -> str:
+    return f"{x:.0f}" if x >= 10 else f"{x:.3g}"
+
+
+def crossing(probes: list[Probe]) -> tuple[tuple[float, float] | None, str]:
+    """(largest size where B is decided slower, smallest from which it is decided faster at every larger size),
+    or (None, why). Sizes where the two are the same lie inside the bracket."""
+    pts = sorted(probes, key=lambda p: p.size)
+    if len(pts) < 2:
+        return None, "one measured size: a crossover needs sizes on both sides of it"
+    if pts[-1].point.verdict != "faster":
+        return None, f"B is not shown faster at the largest size, {_num(pts[-1].size)} ({pts[-1].point.verdict})"
+    i = len(pts) - 1
+    while i > 0 and pts[i - 1].point.verdict == "faster":
+        i -= 1
+    slower = [p for p in pts[:i] if p.point.verdict == "slower"]
+    if not slower:
+        return None, (f"B is faster or the same at every size down to the smallest, {_num(pts[0].size)}: "
+                      "the crossover lies below it")
+    return (slower[-1].size, pts[i].size), ""
+
+
+def sweep(measure: Measure, low: float, high: float, work: Work, rounds: int = 2,
+          max_sizes: int = MAX_SIZES, max_rounds: int = MAX_ROUNDS, within: float = WITHIN) -> Sweep:
+    """Calibrate at ``low`` and ``high``, predict, verify ``within`` apart around the prediction, bisect on log size
+    until the bracket is within ``within`` or ``max_sizes`` are spent. Sizes are whole numbers."""
+    out = Sweep(work)
+    seen: dict[float, Probe] = {}
+
+    def probe(size: float) -> None:
+        size = float(min(max(round(size), low), high))
+        if size in seen or len(seen) >= max_sizes:
+            return
+        r = rounds
+        p = measure(size, r)
+        while p.point.verdict not in DECIDED and r < max_rounds:
+            r = min(2 * r, max_rounds)
+            p = measure(size, r)
+        seen[size] = p
+        out.probes.append(p)
+
+    probe(low)
+    probe(high)
+    lo, hi = seen.get(float(round(low))), seen.get(float(round(high)))
+    if lo is None or hi is None:
+        out.why = "the calibration sizes could not be measured"
+        return out
+    a = Line.through(work.of(lo.size), lo.time_a, work.of(hi.size), hi.time_a)
+    b = Line.through(work.of(lo.size), lo.time_b, work.of(hi.size), hi.time_b)
+    w = predict(a, b)
+    if w is not None and w > 0:
+        out.predicted = work.size(w)
+        if low < out.predicted < high:
+            below = round(out.predicted / math.sqrt(within))       # whole sizes exactly ``within`` apart
+            probe(below)
+            probe(below * within)
+    while True:
+        out.bracket, out.why = crossing(out.probes)
+        if out.bracket is None or out.bracket[1] / out.bracket[0] <= within:
+            break
+        inside = sorted(x for x in seen if out.bracket[0] <= x <= out.bracket[1])
+        gap = max(pairwise(inside), key=lambda g: g[1] / g[0])
+        same = [x for x in inside if seen[x].point.verdict not in DECIDED]
+        if gap[1] / gap[0] <= within and same:
+            out.why = f"the two are the same at {', '.join(_num(x) for x in same)} (after up to {max_rounds} rounds)"
+            break
+        before = len(seen)
+        probe(math.sqrt(gap[0] * gap[1]))
+        if len(seen) == before:
+            out.why = (f"bracketed within {out.bracket[1] / out.bracket[0]:.1f}x, not {within:g}x: "
+                       f"{'the sizes are spent' if len(seen) >= max_sizes else 'no whole size left between'}")
+            break
+    out.probes.sort(key=lambda p: p.size)
+    return out
