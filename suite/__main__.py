@@ -11,10 +11,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import TYPE_CHECKING, List, Optional
+from typing import TYPE_CHECKING, Any, List, Optional, Tuple
 
-from .definitions import PRESETS
-from .registry import all_variants, load_benchmarks, select
+from .definitions import PRESETS, customized
+from .registry import all_variants, load_benchmarks, parse_value, select
 
 if TYPE_CHECKING:
     from .definitions import Preset
@@ -52,7 +52,7 @@ def _budget_item(text: str) -> tuple:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    preset = PRESETS[args.preset]
+    preset = customized(PRESETS[args.preset], values=args.set)
     benchmarks = load_benchmarks()
     variants = select(all_variants(preset, benchmarks), args.only)
     if args.json:
@@ -74,10 +74,16 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _preset(args: argparse.Namespace) -> "Preset":
-    from .definitions import customized
+def _setting(text: str) -> Tuple[str, Any]:
+    name, sep, value = text.partition("=")
+    if not sep or not name or not value:
+        raise argparse.ArgumentTypeError("expected NAME=VALUE, e.g. n=300")
+    return name, parse_value(value)
 
-    preset = customized(PRESETS[args.preset], repeats=args.repeats, processes=args.processes, window=args.window)
+
+def _preset(args: argparse.Namespace) -> "Preset":
+    preset = customized(PRESETS[args.preset], repeats=args.repeats, processes=args.processes, window=args.window,
+                        values=args.set)
     if args.budget:
         import dataclasses
 
@@ -117,6 +123,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         sp.add_argument("--preset", default="quick", choices=sorted(PRESETS))
         sp.add_argument("--only", action="append", default=[], metavar="PATTERN",
                         help="glob on variant id or benchmark name (plain text: substring); repeatable")
+        sp.add_argument("--set", action="append", type=_setting, default=[], metavar="NAME=VALUE",
+                        help="the variants with this parameter at another value (a sweep's size: n=300); repeatable")
         if name == "list":
             sp.add_argument("--json", action="store_true")
         else:

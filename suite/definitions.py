@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from .harness import Budget
 from .schema import param_text
@@ -39,6 +39,7 @@ class Preset:
     unstable_cv: float      # CV above which a variant is flagged unstable
     description: str = ""
     window: int = 24        # variants built together and sampled round robin (1: one after the other)
+    values: Tuple[Tuple[str, Any], ...] = ()   # parameters at other values than the benchmarks' (a sweep's n=300)
 
 
 # 5 samples, then up to 12 or 1 s a variant until the median's interval is within 2%
@@ -91,6 +92,7 @@ def preset_to_json(preset: Preset) -> str:
 def preset_from_json(text: str) -> Preset:
     data = json.loads(text)
     data["budget"] = Budget(**data["budget"])
+    data["values"] = tuple((str(k), v) for k, v in data.get("values") or ())
     return Preset(**data)
 
 
@@ -98,8 +100,8 @@ FIXED_COUNT_MAX_TIME = 300.0    # seconds of samples a variant may take when its
 
 
 def customized(preset: Preset, repeats: Optional[int] = None, processes: Optional[int] = None,
-               window: Optional[int] = None) -> Preset:
-    """``preset`` with the repeat count, process count and/or window size asked for."""
+               window: Optional[int] = None, values: Optional[Sequence[Tuple[str, Any]]] = None) -> Preset:
+    """``preset`` with the repeat count, process count, window size and/or parameter values asked for."""
     if repeats is not None:
         # an explicit count is a fixed count: no adaptive stopping beyond it, no time cap below it (the
         # per-variant timeout still holds)
@@ -111,6 +113,8 @@ def customized(preset: Preset, repeats: Optional[int] = None, processes: Optiona
         preset = dataclasses.replace(preset, processes=processes)
     if window is not None:
         preset = dataclasses.replace(preset, window=window)
+    if values:
+        preset = dataclasses.replace(preset, values=tuple(values))
     return preset
 
 

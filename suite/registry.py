@@ -7,10 +7,11 @@ plugins <- registry. Listing variants never imports TensorFlow, so
 """
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import importlib
 import pkgutil
-from typing import Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .definitions import Benchmark, Preset, Variant
 from .plugins import from_environment
@@ -59,10 +60,34 @@ def select(variants: Sequence[Variant], patterns: Sequence[str]) -> List[Variant
     return [v for v in variants if v.always or any(matches(v, p) for p in patterns)]
 
 
+def with_values(variants: Sequence[Variant], values: Sequence[Tuple[str, Any]]) -> List[Variant]:
+    """The variants with these parameters set to other values (a sweep's sizes: ``n=300``).
+
+    Only a variant that has the parameter changes; its id changes with it, so
+    a record never passes for the preset's own size.
+    """
+    out = []
+    for v in variants:
+        params = tuple((k, dict(values).get(k, x)) for k, x in v.params)
+        out.append(dataclasses.replace(v, params=params) if params != v.params else v)
+    return out
+
+
+def parse_value(text: str) -> Any:
+    """``300`` -> 300, ``0.5`` -> 0.5, anything else stays text: the types presets write."""
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
 def all_variants(preset: Preset, benchmarks: Optional[Sequence[Benchmark]] = None) -> List[Variant]:
     out: List[Variant] = []
     for b in benchmarks if benchmarks is not None else load_benchmarks():
         out.extend(b.variants(preset))
+    out = with_values(out, preset.values)
     ids = [v.id for v in out]
     dupes = sorted({i for i in ids if ids.count(i) > 1})
     if dupes:

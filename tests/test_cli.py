@@ -120,12 +120,14 @@ def test_every_subcommand_takes_matrix() -> None:
     parser = cli.build_parser()
     for sc in cli.SUBCOMMANDS:
         positional = {"cell": ["some-cell"], "compare": ["run-a", "run-b"], "duet": ["a", "b"],
+                      "sweep": ["a", "b", "--only", "x"],
                       "ab": ["base.py", "head.py"],
                       "bisect": ["--claim", "c", "--good", "2.1", "--bad", "2.0"]}.get(sc.name, [])
         args = parser.parse_args([sc.name, *positional, "--matrix", "x.toml"])
         assert args.matrix == "x.toml" and args.run is sc.run
     assert [sc.name for sc in cli.SUBCOMMANDS] == [
-        "validate", "list", "render", "wheels", "base-images", "matrix", "cell", "report", "compare", "duet", "ab",
+        "validate", "list", "render", "wheels", "base-images", "matrix", "cell", "report", "compare", "duet", "sweep",
+        "ab",
         "explain", "bisect", "timeline", "disk"]
 
 

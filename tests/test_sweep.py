@@ -103,7 +103,9 @@ def test_crossing_needs_a_decided_slower_size_below_and_faster_sizes_above() -> 
         return Probe(size, 1.0, 1.0, SizePoint(size, 1.0, 0.9, 1.1, "", verdict), 3)
 
     assert crossing([probe(64, "slower"), probe(128, "no clear difference"), probe(256, "faster")])[0] == (64, 256)
-    assert crossing([probe(64, "no clear difference"), probe(256, "faster")])[0] is None
+    same = crossing([probe(64, "no clear difference"), probe(256, "faster")])       # the same, then it pays
+    assert same == ((64, 256), "the same from the smallest size, 64, up to 64")
+    assert "open" in crossing([probe(64, "not enough replication"), probe(256, "faster")])[1]
     assert crossing([probe(64, "slower"), probe(256, "faster"), probe(512, "no clear difference")])[0] is None
     assert "one measured size" in crossing([probe(64, "faster")])[1]
 

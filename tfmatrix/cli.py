@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from . import __version__, paths
-from .commands import ab, bisect, compare, disk, duet, explain, report, run, setup, timeline
+from .commands import ab, bisect, compare, disk, duet, explain, report, run, setup, sweep, timeline
 from .errors import UserError
 
 PROG = "python -m tfmatrix"
@@ -69,6 +69,9 @@ SUBCOMMANDS: tuple[Subcommand, ...] = (
                "agreement", compare.cmd_compare, compare.configure_compare),
     Subcommand("duet", "two cells at the same time, one CPU each, CPUs swapped every round; B against A",
                duet.cmd_duet, duet.configure_duet),
+    Subcommand("sweep", "from which size one environment pays in its second setting (the GPU, two threads): at "
+               "most six sizes chosen by a fitted model and bisection, each a verdict", sweep.cmd_sweep,
+               sweep.configure_sweep),
     Subcommand("ab", "did my change make it slower: two versions of a benchmark file measured together, in the "
                "same processes; head against base, with compare's gate", ab.cmd_ab, ab.configure_ab),
     Subcommand("explain", "why one side is slower: both sides profiled in their cells (a run of its own), lined "

@@ -21,12 +21,13 @@ bisection of Waeber, Frazier and Henderson, 2013):
 Every decision is a verdict, never a point ratio: a size counts as "B slower"
 or "B faster" only when its paired interval excludes 1, and a size whose
 interval spans 1 gets more rounds (doubling, up to ``MAX_ROUNDS``) before it
-is left as "the same". The crossing is then bracketed by the largest size
-where B is decided slower and the smallest from which it is decided faster
-at every larger size (``crossing``): the sizes where the two are the same lie
-inside it. Measuring is the caller's (``Measure``: one size, a number of
-rounds, paired and interleaved); this module only chooses sizes and reads
-verdicts, so it is tested on a seeded simulation of the host's noise.
+is left as "the same". Where B starts to pay is then bracketed by the largest
+size where it is decided slower (or, with no slower size, the same) and the
+smallest from which it is decided faster at every larger size (``crossing``).
+Measuring is the caller's (``Measure``: one size, a number of rounds, paired
+and interleaved: ``execution.size_sweep``); this module only chooses sizes
+and reads verdicts, so it is tested on a seeded simulation of the host's
+noise.
 """
 from __future__ import annotations
 
@@ -128,8 +129,10 @@ def _num(x: float) -> str:
 
 
 def crossing(probes: list[Probe]) -> tuple[tuple[float, float] | None, str]:
-    """(largest size where B is decided slower, smallest from which it is decided faster at every larger size),
-    or (None, why). Sizes where the two are the same lie inside the bracket."""
+    """(lower, upper), why: where B starts to pay, between ``upper`` (the smallest size from which it is decided
+    faster at every larger size) and ``lower``: the largest size where it is decided slower, so that the sizes
+    where the two are the same lie inside; where no size is slower, the largest where they are the same (and
+    ``why`` says so). (None, why) where the sizes show no such change."""
     pts = sorted(probes, key=lambda p: p.size)
     if len(pts) < 2:
         return None, "one measured size: a crossover needs sizes on both sides of it"
@@ -138,11 +141,15 @@ def crossing(probes: list[Probe]) -> tuple[tuple[float, float] | None, str]:
     i = len(pts) - 1
     while i > 0 and pts[i - 1].point.verdict == "faster":
         i -= 1
+    if i == 0:
+        return None, f"B is faster at every size down to the smallest, {_num(pts[0].size)}: the crossover lies below it"
+    below = pts[i - 1]
+    if below.point.verdict not in ("slower", "no clear difference"):
+        return None, f"not enough replication at {_num(below.size)}: whether B pays below {_num(pts[i].size)} is open"
     slower = [p for p in pts[:i] if p.point.verdict == "slower"]
-    if not slower:
-        return None, (f"B is faster or the same at every size down to the smallest, {_num(pts[0].size)}: "
-                      "the crossover lies below it")
-    return (slower[-1].size, pts[i].size), ""
+    if slower:      # where the ratio crosses 1 lies between the last decided slower and the first for-good faster
+        return (slower[-1].size, pts[i].size), ""
+    return (below.size, pts[i].size), f"the same from the smallest size, {_num(pts[0].size)}, up to {_num(below.size)}"
 
 
 def sweep(measure: Measure, low: float, high: float, work: Work, rounds: int = 2,
@@ -183,6 +190,7 @@ def sweep(measure: Measure, low: float, high: float, work: Work, rounds: int = 2
         out.bracket, out.why = crossing(out.probes)
         if out.bracket is None or out.bracket[1] / out.bracket[0] <= within:
             break
+        out.why = ""
         inside = sorted(x for x in seen if out.bracket[0] <= x <= out.bracket[1])
         gap = max(pairwise(inside), key=lambda g: g[1] / g[0])
         same = [x for x in inside if seen[x].point.verdict not in DECIDED]
