@@ -123,3 +123,18 @@ def test_a_gentle_crossing_on_the_batch_axis() -> None:
     assert inside >= 190 and within_2 >= 180
     found = sweep(simulated(cpu, gpu, random.Random(3), power=1.0), 1, 1024, WORK["batch"])
     assert found.text() == "GPU starts to pay between 20 and 40 (batch size; predicted 28; 4 sizes, 2-8 rounds each)"
+
+
+def test_a_threshold_the_same_then_faster_is_answered_where_it_starts_to_pay() -> None:
+    """NumPy's BLAS runs one thread below a size (the same in both settings), then pays with two: the line model
+    misses such a step, the verdicts still find it; a size shown within 5% of 1 gets no more rounds."""
+    def measure(size: float, rounds: int) -> Probe:
+        ratio = 1.0 if size < 120 else 0.6
+        low, high = (0.99, 1.01) if ratio == 1.0 else (0.57, 0.63)
+        verdict = "no clear difference" if ratio == 1.0 else "faster"
+        return Probe(size, 1e-3, 1e-3 * ratio, SizePoint(size, ratio, low, high, "", verdict), rounds)
+
+    found = sweep(measure, 16, 1024, WORK["n"])
+    assert found.pays is not None and found.pays[0] < 120 <= found.pays[1] and found.pays[1] / found.pays[0] <= 2
+    assert found.bracket == found.pays and all(p.rounds == 2 for p in found.probes)     # the same at once: 2 rounds
+    assert "the same at 16" in found.text() and len(found.probes) <= 6

@@ -16,7 +16,8 @@ bisection of Waeber, Frazier and Henderson, 2013):
    ``WITHIN`` (a factor of 2 apart: the review's half and twice leave a 4x
    bracket, and its middle, the prediction itself, is where the two are the
    same, which no number of rounds decides);
-4. **bisect** on log size inside the bracket until it is within a factor of 2.
+4. **bisect** on log size between the largest size where B is not faster and
+   the smallest from which it is, until they are within a factor of 2.
 
 Every decision is a verdict, never a point ratio: a size counts as "B slower"
 or "B faster" only when its paired interval excludes 1, and a size whose
@@ -34,12 +35,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from itertools import pairwise
 
 from .devices import SizePoint
 
 MAX_SIZES = 6          # sizes per axis and configuration, calibration included
 MAX_ROUNDS = 12        # an open size gets rounds doubled up to this, then stays "the same"
+SAME_MARGIN = 0.05     # a size whose interval lies within 5% of 1 is shown the same: more rounds would not change that
 WITHIN = 2.0           # the bracket is done when its ends are within this factor
 DECIDED = ("faster", "slower")
 
@@ -106,6 +107,7 @@ class Sweep:
     probes: list[Probe] = field(default_factory=list)
     predicted: float | None = None      # the size the calibration's lines cross at, or None
     bracket: tuple[float, float] | None = None  # (largest size B is slower, smallest from which it is faster)
+    pays: tuple[float, float] | None = None     # (largest size B is not faster, smallest from which it is)
     why: str = ""                       # why there is no bracket, or why it is wider than WITHIN
 
     @property
@@ -117,11 +119,17 @@ class Sweep:
         rounds = sorted({p.rounds for p in self.probes})
         spent = f"{len(self.probes)} sizes, {rounds[0]}-{rounds[-1]} rounds each" if rounds else "nothing measured"
         guess = f"predicted {_num(self.predicted)}; " if self.predicted else ""
-        if self.bracket is None:
+        if self.bracket is None or self.pays is None:
             return f"no crossover shown ({self.work.name}): {self.why} ({guess}{spent})"
-        low, high = self.bracket
-        note = f"; {self.why}" if self.why else ""
-        return f"{b} starts to pay between {_num(low)} and {_num(high)} ({self.work.name}; {guess}{spent}{note})"
+        low, high = self.pays
+        crosses = "" if self.pays == self.bracket else \
+            f"; the ratio crosses 1 between {_num(self.bracket[0])} and {_num(self.bracket[1])}"
+        same = [p.size for p in self.probes if low <= p.size <= high or p.size < low]
+        same = [x for x in same if not any(p.size == x and p.point.verdict in DECIDED for p in self.probes)]
+        zone = f"; the same at {', '.join(_num(x) for x in sorted(same))}" if same else ""
+        note = f"; {self.why}" if self.why and not (zone and self.why.startswith("the same from")) else ""
+        return (f"{b} starts to pay between {_num(low)} and {_num(high)} ({self.work.name}; {guess}{spent}{zone}"
+                f"{crosses}{note})")
 
 
 def _num(x: float) -> str:
@@ -152,6 +160,21 @@ def crossing(probes: list[Probe]) -> tuple[tuple[float, float] | None, str]:
     return (below.size, pts[i].size), f"the same from the smallest size, {_num(pts[0].size)}, up to {_num(below.size)}"
 
 
+def shown_same(point: SizePoint, margin: float = SAME_MARGIN) -> bool:
+    """A replicated interval inside ``margin`` of 1 either way: the two are the same there, whatever more rounds
+    would say about a smaller difference."""
+    return point.verdict == "no clear difference" and point.low >= 1 / (1 + margin) and point.high <= 1 + margin
+
+
+def paying(probes: list[Probe]) -> tuple[float, float] | None:
+    """(largest size where B is not shown faster, smallest from which it is decided faster at every larger size)."""
+    pts = sorted(probes, key=lambda p: p.size)
+    i = len(pts) - 1
+    while i > 0 and pts[i - 1].point.verdict == "faster":
+        i -= 1
+    return (pts[i - 1].size, pts[i].size) if 0 < i < len(pts) and pts[-1].point.verdict == "faster" else None
+
+
 def sweep(measure: Measure, low: float, high: float, work: Work, rounds: int = 2,
           max_sizes: int = MAX_SIZES, max_rounds: int = MAX_ROUNDS, within: float = WITHIN) -> Sweep:
     """Calibrate at ``low`` and ``high``, predict, verify ``within`` apart around the prediction, bisect on log size
@@ -165,7 +188,7 @@ def sweep(measure: Measure, low: float, high: float, work: Work, rounds: int = 2
             return
         r = rounds
         p = measure(size, r)
-        while p.point.verdict not in DECIDED and r < max_rounds:
+        while p.point.verdict not in DECIDED and not shown_same(p.point) and r < max_rounds:
             r = min(2 * r, max_rounds)
             p = measure(size, r)
         seen[size] = p
@@ -188,19 +211,13 @@ def sweep(measure: Measure, low: float, high: float, work: Work, rounds: int = 2
             probe(below * within)
     while True:
         out.bracket, out.why = crossing(out.probes)
-        if out.bracket is None or out.bracket[1] / out.bracket[0] <= within:
-            break
-        out.why = ""
-        inside = sorted(x for x in seen if out.bracket[0] <= x <= out.bracket[1])
-        gap = max(pairwise(inside), key=lambda g: g[1] / g[0])
-        same = [x for x in inside if seen[x].point.verdict not in DECIDED]
-        if gap[1] / gap[0] <= within and same:
-            out.why = f"the two are the same at {', '.join(_num(x) for x in same)} (after up to {max_rounds} rounds)"
+        out.pays = paying(out.probes) if out.bracket else None
+        if out.bracket is None or out.pays is None or out.pays[1] / out.pays[0] <= within:
             break
         before = len(seen)
-        probe(math.sqrt(gap[0] * gap[1]))
+        probe(math.sqrt(out.pays[0] * out.pays[1]))
         if len(seen) == before:
-            out.why = (f"bracketed within {out.bracket[1] / out.bracket[0]:.1f}x, not {within:g}x: "
+            out.why = (f"bracketed within {out.pays[1] / out.pays[0]:.1f}x, not {within:g}x: "
                        f"{'the sizes are spent' if len(seen) >= max_sizes else 'no whole size left between'}")
             break
     out.probes.sort(key=lambda p: p.size)
