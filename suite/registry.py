@@ -66,9 +66,12 @@ def with_values(variants: Sequence[Variant], values: Sequence[Tuple[str, Any]]) 
     Only a variant that has the parameter changes; its id changes with it, so
     a record never passes for the preset's own size.
     """
+    wanted = dict(values)
+    if not wanted:
+        return list(variants)
     out = []
     for v in variants:
-        params = tuple((k, dict(values).get(k, x)) for k, x in v.params)
+        params = tuple((k, wanted.get(k, x)) for k, x in v.params)
         out.append(dataclasses.replace(v, params=params) if params != v.params else v)
     return out
 

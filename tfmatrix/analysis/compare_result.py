@@ -24,6 +24,17 @@ from .statistics.tails import one_process
 FDR = 0.05      # the false-discovery rate a list of changed variants is read at
 SUSPECT = ("one process a side, as far as this host's processes stray now and then; rounds on both sides or ab "
            "settle it")
+NOT_REPLICATED = "not enough replication"      # one process a side: no interval, so no verdict
+
+
+def change_verdict(ci: RatioCI) -> str:
+    """"slower"/"faster" (B against A), "no clear difference", or ``NOT_REPLICATED``: a B/A ratio's verdict."""
+    if not ci.replicated:
+        return NOT_REPLICATED
+    if not ci.clear:
+        return "no clear difference"
+    return "slower" if ci.low > 1.0 else "faster"
+
 
 @dataclass(frozen=True)
 class VariantChange:
@@ -47,12 +58,7 @@ class VariantChange:
 
     @property
     def verdict(self) -> str:
-        """"slower"/"faster" (B against A), "no clear difference", or "not enough replication"."""
-        if not self.ci.replicated:
-            return "not enough replication"
-        if not self.ci.clear:
-            return "no clear difference"
-        return "slower" if self.ci.low > 1.0 else "faster"
+        return change_verdict(self.ci)
 
     @property
     def discovery(self) -> bool:

@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .compare_result import NOT_REPLICATED as ONE_ROUND
 from .hardware import cpu_model, stack_key
 
 # Environment variables that choose the device or the number of threads, not what runs: cells that differ only in
@@ -159,7 +160,6 @@ SIZE_AXES = (
 CONTROL_APIS = ("numpy",)
 # A control whose whole interval lies beyond this (either way) moved: the two cells differ in more than the device.
 CONTROL_MARGIN = 0.10
-ONE_ROUND = "not enough replication"
 
 
 @dataclass(frozen=True)

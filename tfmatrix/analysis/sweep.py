@@ -36,7 +36,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .devices import SizePoint
+from .devices import SizePoint, crossover_at
 
 MAX_SIZES = 6          # sizes per axis and configuration, calibration included
 MAX_ROUNDS = 12        # an open size gets rounds doubled up to this, then stays "the same"
@@ -124,9 +124,8 @@ class Sweep:
         low, high = self.pays
         crosses = "" if self.pays == self.bracket else \
             f"; the ratio crosses 1 between {_num(self.bracket[0])} and {_num(self.bracket[1])}"
-        same = [p.size for p in self.probes if low <= p.size <= high or p.size < low]
-        same = [x for x in same if not any(p.size == x and p.point.verdict in DECIDED for p in self.probes)]
-        zone = f"; the same at {', '.join(_num(x) for x in sorted(same))}" if same else ""
+        same = sorted(p.size for p in self.probes if p.size <= high and p.point.verdict not in DECIDED)
+        zone = f"; the same at {', '.join(_num(x) for x in same)}" if same else ""
         note = f"; {self.why}" if self.why and not (zone and self.why.startswith("the same from")) else ""
         return (f"{b} starts to pay between {_num(low)} and {_num(high)} ({self.work.name}; {guess}{spent}{zone}"
                 f"{crosses}{note})")
@@ -136,43 +135,31 @@ def _num(x: float) -> str:
     return f"{x:.0f}" if x >= 10 else f"{x:.3g}"
 
 
+def paying(probes: list[Probe]) -> tuple[tuple[float, float] | None, str]:
+    """(largest size where B is not shown faster, smallest from which it is decided faster at every larger size),
+    or (None, why): the Devices section's rule (``devices.crossover_at``) on the sweep's sizes."""
+    bracket, why = crossover_at([p.point for p in probes])
+    return ((bracket.below, bracket.above) if bracket else None), why
+
+
 def crossing(probes: list[Probe]) -> tuple[tuple[float, float] | None, str]:
-    """(lower, upper), why: where B starts to pay, between ``upper`` (the smallest size from which it is decided
+    """(lower, upper), why: where the ratio crosses 1, between ``upper`` (the smallest size from which B is decided
     faster at every larger size) and ``lower``: the largest size where it is decided slower, so that the sizes
     where the two are the same lie inside; where no size is slower, the largest where they are the same (and
     ``why`` says so). (None, why) where the sizes show no such change."""
-    pts = sorted(probes, key=lambda p: p.size)
-    if len(pts) < 2:
-        return None, "one measured size: a crossover needs sizes on both sides of it"
-    if pts[-1].point.verdict != "faster":
-        return None, f"B is not shown faster at the largest size, {_num(pts[-1].size)} ({pts[-1].point.verdict})"
-    i = len(pts) - 1
-    while i > 0 and pts[i - 1].point.verdict == "faster":
-        i -= 1
-    if i == 0:
-        return None, f"B is faster at every size down to the smallest, {_num(pts[0].size)}: the crossover lies below it"
-    below = pts[i - 1]
-    if below.point.verdict not in ("slower", "no clear difference"):
-        return None, f"not enough replication at {_num(below.size)}: whether B pays below {_num(pts[i].size)} is open"
-    slower = [p for p in pts[:i] if p.point.verdict == "slower"]
-    if slower:      # where the ratio crosses 1 lies between the last decided slower and the first for-good faster
-        return (slower[-1].size, pts[i].size), ""
-    return (below.size, pts[i].size), f"the same from the smallest size, {_num(pts[0].size)}, up to {_num(below.size)}"
+    pays, why = paying(probes)
+    if pays is None:
+        return None, why
+    slower = [p.size for p in probes if p.size < pays[1] and p.point.verdict == "slower"]
+    if slower:
+        return (max(slower), pays[1]), ""
+    return pays, f"the same from the smallest size, {_num(min(p.size for p in probes))}, up to {_num(pays[0])}"
 
 
 def shown_same(point: SizePoint, margin: float = SAME_MARGIN) -> bool:
     """A replicated interval inside ``margin`` of 1 either way: the two are the same there, whatever more rounds
     would say about a smaller difference."""
     return point.verdict == "no clear difference" and point.low >= 1 / (1 + margin) and point.high <= 1 + margin
-
-
-def paying(probes: list[Probe]) -> tuple[float, float] | None:
-    """(largest size where B is not shown faster, smallest from which it is decided faster at every larger size)."""
-    pts = sorted(probes, key=lambda p: p.size)
-    i = len(pts) - 1
-    while i > 0 and pts[i - 1].point.verdict == "faster":
-        i -= 1
-    return (pts[i - 1].size, pts[i].size) if 0 < i < len(pts) and pts[-1].point.verdict == "faster" else None
 
 
 def sweep(measure: Measure, low: float, high: float, work: Work, rounds: int = 2,
@@ -211,7 +198,7 @@ def sweep(measure: Measure, low: float, high: float, work: Work, rounds: int = 2
             probe(below * within)
     while True:
         out.bracket, out.why = crossing(out.probes)
-        out.pays = paying(out.probes) if out.bracket else None
+        out.pays = paying(out.probes)[0]
         if out.bracket is None or out.pays is None or out.pays[1] / out.pays[0] <= within:
             break
         before = len(seen)

@@ -11,18 +11,19 @@ them round by round; the answer is printed and kept as JSON.
 from __future__ import annotations
 
 import argparse
+import math
 import random
-from pathlib import Path
 from typing import Any
 
 from .. import paths
 from ..errors import UserError
+from ..matrix import display_path
 from .common import find_cell, load_matrix, output_dir
 from .options import add_preset, add_reports, add_rounds, add_seed
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from ..analysis.devices import DEVICE_ENV, DeviceSetting
+    from ..analysis.devices import DEVICE_ENV, ONE_ROUND, DeviceSetting
     from ..analysis.sweep import MAX_SIZES, WORK, sweep
     from ..execution.size_sweep import SizeSweeper
     from ..report.devices_view import pair_names
@@ -73,7 +74,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         def measure(size: float, rounds: int) -> Any:
             probe = sweeper.measure(size, rounds)
             p = probe.point
-            ci = f"[{p.low:.3f}, {p.high:.3f}]" if p.verdict != "not enough replication" else "(one round)"
+            ci = f"[{p.low:.3f}, {p.high:.3f}]" if p.verdict != ONE_ROUND else "(one round)"
             print(f"  {args.axis}={size:g}: {b_name}/{a_name} {p.ratio:.3f} {ci} {p.verdict}, {rounds} rounds",
                   flush=True)
             return probe
@@ -93,19 +94,15 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         "to": args.high, "predicted": found.predicted,
         "bracket": list(found.bracket) if found.bracket else None, "why": found.why, "answer": text,
         "probes": [{"size": p.size, "rounds": p.rounds, "time_a": p.time_a, "time_b": p.time_b,
-                    "ratio": p.point.ratio, "low": _num(p.point.low), "high": _num(p.point.high),
+                    "ratio": p.point.ratio, "low": _or_null(p.point.low), "high": _or_null(p.point.high),
                     "verdict": p.point.verdict, "samples": sweeper.kept.get(p.size, [])[:p.rounds]}
                    for p in found.probes]})
-    print(f"{sweeper.variant}: {text}; kept in {_shown(path)}")
+    print(f"{sweeper.variant}: {text}; kept in {display_path(path)}")
     return 0
 
 
-def _num(x: float) -> float | None:
-    return None if x != x else x      # nan (one round) as null
-
-
-def _shown(path: Path) -> str:
-    return str(path.relative_to(Path.cwd())) if path.is_relative_to(Path.cwd()) else str(path)
+def _or_null(x: float) -> float | None:
+    return None if math.isnan(x) else x      # nan (one round) as null
 
 
 def configure_sweep(p: argparse.ArgumentParser) -> None:

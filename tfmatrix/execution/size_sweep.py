@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..analysis.compare_result import change_verdict
 from ..analysis.devices import SizePoint
 from ..analysis.statistics.inference import contrast, ratio_ci, side_of
 from ..analysis.sweep import Probe
@@ -75,7 +76,5 @@ class SizeSweeper:
         if c is None:
             raise UserError(f"sweep: no time at {self.axis}={size:g} in one of the two settings")
         ci = ratio_ci(c)
-        verdict = ("not enough replication" if not ci.replicated else "faster" if ci.high < 1
-                   else "slower" if ci.low > 1 else "no clear difference")
-        point = SizePoint(size, ci.ratio, ci.low, ci.high, self.variant, verdict)
+        point = SizePoint(size, ci.ratio, ci.low, ci.high, self.variant, change_verdict(ci))
         return Probe(size, math.exp(a.mean), math.exp(b.mean), point, rounds)

@@ -85,18 +85,19 @@ def device_pairs(df: pd.DataFrame, cells: Sequence[Any]) -> list[DevicePair]:
     crossover per configuration, since one preset measures one size of each.
     """
     out = []
-    families: dict[tuple[str, DeviceSetting, DeviceSetting], list[tuple[DevicePair, Any]]] = {}
+    families: dict[tuple[str, DeviceSetting, DeviceSetting], list[tuple[DevicePair, dict[str, Any]]]] = {}
     for group in device_groups(cells):
         for a, b in group.pairs():
             pair = DevicePair(group.label, device_setting(a), device_setting(b), upgrade_view(df, a.name, b.name))
+            params_a = _params(df, a.name)
             if pair.gpu_cpu:
-                pair.void = control_moved(pair.view.rows, _params(df, a.name))
+                pair.void = control_moved(pair.view.rows, params_a)
             out.append(pair)
-            families.setdefault((family_key(a), pair.setting_a, pair.setting_b), []).append((pair, a))
+            families.setdefault((family_key(a), pair.setting_a, pair.setting_b), []).append((pair, params_a))
     for members in families.values():
         params: dict[str, Any] = {}
-        for _, a in members:
-            params.update(_params(df, a.name))
+        for _, params_a in members:
+            params.update(params_a)
         first = members[0][0]
         valid = [pair for pair, _ in members if not pair.void]
         first.crossovers = crossovers([c for pair in valid for c in pair.view.rows], params,
