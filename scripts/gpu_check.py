@@ -10,13 +10,21 @@ Keras 3 wheel. It writes a matrix file of four existing-environment cells
     torch-gpu   KERAS_BACKEND=torch
     torch-cpu   KERAS_BACKEND=torch, CUDA_VISIBLE_DEVICES=""
 
-and runs ``python -m tfmatrix matrix`` on it at the ``seed`` preset, two rounds,
-restricted to the seed 002/004 benchmarks plus ``inference.tiny`` and
-``compiled.application``, with every cell file, log and the report under
-``OUT/reports``. A GPU cell whose framework sees no GPU fails loudly (the
-suite's own check), so a silent CPU run cannot pass for a GPU one.
+and runs ``python -m tfmatrix matrix`` on it at the ``seed`` preset within a time
+budget (``--budget``, 8 minutes by default, the report included): the claims'
+variants only, in sequential rounds (``--rounds auto``: after round 2 only the
+lines still open run again), and a round after the first only for the open
+lines that fit the time left, cheapest first; what the budget left open is
+printed at the end and said in the report beside each line. ``--bench
+PATTERN`` measures those benchmarks whole instead (the Devices section's
+breadth), ``--rounds`` fixed rounds, within the same budget. Every cell file,
+log and the report go under ``OUT/reports``. A GPU cell whose framework sees no
+GPU fails loudly (the suite's own check), so a silent CPU run cannot pass for a
+GPU one. ``--cpu-only`` writes the two CPU cells alone: a rehearsal on any
+machine, before the loan (what a round costs there, that the wheels install).
 
     python3 scripts/gpu_check.py --out /tmp/gpu-check --keras-wheel /path/keras-3.X-py3-none-any.whl
+    python3 scripts/gpu_check.py --out /tmp/gpu-check --budget 5m --claims all
     python3 scripts/gpu_check.py --out /tmp/gpu-check --dry-run     # write the matrix file, print the command
 
 ``--keras-wheel``: installed into ``OUT/venv``, a virtualenv that sees the
@@ -37,8 +45,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+# ``--bench all``: the seed 002/004 benchmarks and a few cheap others, whole (the Devices section's breadth)
 BENCHES = ("tensor_ops.*", "graphs.power*", "graphs.matmul_bias*", "graphs.tracing*", "inference.tiny*",
            "compiled.application*")
+BUDGET = "8m"
 HOST_MODULES = ("pandas", "jinja2", "scipy", "rich")
 
 
@@ -83,16 +93,43 @@ def matrix_toml(python: str, preset: str = "seed", cells: tuple[CheckCell, ...] 
     return "\n".join(lines)
 
 
-def matrix_command(matrix: Path, reports: Path, rounds: int = 2, preset: str | None = "seed",
-                   benches: tuple[str, ...] = BENCHES) -> list[str]:
-    """``python -m tfmatrix matrix`` on the check's matrix file, existing cells only (``--runner venv``: no Docker);
-    ``preset`` None: each cell's own (``--presets``)."""
+def matrix_command(matrix: Path, reports: Path, rounds: str = "auto", preset: str | None = "seed",
+                   benches: tuple[str, ...] = (), budget: str | None = BUDGET, claims: str = "seeds") -> list[str]:
+    """``python -m tfmatrix matrix`` on the check's matrix file, existing cells only (``--runner venv``: no Docker).
+
+    No ``benches``: the ``claims``' variants in ``rounds`` (``auto``: sequential rounds); ``benches``: those
+    benchmarks whole. ``budget``: the run's time budget (None: none); ``preset`` None: each cell's own."""
     cmd = [sys.executable, "-m", "tfmatrix", "matrix", "--matrix", str(matrix),
            *(["--preset", preset] if preset else []),
-           "--rounds", str(rounds), "--runner", "venv", "--reports", str(reports), "--redo"]
+           "--rounds", rounds, "--runner", "venv", "--reports", str(reports), "--redo"]
+    if budget:
+        cmd += ["--budget", budget]
+    if not benches:
+        return cmd + ["--variants", "claims", "--claims", claims]
     for pattern in benches:
         cmd += ["--bench", pattern]
     return cmd
+
+
+def left_open(reports: Path) -> list[str]:
+    """The claim lines the run's budget stopped, one text each ("seed_002 in jax-cpu: still open after round 2:
+    the budget left 0:20 ..."), read from the cell files."""
+    import json
+
+    out = []
+    for path in sorted((reports / "cells").glob("*.json")):
+        try:
+            config = json.loads(path.read_text())["results"]["config"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        schedule = config.get("schedule") or {}
+        for row in (schedule.get("sequential") or {}).get("lines") or []:
+            if "budget" in str(row[5]):
+                out.append(f"{row[0]} in {row[1]}: {row[5]}")
+        if schedule.get("budget"):
+            cut = schedule["budget"]
+            out.append(f"{path.stem}: {cut['rounds']} of the {schedule.get('rounds_asked')} rounds asked")
+    return out
 
 
 def missing_host_modules(modules: tuple[str, ...] = HOST_MODULES) -> list[str]:
@@ -102,7 +139,7 @@ def missing_host_modules(modules: tuple[str, ...] = HOST_MODULES) -> list[str]:
 
 
 PROBE = """
-import importlib, json, sys
+import importlib, importlib.util, json, sys
 out = {"python": sys.version.split()[0], "tensorflow": importlib.util.find_spec("tensorflow") is not None}
 for name in ("keras", "jax", "torch"):
     try:
@@ -162,11 +199,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--python", default=sys.executable, help="the cells' interpreter (default: this one)")
     p.add_argument("--keras-wheel", type=Path, help="a Keras 3 wheel to install into OUT/venv first")
     p.add_argument("--wheels", type=Path, help="a directory of wheels for Keras's dependencies (offline)")
-    p.add_argument("--rounds", type=int, default=2)
+    p.add_argument("--rounds", help="auto: sequential rounds, the open lines again (default); N: fixed rounds "
+                                    "(default 2 with --bench)")
+    p.add_argument("--budget", default=BUDGET, help="the run's time budget, report included (8m, 480s; default "
+                                                    f"{BUDGET}); none: no budget")
+    p.add_argument("--claims", default="seeds", help="the claim families to answer (seeds, today, all)")
     p.add_argument("--preset", default="seed")
     p.add_argument("--presets", help="comma-separated presets, each cell once per preset (quick,seed: two sizes "
                                       "on every size axis for the GPU's crossover); replaces --preset")
-    p.add_argument("--bench", action="append", help="benchmarks to run (globs; default: %s)" % " ".join(BENCHES))
+    p.add_argument("--bench", action="append", help="benchmarks to run whole instead of the claims' variants "
+                                                    "(globs; 'all': %s)" % " ".join(BENCHES))
+    p.add_argument("--cpu-only", action="store_true", help="the two CPU cells alone: a rehearsal on a machine "
+                                                           "without the GPU")
     p.add_argument("--dry-run", action="store_true", help="write the matrix file and print the command only")
     args = p.parse_args(argv)
 
@@ -183,9 +227,13 @@ def main(argv: list[str] | None = None) -> int:
     python = os.path.abspath(python)
     matrix = out / "gpu-check.toml"
     presets = tuple(p for p in (args.presets or "").split(",") if p)
-    matrix.write_text(matrix_toml(python, args.preset, presets=presets))
-    cmd = matrix_command(matrix, out / "reports", args.rounds, None if presets else args.preset,
-                         tuple(args.bench) if args.bench else BENCHES)
+    cells = tuple(c for c in CELLS if c.target == "cpu") if args.cpu_only else CELLS
+    matrix.write_text(matrix_toml(python, args.preset, cells=cells, presets=presets))
+    benches = tuple(b for pattern in args.bench or () for b in (BENCHES if pattern == "all" else (pattern,)))
+    rounds = args.rounds or ("2" if benches else "auto")
+    reports = out / "reports"
+    cmd = matrix_command(matrix, reports, rounds, None if presets else args.preset, benches,
+                         None if args.budget == "none" else args.budget, args.claims)
     print("matrix file:", matrix)
     print("command:", " ".join(cmd))
     if args.dry_run:
@@ -197,7 +245,10 @@ def main(argv: list[str] | None = None) -> int:
         print("cannot run the check: " + "; ".join(stop), file=sys.stderr)
         return 2
     code = subprocess.run(cmd, cwd=ROOT).returncode
-    print(f"exit {code}; cell files and logs in {out / 'reports' / 'cells'}, the report in {out / 'reports'}")
+    cut = left_open(reports)
+    if cut:
+        print("left open by the budget (%d): %s" % (len(cut), "; ".join(cut)))
+    print(f"exit {code}; cell files and logs in {reports / 'cells'}, the report in {reports}")
     return code
 
 

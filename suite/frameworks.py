@@ -246,6 +246,10 @@ def compile_reason(compat: Any, ops: Ops) -> Optional[str]:
     return check() if check is not None and ops.backend == "torch" else None
 
 
+# Where a backend step's data lives (``info.data``): a GPU crossover depends on it (a transfer each call moves it)
+DATA_ON_DEVICE = "inputs on the device (copied there once), the result copied to the host each call"
+
+
 def call_info(ops: Ops, call: str) -> Dict[str, Any]:
     """What a call ran as, for the record: the framework, its device, and the compiler."""
     return {"backend": ops.backend, "framework": framework(ops.backend), "device": ops.device,
@@ -266,7 +270,7 @@ def backend_step(ops: Ops, compat: Any, values: Any, fn: Callable[..., Any], cal
     A compiled step's ``after`` reports how many graphs the compiler traced.
     """
     args = [ops.put(v) for v in values]
-    info = call_info(ops, call)
+    info = dict(call_info(ops, call), data=DATA_ON_DEVICE)
     counter = {"traces": 0}
     if call != "eager":
         reason = compile_reason(compat, ops)

@@ -289,3 +289,41 @@ def test_a_line_below_the_seeds_size_is_marked_and_one_at_it_is_not():
     assert below_seed_size("a_shape=100x100x1000, b_shape=1000x1000", "a_shape=1000x100x1000, b_shape=1000x1000")
     assert not below_seed_size("batch_shape=32x4", "batch_shape=32x4, 1000 calls")
     assert not below_seed_size("", "scalar arguments")
+
+
+def _tracing(arg: str, t: float, seed: int, traces: int, calls: int) -> dict:
+    rec = record("graphs.tracing", {"arg": arg, "api": "tf", "mode": "eager"}, noisy(t, seed=seed), seed="004")
+    rec["extra"] = {"traces": traces, "calls": calls}
+    return rec
+
+
+def test_a_retracing_line_says_its_trace_counts_beside_the_times(tmp_path):
+    """Seed 004's 'a new Python number retraces every call': where a compile per call swamps the timing, the
+    counts are the direct answer, so the Claims line says them beside the times."""
+    from tfmatrix.report.claims_view import traces_text
+
+    assert traces_text({"traces": 23, "calls": 23}) == "23 traces in 23 calls (one per call)"
+    assert traces_text({"traces": 1, "calls": 10540}) == "1 trace in 10,540 calls"
+    assert traces_text({"traces": 1}) == "" and traces_text({}) == ""
+    cells = tmp_path / "cells"
+    _cell(cells, "tf2.15-cpu", "2.15", [_tracing("python_distinct", 0.004, 1, 23, 23),
+                                        _tracing("tensor", 0.0001, 2, 1, 10540)])
+    _, dom = _report(cells, tmp_path / "out")
+    text = " ".join(dom.by_id("claim-python_args_retrace").text.split())
+    assert "measured beside: A: 23 traces in 23 calls (one per call); B: 1 trace in 10,540 calls" in text
+
+
+def test_a_faster_side_with_a_dearer_first_call_says_after_how_many_calls_it_pays() -> None:
+    from tfmatrix.analysis.break_even import break_even
+    from tfmatrix.analysis.variant import Variant
+
+    compiled = Variant.of({"id": "c", "setup": {"first_call_s": [13.8, 1.6, 1.7]}, "iterations": {"inner": 1}})
+    eager = Variant.of({"id": "e", "setup": {"first_call_s": [0.0002, 0.0003, 0.0002]}})
+    found = break_even(compiled, eager, 170e-6, 210e-6)         # 40 µs a call saved, 1.7 s more to start
+    assert found is not None and found.calls == pytest.approx(1.6998 / 40e-6, abs=1)
+    assert found.text("A") == "A's first call costs 1.7 s more: it pays after about 42,000 calls"
+    assert break_even(eager, compiled, 170e-6, 210e-6) is None          # the faster side starts cheaper
+    assert break_even(compiled, eager, 210e-6, 170e-6) is None          # not the faster side
+    assert break_even(compiled, Variant.of({"id": "x"}), 170e-6, 210e-6) is None     # no first call recorded
+    quick = Variant.of({"id": "q", "setup": {"first_call_s": [0.00025]}})
+    assert break_even(quick, eager, 170e-6, 210e-6) is None             # pays within two calls: nothing to say

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from report_docs import noisy, parse_html, record, results_doc
 
+from suite.frameworks import DATA_ON_DEVICE
 from tfmatrix.analysis.cells import load_dir
 from tfmatrix.analysis.claim_file import builtin
 from tfmatrix.analysis.claims import compute_claim
@@ -48,6 +49,8 @@ def _matmul(n: int, t: float, seed: int, impl: str = "numpy.dot", rounds: int = 
     rec = record("tensor_ops.matmul", {"impl": impl, "n": n, "dtype": "float64", "api": api, "mode": "eager"},
                  per_process=[noisy(t, 3, 0.01, seed * 10 + i) for i in range(rounds)], seed="002")
     rec["schedule"] = {"rounds": [3] * rounds, "stopped": ["repeats"] * rounds, "passes": list(range(1, rounds + 1))}
+    if api == "backend":            # the suite's backend step says where its data lives
+        rec["info"] = dict(rec.get("info") or {}, data=DATA_ON_DEVICE)
     return rec
 
 
@@ -130,6 +133,7 @@ def test_the_crossover_is_interpolated_on_log_size(tmp_path: Path) -> None:
     assert x.at == pytest.approx(math.exp(math.log(128) + 1.0986 / 1.7918 * math.log(4)), rel=0.03)
     assert "GPU pays from matrix size n between 128 and 512 (≈ 299 interpolated" in x.text()
     assert "GPU/CPU 2.99 [2.97, 3.02] at 128" in x.text()
+    assert x.text().endswith("; inputs on the device (copied there once), the result copied to the host each call")
 
 
 def test_no_crossover_within_the_measured_sizes(tmp_path: Path) -> None:

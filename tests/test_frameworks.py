@@ -24,7 +24,7 @@ from suite.benchmarks.graphs_tracing import jax_expected_traces, tracing_argumen
 from suite.benchmarks.tensor_ops import einsum, loop_stack
 from suite.definitions import BACKEND_API, PRESETS, NotApplicable, Variant
 from suite.document import cell_framework
-from suite.frameworks import Ops, backend_step, materialize, tf_cell_reason
+from suite.frameworks import DATA_ON_DEVICE, Ops, backend_step, materialize, tf_cell_reason
 from suite.registry import all_variants, benchmark_by_name, load_benchmarks
 from suite.run import set_aside, settle, unavailable
 from suite.schema import OUTSIDE_KEY, validate
@@ -168,7 +168,8 @@ def test_the_seed_s_functions_run_verbatim_through_ops() -> None:
     assert ops.constant(2).dtype == np.int32 and ops.name("matmul") == "jax.numpy.matmul"
     prepared = backend_step(ops, None, (A, B), lambda a, b: einsum(ops, a, b, 4))
     assert prepared.step().shape == (4, 3, 2) and prepared.after is None
-    assert prepared.info == {"backend": "jax", "framework": "JAX", "device": "cpu", "call_as": "op-by-op jax.numpy"}
+    assert prepared.info == {"backend": "jax", "framework": "JAX", "device": "cpu", "call_as": "op-by-op jax.numpy",
+                             "data": DATA_ON_DEVICE}
     assert [m.tolist() for m in materialize(ops, (np.ones(1), np.zeros(1)))] == [[1.0], [0.0]]
 
 

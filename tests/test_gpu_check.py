@@ -1,6 +1,7 @@
 """``scripts/gpu_check.py``: the matrix file it writes loads as four existing-environment cells, one per framework
-and device, and its command runs only the seed 002/004 benchmarks and a few cheap others (nothing is run here: the
-script is for a machine with a GPU, JAX and PyTorch)."""
+and device, and its command answers the claims in sequential rounds within a time budget, or runs the seed
+002/004 benchmarks and a few cheap others whole (nothing is run here: the script is for a machine with a GPU, JAX
+and PyTorch; its budget is run for real in test_e2e_venv.py)."""
 from __future__ import annotations
 
 import fnmatch
@@ -39,13 +40,22 @@ def test_the_matrix_file_is_four_existing_cells_one_per_framework_and_device(
     assert "CUDA_VISIBLE_DEVICES" not in dict(cells["torch-gpu"].env)
 
 
-def test_the_command_runs_the_seed_002_004_benchmarks_and_a_few_cheap_others(tmp_path: Path) -> None:
+def test_the_command_answers_the_claims_in_sequential_rounds_within_8_minutes(tmp_path: Path) -> None:
+    gpu_check = _script()
+    cmd = gpu_check.matrix_command(tmp_path / "m.toml", tmp_path / "reports")
+    assert cmd[1:4] == ["-m", "tfmatrix", "matrix"] and cmd[cmd.index("--rounds") + 1] == "auto"
+    assert cmd[cmd.index("--budget") + 1] == "8m" and cmd[cmd.index("--variants") + 1] == "claims"
+    assert cmd[cmd.index("--claims") + 1] == "seeds" and "--bench" not in cmd
+    assert "--budget" not in gpu_check.matrix_command(tmp_path / "m.toml", tmp_path / "r", budget=None)
+
+
+def test_bench_all_runs_the_seed_002_004_benchmarks_and_a_few_cheap_others_whole(tmp_path: Path) -> None:
     from suite.definitions import PRESETS
     from suite.registry import all_variants, select
 
     gpu_check = _script()
-    cmd = gpu_check.matrix_command(tmp_path / "m.toml", tmp_path / "reports")
-    assert cmd[1:4] == ["-m", "tfmatrix", "matrix"] and cmd[cmd.index("--rounds") + 1] == "2"
+    cmd = gpu_check.matrix_command(tmp_path / "m.toml", tmp_path / "reports", "2", benches=gpu_check.BENCHES)
+    assert cmd[cmd.index("--rounds") + 1] == "2" and "--variants" not in cmd
     assert cmd[cmd.index("--runner") + 1] == "venv" and cmd[cmd.index("--preset") + 1] == "seed"
     patterns = [cmd[i + 1] for i, a in enumerate(cmd) if a == "--bench"]
     chosen = select(all_variants(PRESETS["seed"]), patterns)
@@ -53,6 +63,24 @@ def test_the_command_runs_the_seed_002_004_benchmarks_and_a_few_cheap_others(tmp
     assert benchmarks == {"tensor_ops.matmul", "tensor_ops.batched_matmul", "graphs.power", "graphs.matmul_bias",
                           "graphs.tracing", "inference.tiny", "compiled.application"}
     assert any(fnmatch.fnmatchcase(v.id, "graphs.tracing*") and v.api == "backend" for v in chosen)
+
+
+def test_the_lines_the_budget_left_open_are_read_back_from_the_cell_files(tmp_path: Path) -> None:
+    import json
+
+    gpu_check = _script()
+    cells = tmp_path / "cells"
+    cells.mkdir()
+    lines = [["seed_002", "jax-cpu", "a", "b", 1, "still open after round 1: the budget left 0:10, too little"],
+             ["seed_004", "jax-cpu", "c", "d", 2, "decided after round 2"]]
+    doc = {"results": {"config": {"schedule": {"sequential": {"lines": lines}}}}}
+    (cells / "jax-cpu.json").write_text(json.dumps(doc))
+    fixed = {"results": {"config": {"schedule": {"rounds_asked": 3, "budget": {"seconds": 480, "rounds": 1}}}}}
+    (cells / "torch-cpu.json").write_text(json.dumps(fixed))
+    (cells / "broken.json").write_text("{")
+    assert gpu_check.left_open(tmp_path) == [
+        "seed_002 in jax-cpu: still open after round 1: the budget left 0:10, too little",
+        "torch-cpu: 1 of the 3 rounds asked"]
 
 
 def test_what_stops_the_check_is_said() -> None:

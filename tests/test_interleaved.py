@@ -429,3 +429,16 @@ def test_a_slice_that_fails_on_a_full_disk_stops_the_run_resumably(tmp_path: Pat
     monkeypatch.setattr(live, "MIN_FREE_BYTES", 0)                 # room again: the same command resumes
     outcomes = _execute(tmp_path, runner)
     assert [o.status for o in outcomes] == ["ok", "ok"]
+
+
+def test_a_slice_that_holds_only_numpy_here_says_so_on_the_console() -> None:
+    from types import SimpleNamespace
+
+    from tfmatrix.execution.interleaved import slice_words
+
+    key = "eager:tf.keras"
+    numpy_only = SimpleNamespace(slices={key: ["tensor_ops.matmul[impl=numpy.dot,n=256,api=numpy,mode=eager]"]})
+    with_tf = SimpleNamespace(slices={key: ["tensor_ops.matmul[impl=tf.matmul,n=256,api=tf,mode=eager]"]})
+    assert slice_words("eager:tf.keras", [numpy_only]) == "eager:tf.keras (NumPy only here)"     # type: ignore[list-item]
+    assert slice_words("eager:tf.keras", [numpy_only, with_tf]) == "eager:tf.keras"             # type: ignore[list-item]
+    assert slice_words("eager:keras", [numpy_only]) == "eager:keras"                            # type: ignore[list-item]

@@ -197,6 +197,7 @@ class Crossover:
     points: tuple[SizePoint, ...]   # by size
     bracket: Bracket | None     # None: no crossover shown within the measured sizes, ``why``
     why: str = ""
+    data: str = ""              # where the data lives (the variant's ``info.data``): a transfer per call moves it
 
     @property
     def at(self) -> float | None:
@@ -207,12 +208,13 @@ class Crossover:
         """ "GPU pays from matrix size n between 128 and 512 (≈ 300 interpolated; GPU/CPU 3.00 [2.9, 3.1] at 128, ...)",
         or "no crossover shown within the measured sizes (matrix size n): why; ..."."""
         sizes = ", ".join(p.text() for p in self.points)
+        data = f"; {self.data}" if self.data else ""
         if self.bracket is None:
             why = self.why.replace("B ", f"{b} ")
-            return f"no crossover shown within the measured sizes ({self.axis.name}): {why} ({b}/{a} {sizes})"
+            return f"no crossover shown within the measured sizes ({self.axis.name}): {why} ({b}/{a} {sizes}){data}"
         x = self.bracket
         return (f"{b} pays from {self.axis.name} between {_num(x.below)} and {_num(x.above)} "
-                f"(≈ {_num(x.estimate)} interpolated; {b}/{a} {sizes})")
+                f"(≈ {_num(x.estimate)} interpolated; {b}/{a} {sizes}){data}")
 
 
 def _num(x: float) -> str:
@@ -274,13 +276,14 @@ def control_moved(changes: Sequence[Any], params: Mapping[str, Mapping[str, Any]
 
 
 def crossovers(changes: Sequence[Any], params: Mapping[str, Mapping[str, Any]],
-               axes: Sequence[SizeAxis] = SIZE_AXES, without_controls: bool = False) -> list[Crossover]:
+               axes: Sequence[SizeAxis] = SIZE_AXES, without_controls: bool = False,
+               data: Mapping[str, str] | None = None) -> list[Crossover]:
     """Per size axis and configuration (every other parameter equal), the ratios by size and their crossover.
 
     ``changes``: ``compare_result.VariantChange`` of one pair, or of pairs of one family (``family_key``: the same
     environment at several presets), the first at a size kept; ``params``: each variant id's parameters;
     ``without_controls``: leave out the controls (on a GPU/CPU pair NumPy runs on the CPU in both: no device
-    question).
+    question); ``data``: where each variant id's data lives (``Variant.data``), said with its crossover.
     """
     out = []
     for axis in axes:
@@ -297,7 +300,7 @@ def crossovers(changes: Sequence[Any], params: Mapping[str, Mapping[str, Any]],
         for (bench, config), pts in sorted(series.items()):
             pts.sort(key=lambda p: p.size)
             bracket, why = crossover_at(pts)
-            out.append(Crossover(axis, bench, config, tuple(pts), bracket, why))
+            out.append(Crossover(axis, bench, config, tuple(pts), bracket, why, (data or {}).get(pts[0].variant, "")))
     return out
 
 

@@ -69,6 +69,7 @@ class Variant:
     mode: Any = None                        # the record's mode, else its params' mode
     api: Any = None                         # the record's api, else its params' api
     keras_used: str | None = None           # info.keras.flavour: the Keras the variant ran on
+    data: str | None = None                 # info.data: where its data lives (a backend step: on the device)
     status: str | None = None               # ok | n/a | error | timeout, as recorded (None when absent)
     reason: str | None = None
     traceback: str | None = None            # a failed process's tail
@@ -112,7 +113,7 @@ class Variant:
             variant=_label(str(rec.get("id") or ""), str(rec.get("benchmark") or "")),
             seed=rec.get("seed"), title=rec.get("title"),
             mode=rec.get("mode") or params.get("mode"), api=rec.get("api") or params.get("api"),
-            keras_used=_frozen(info.get("keras")).get("flavour"),
+            keras_used=_frozen(info.get("keras")).get("flavour"), data=info.get("data"),
             status=rec.get("status"), reason=rec.get("reason"), traceback=rec.get("traceback"),
             unit=rec.get("unit") or "s",
             params=params,

@@ -57,6 +57,16 @@ def rounds_or_auto(text: str) -> tuple[int, bool]:
     return value, False
 
 
+def budget(text: str) -> float:
+    """``--budget DURATION`` in seconds (``execution.budget.parse_budget``), refused in argparse's one line."""
+    from ..execution.budget import parse_budget
+
+    try:
+        return parse_budget(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def add_rounds(p: argparse.ArgumentParser, fewest: int = 1, most: int = MOST_ROUNDS, default: int | None = None,
                auto: bool = False, then: str = "") -> None:
     """``--rounds N``: rounds of the run, a fresh process each; left out, ``default`` (None: matrix.toml's).
@@ -126,6 +136,10 @@ def add_measure_options(p: argparse.ArgumentParser) -> None:
                    help="fresh processes per variant in each round (default: the preset's, 1 for seed and quick); more "
                         "agree better from run to run at N times the suite's time (docs/measurement.md)")
     add_rounds(p, auto=True)
+    p.add_argument("--budget", type=budget, metavar="DURATION",
+                   help="the run's time budget (8m, 480s, 1h), provisioning and report included: round 1 runs whole; "
+                        "a later round runs only where it fits, with --rounds auto the open claim lines that fit, "
+                        "cheapest first; what it leaves open says so (a short GPU loan: docs/gpu-without-docker.md)")
     p.add_argument("--variants", choices=VARIANTS,
                    help="claims: only the variants the claims compare (--claims; matrix.toml's default); all: the "
                         "preset's whole catalogue (the findings' and charts' breadth)")

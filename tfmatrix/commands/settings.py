@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 # Options that take matrix.toml's value when the user leaves them out: option dest -> its field of ``Settings``.
 FROM_MATRIX = {"schedule": "schedule", "variants": "variants", "address": "cluster_address"}
 # The options taken as given (None: the request's default, or each cell's own preset and repeats).
-AS_GIVEN = ("preset", "seed", "repeats", "processes")
+AS_GIVEN = ("preset", "seed", "repeats", "processes", "budget")
 
 
 @dataclass(frozen=True)
@@ -51,6 +51,7 @@ class RunSettings:
     bench_paths: tuple[Path, ...] = ()  # the user's benchmark files: --bench-path, else matrix.toml's [suite] paths
     families: tuple[str, ...] = ("seeds",)  # the built-in claim families asked: --claims, else matrix.toml's
     claims: tuple[Claim, ...] = ()      # those families' claims and the user's own, checked (``commands.claims``)
+    budget: float | None = None         # --budget: the run's seconds (``execution.budget``)
 
     @classmethod
     def from_args(cls, args: argparse.Namespace, matrix: Matrix) -> RunSettings:
@@ -88,7 +89,7 @@ class RunSettings:
         asked = RunRequest(preset=self.preset, only=only, repeats=self.repeats, rounds=self.rounds,
                            schedule=self.schedule, seed=self.seed, bench_paths=self.bench_paths,
                            processes=self.processes, sequential=self.sequential, claims=self.claims,
-                           families=() if self.families == ("seeds",) else self.families)
+                           families=() if self.families == ("seeds",) else self.families, budget_s=self.budget)
         return replace(asked, **fixed).stamped()
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import signal
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +29,7 @@ from ..results.store import CellOutcome
 from ..runners.base import Runner
 from ..runners.job import CellJob
 from . import hostspeed
+from .budget import Budget
 from .estimates import cell_estimates, last_runs, unknown_estimates
 from .request import RunRequest
 from .sequential import one_cell
@@ -110,6 +112,8 @@ def announce(jobs: Sequence[CellJob], skips: dict[str, str | None], runner: Runn
         text += ", interleaved in %s" % counted(request.rounds, "round", "rounds")
     elif request.rounds > 1:
         text += ", %d rounds (every cell once, then again)" % request.rounds
+    if request.budget_s:
+        text += "; within %s (round 1 whole, later rounds where they fit)" % fmt_duration(request.budget_s)
     if request.claims_only:
         text += "; " + claims_text(request)
     ready_cells = [j.cell for j in ready]
@@ -173,8 +177,16 @@ class Sequential:
                                     {k: v / rounds for k, v in self.estimates.items()}, self.width, rounds)
         progress = Progress(len(jobs), console, live=False if runner.slots > 1 else None)
         latest: dict[str, CellOutcome] = {}
+        budget = Budget(request.budget_s) if request.budget_s else None
+        t_round = time.monotonic()
         try:
             for round_no in range(1, rounds + 1):
+                took, t_round = time.monotonic() - t_round, time.monotonic()
+                if budget is not None and round_no > 1 and took > budget.left():
+                    console.print("\\[tfmatrix] budget: round %d (~%s, as round %d took) does not fit the %s left; "
+                                  "stopped after round %d" % (round_no, fmt_duration(took), round_no - 1,
+                                                              fmt_duration(max(0.0, budget.left())), round_no - 1))
+                    break
                 if rounds > 1:
                     console.print("\\[tfmatrix] round %d of %d" % (round_no, rounds))
                 if runner.slots > 1:

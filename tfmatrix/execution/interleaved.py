@@ -26,6 +26,7 @@ never replaces a cell's earlier complete results.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import json
@@ -67,6 +68,7 @@ from ..runners.base import Runner
 from ..runners.common import read_suite_results
 from ..runners.job import CellJob
 from . import hostspeed
+from .budget import Budget, cut_to_budget, round_fits
 from .live import LiveCell, finish, retry_turns, run_slice, said, slice_file, wants
 from .provisioning import provision
 from .request import RunRequest
@@ -117,11 +119,13 @@ def run(jobs: Sequence[CellJob], runner: Runner, request: RunRequest, reports_di
         else:
             todo.append(job)
     if todo:
+        budget = Budget(request.budget_s) if request.budget_s else None    # provisioning counts against it
         journal, head = open_journal(reports_dir, identity(todo, runner), request.seed, console)
         live, failed = provision(todo, runner, request.claims if request.claims_only else None, reports_dir,
                                  console)
         outcomes.update(failed)
-        outcomes.update(measure_and_write(live, request, reports_dir, journal, head, console, OneAfterAnother()))
+        outcomes.update(measure_and_write(live, request, reports_dir, journal, head, console, OneAfterAnother(),
+                                          budget))
     return [outcomes[j.name] for j in jobs]
 
 
@@ -134,8 +138,10 @@ class Interleaved:
 
 
 def measure_and_write(live: dict[str, LiveCell], request: RunRequest, reports_dir: Path, journal: Path,
-                      head: JournalHead, console: Console, how: OneAfterAnother) -> dict[str, CellOutcome]:
-    """Measure the live cells turn by turn (``how``: how one turn's cells run), then write their files.
+                      head: JournalHead, console: Console, how: OneAfterAnother,
+                      budget: Budget | None = None) -> dict[str, CellOutcome]:
+    """Measure the live cells turn by turn (``how``: how one turn's cells run), then write their files;
+    ``budget``: rounds after the first only where they fit (``budget.py``).
 
     Interrupted: every cell's file says so (earlier complete results stay) and
     the journal stays for a resume; else the journal goes.
@@ -146,9 +152,9 @@ def measure_and_write(live: dict[str, LiveCell], request: RunRequest, reports_di
             from ..results.noise_history import noise_history_at
 
             measure_until_decided(live, request, journal, head, console, how,
-                                  pooled(noise_history_at(reports_dir), without=[head.run]))
+                                  pooled(noise_history_at(reports_dir), without=[head.run]), budget)
         else:
-            measure(live, request, journal, head, console, how)
+            measure(live, request, journal, head, console, how, budget)
     except BaseException:
         for lc in live.values():
             lc.env.close()
@@ -190,14 +196,25 @@ class OneAfterAnother:
         """The turn's line on the console, once it ran."""
         asked = jobs[0][0].asked                    # asked of every cell alike
         return "turn %d/%d (round %d of %s%d, slice %s): %s; %s so far, ~%s left" % (
-            turn.number, turns[-1].number, turn.round, "up to " if asked.sequential else "", asked.rounds, turn.slice,
+            turn.number, turns[-1].number, turn.round, "up to " if asked.sequential else "", asked.rounds,
+            slice_words(turn.slice, [lc for lc, _ in jobs]),
             ", ".join(said(lc, turn) for lc, _ in jobs), fmt_duration(elapsed_s),
             fmt_duration(_seconds_left(live, turns, turn)))
 
 
+def slice_words(key: str, cells: Sequence[LiveCell]) -> str:
+    """A slice as the console names it: its key, the catalogue's process group (the same in every cell, so that
+    rounds pair), and "(NumPy only here)" where these cells run nothing else in it: on a JAX or PyTorch cell the
+    ``eager:tf.keras`` group holds only the NumPy control, and its name alone said TensorFlow ran."""
+    ids = [vid for lc in cells for vid in lc.slices.get(key, [])]
+    return key + " (NumPy only here)" if ids and all("api=numpy" in vid for vid in ids) else key
+
+
 def measure(live: dict[str, LiveCell], request: RunRequest, journal: Path, head: JournalHead,
-            console: Console, how: OneAfterAnother) -> None:
-    """The turns, in the seeded order, each run ``how`` says; every complete slice goes to the journal at once."""
+            console: Console, how: OneAfterAnother, budget: Budget | None = None) -> None:
+    """The turns, in the seeded order, each run ``how`` says; every complete slice goes to the journal at once.
+    ``budget``: a round after the first starts only when all of it fits the time left (a fixed-round run pools
+    whole rounds; its later rounds are not cut to lines)."""
     keys = sorted({k for lc in live.values() for k in lc.slices})
     turns = plan_turns(keys, list(live), request.rounds, head.seed)
     head.turns = [t.to_json() for t in turns]
@@ -206,6 +223,12 @@ def measure(live: dict[str, LiveCell], request: RunRequest, journal: Path, head:
     resume(live, journal, turns)
     t_start = time.monotonic()
     for turn in turns:
+        if budget is not None and turn.round > 1 and turn.number == _first_of_round(turns, turn.round):
+            need = sum(slice_estimate(live[n], t.slice, 0.0) for t in turns if t.round == turn.round
+                       for n in t.order if wants(live.get(n), t))
+            if not round_fits(budget, turn.round, need, console):
+                head.how["budget"] = {"seconds": budget.seconds, "rounds": turn.round - 1}
+                return
         _turn(live, turn, turns, journal, head, console, how, t_start)
     again = retry_turns(live, len(turns))     # slices that failed, each measured once more (``live.slice_failed``)
     if again:
@@ -219,10 +242,17 @@ def measure(live: dict[str, LiveCell], request: RunRequest, journal: Path, head:
         _turn(live, turn, turns + again, journal, head, console, how, t_start)
 
 
+def _first_of_round(turns: Sequence[Turn], round_no: int) -> int:
+    return min(t.number for t in turns if t.round == round_no)
+
+
 def measure_until_decided(live: dict[str, LiveCell], request: RunRequest, journal: Path, head: JournalHead,
-                          console: Console, how: OneAfterAnother, history: NoiseModel | None) -> None:
+                          console: Console, how: OneAfterAnother, history: NoiseModel | None,
+                          budget: Budget | None = None) -> None:
     """Sequential rounds (``analysis.sequential``): round after round, judged at each look; after a look only the
     open claim lines' variants run again, until none is open or the cap (``request.rounds``) is reached.
+    ``budget``: after a look, only the open lines whose round fits the time left (``budget.affordable``), the others
+    stopped with the budget as their why.
 
     Each round's turns are planned when it starts (seeded by the run's seed and the round, recorded); a resumed
     run replays the rounds its journal holds and, its data being the same, looks the same way.
@@ -236,8 +266,11 @@ def measure_until_decided(live: dict[str, LiveCell], request: RunRequest, journa
     head.sequential = seq = {"cap": cap, "alpha": LOOK_ALPHA, "judge": request.judge, "looks": look_rounds(warm, cap),
                           "first_look": first_look(warm), "history": history.source if warm and history else "",
                           "lines": []}
+    if budget is not None:
+        seq["budget_s"] = budget.seconds
     head.turns = []
     first: dict[tuple[str, str, str, str], tuple[int, str]] = {}    # each line's first stop: (round, why)
+    cut: set[tuple[str, str, str, str]] = set()     # lines the budget stopped: never measured again in this run
     last: dict[tuple[str, str, str, str], LineState] = {}
     t_start = time.monotonic()
     console.print("\\[tfmatrix] sequential rounds: up to %d; lines judged after rounds %s at %.2f%% each (%s)" % (
@@ -258,18 +291,35 @@ def measure_until_decided(live: dict[str, LiveCell], request: RunRequest, journa
             live[turn.order[0]].retries.remove((turn.round, turn.slice))
             _turn(live, turn, turns + again, journal, head, console, how, t_start)
         if not is_look(round_no, warm, cap):
-            continue
-        states = judged(live, head, history)
-        for st in states:           # a line stopped at its first look not open since (rounds for a neighbour can
-            last[st.key] = st       # reopen it: it is then open again, and its stop is its later one)
-            if st.state == OPEN:
-                first.pop(st.key, None)
-            else:
-                first.setdefault(st.key, (round_no, why_stopped(st.state, round_no, cap, margin)))
-        still = open_variants(states)
-        console.print("\\[tfmatrix] look after round %d: %d lines decided, %d the same, %d open%s" % (
-            round_no, sum(s.state == DECIDED for s in states), sum(s.state == SAME for s in states),
-            sum(s.state == OPEN for s in states), "" if still and round_no < cap else "; done"))
+            if budget is None or round_no >= cap:
+                continue
+            # no look here, yet the next round must fit: its lines, all open, cut to the budget like a look's
+            states = [dataclasses.replace(st, state=OPEN) for st in judged(live, head, history) if st.key not in cut]
+            for st in states:
+                last[st.key] = st
+            fits = cut_to_budget(states, live, budget, round_no, first, cut, console)
+            if fits is None:
+                continue
+            still = fits
+        else:
+            states = judged(live, head, history)
+            for st in states:           # a line stopped at its first look not open since (rounds for a neighbour
+                last[st.key] = st       # can reopen it: it is then open again, and its stop is its later one)
+            states = [st for st in states if st.key not in cut]     # stopped by the budget: not measured again
+            for st in states:
+                if st.state == OPEN:
+                    first.pop(st.key, None)
+                else:
+                    first.setdefault(st.key, (round_no, why_stopped(st.state, round_no, cap, margin)))
+            still = open_variants(states)
+            console.print("\\[tfmatrix] look after round %d: %d lines decided, %d the same, %d open%s%s" % (
+                round_no, sum(s.state == DECIDED for s in states), sum(s.state == SAME for s in states),
+                sum(s.state == OPEN for s in states), ", %d left open by the budget" % len(cut) if cut else "",
+                "" if still and round_no < cap else "; done"))
+            if not still or round_no >= cap:
+                break
+            fits = cut_to_budget(states, live, budget, round_no, first, cut, console) if budget else None
+            still = still if fits is None else fits
         if not still:
             break
         for name, lc in live.items():

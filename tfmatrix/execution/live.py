@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ..matrix import Cell
+from ..progress import fmt_duration
 from ..results.cell_log import CellLog
 from ..results.documents import CellRequest, SuiteResults
 from ..results.journal import JournalHead
@@ -74,6 +75,8 @@ class LiveCell:
     slice_failures: dict[tuple[int, str], list[str]] = field(default_factory=dict)   # (round, slice) -> reasons
     retries: list[tuple[int, str]] = field(default_factory=list)   # (round, slice) to measure again after the turns
     focus: dict[str, list[str]] | None = None   # a sequential round's slices and their open variants (None: all)
+    overhead_s: dict[str, float] = field(default_factory=dict)  # slice -> its last run's seconds beyond its variants
+    variant_s: dict[str, float] = field(default_factory=dict)   # variant id -> seconds of its last run
 
     @property
     def cell(self) -> Cell:
@@ -147,6 +150,7 @@ def run_slice(lc: LiveCell, turn: Turn, journal: Path, cpus: str | None = None) 
         if outcome.status == "ok" and outcome.results is not None:
             write_json_atomic(slice_file(journal, cell.name, turn.round, turn.slice), outcome.results.to_json())
             lc.add(turn.round, turn.slice, outcome.results)
+            timed(lc, turn.slice, ran.seconds, outcome.results)
             return
         said_why = outcome.results is not None and bool(outcome.results.error)    # the suite's own verdict
         if outcome.status != "timeout" and lc.renew is not None and not said_why:
@@ -157,6 +161,17 @@ def run_slice(lc: LiveCell, turn: Turn, journal: Path, cpus: str | None = None) 
     lc.failed = outcome
     lc.log("cell %s in %s" % (outcome.status, lc.failure))
     env.close()
+
+def timed(lc: LiveCell, key: str, seconds: float, doc: SuiteResults) -> None:
+    """What the slice's run cost, split into its variants' own time and the rest (the process start, imports):
+    the costs a time budget plans the next round with (``budget.SliceCosts``)."""
+    spent = 0.0
+    for rec in doc.records:
+        took = float(rec.get("wall_s") or 0.0)
+        lc.variant_s[rec["id"]] = took
+        spent += took
+    lc.overhead_s[key] = max(0.0, seconds - spent)
+
 
 def stop_if_disk_full(where: Path) -> None:
     """A slice that failed on a full disk is no fault of the cell: the run stops (ENOSPC), its journal kept."""
@@ -255,11 +270,17 @@ def cell_results(lc: LiveCell, head: JournalHead) -> SuiteResults | None:
         failure.append("this cell failed in %s; its results pool the %d slices it completed before that "
                        "(%d of %d rounds whole)%s" % (lc.failure, len(lc.done), len(complete), rounds,
                                                       "; " + _never_measured(missing) if missing else ""))
+    cut = head.how.get("budget")      # a fixed-round run the time budget stopped early (``interleaved.measure``)
+    if isinstance(cut, dict):
+        failure.append("the time budget (%s) left room for %d of the %d rounds asked"
+                       % (fmt_duration(float(cut["seconds"])), int(cut["rounds"]), rounds))
     warnings = pooled_warnings(plan.warnings, records, float(plan.config.get("unstable_cv") or 0.1), *failure,
                                *failure_warnings(lc))
     turns = [t for t in head.turns if lc.cell.name in t[3]]
     schedule = {"kind": "interleaved", "run": head.run, "seed": head.seed, "rounds_asked": rounds,
                 "turns": turns}
+    if isinstance(cut, dict):
+        schedule["budget"] = cut
     ran = max((r for r, _ in lc.done), default=1)
     seq = head.sequential
     if seq is not None:       # rounds: the most any slice ran; each claim line's own rounds and stop

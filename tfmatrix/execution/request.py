@@ -34,6 +34,7 @@ class RunRequest:
     claims_only: bool = False           # ``only`` is the claims' variants: each cell keeps those that make its lines
     claims: tuple[Claim, ...] = field(default_factory=builtin)   # the claims a sequential run's looks judge
     families: tuple[str, ...] = ()      # the built-in claim families asked (``--claims``); () the seeds, as before
+    budget_s: float | None = None       # ``--budget``: the run's seconds; later rounds only where they fit (budget.py)
 
     def for_cell(self, cell: Cell) -> CellRequest:
         """What this run asks of ``cell``: stored in its file (``job`` makes it once per cell)."""

@@ -10,11 +10,12 @@ import csv
 import io
 import json
 from collections import Counter
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from markupsafe import Markup
 
+from ..analysis.break_even import break_even
 from ..analysis.claim_records import SEEDS
 from ..analysis.claims import CANNOT, HOLDS, NOT_MEASURED, REVERSED, THIN, UNCLEAR, ClaimCell, ClaimLine, ClaimResult
 from ..analysis.sequential import LOOKS, MAX_ROUNDS
@@ -87,16 +88,47 @@ def overhead_words(result: ClaimResult, line: ClaimLine) -> str:
     return f"{side} costs {fmt_seconds(abs(more))} more per call than {other}"
 
 
+def traces_text(extra: Mapping[str, Any]) -> str:
+    """A tracing variant's count (``graphs.tracing``: ``extra.traces`` in ``extra.calls``), the direct answer to
+    "does a new Python value retrace?" where a compile per call swamps the time: "23 traces in 23 calls (one per
+    call)" ("" without counts)."""
+    traces, calls = extra.get("traces"), extra.get("calls")
+    if not isinstance(traces, int) or not isinstance(calls, int) or not calls:
+        return ""
+    each = " (one per call)" if traces == calls and calls > 1 else ""
+    return f"{traces:,} trace{'s' if traces != 1 else ''} in {calls:,} calls{each}"
+
+
 def figures_words(line: ClaimLine) -> str:
     """What each side measured beside its samples (``Variant.figures``: a fresh process's compile time, a training
-    loop's drift), with units: "A: drift_pct_per_100_steps 0.4 %/100 steps, rss_growth_mib 1.2 MiB" ("" for none)."""
+    loop's drift, with units; a tracing variant's count of traces): "A: drift_pct_per_100_steps 0.4 %/100 steps,
+    rss_growth_mib 1.2 MiB" ("" for none)."""
     c = line.comparison
     parts = []
     for side, cell, vid in (("A", c.cell_a, c.a_id), ("B", c.cell_b, c.b_id)):
         found = next((v for v in cell.variants if v.id == vid), None)
-        if found is not None and found.figures:
-            parts.append(f"{side}: " + ", ".join(f"{name} {fig.text()}" for name, fig in found.figures.items()))
+        if found is None:
+            continue
+        said = [f"{name} {fig.text()}" for name, fig in found.figures.items()] + [traces_text(found.extra)]
+        if any(said):
+            parts.append(f"{side}: " + ", ".join(p for p in said if p))
     return "; ".join(parts)
+
+
+def pays_words(result: ClaimResult, line: ClaimLine) -> str:
+    """Where the side decided faster per call has the dearer first call (a compile, a first GPU call): after how
+    many calls it pays (``analysis.break_even``); "" elsewhere."""
+    if line.verdict not in (HOLDS, REVERSED):
+        return ""
+    c = line.comparison
+    a = next((v for v in c.cell_a.variants if v.id == c.a_id), None)
+    b = next((v for v in c.cell_b.variants if v.id == c.b_id), None)
+    if a is None or b is None:
+        return ""
+    a_faster = c.time_a < c.time_b
+    fast, slow = (a, b) if a_faster else (b, a)
+    found = break_even(fast, slow, min(c.time_a, c.time_b), max(c.time_a, c.time_b))
+    return found.text("A" if a_faster else "B") if found else ""
 
 
 def line_view(result: ClaimResult, line: ClaimLine, varying: list[str], why: str = "") -> dict[str, Any]:
@@ -111,7 +143,7 @@ def line_view(result: ClaimResult, line: ClaimLine, varying: list[str], why: str
         "rounds": "; ".join(p for p in (f"paired over {ci.rounds} rounds" if ci.rounds else "", line.stopped) if p),
         "words": ratio_words(line, result.claim.a),
         "overhead": overhead_words(result, line),
-        "figures": figures_words(line),
+        "figures": "; ".join(p for p in (figures_words(line), pays_words(result, line)) if p),
         "times": f"{fmt_seconds(c.time_a)} vs {fmt_seconds(c.time_b)}",
         "verdict": line.verdict,
         "verdict_class": VERDICT_CLASS[line.verdict],

@@ -94,6 +94,7 @@ def device_pairs(df: pd.DataFrame, cells: Sequence[Any]) -> list[DevicePair]:
                 pair.void = control_moved(pair.view.rows, params_a)
             out.append(pair)
             families.setdefault((family_key(a), pair.setting_a, pair.setting_b), []).append((pair, params_a))
+    data = {str(v.id): v.data for c in cells for v in c.variants if v.data}     # where each variant's data lives
     for members in families.values():
         params: dict[str, Any] = {}
         for _, params_a in members:
@@ -101,7 +102,7 @@ def device_pairs(df: pd.DataFrame, cells: Sequence[Any]) -> list[DevicePair]:
         first = members[0][0]
         valid = [pair for pair, _ in members if not pair.void]
         first.crossovers = crossovers([c for pair in valid for c in pair.view.rows], params,
-                                      without_controls=first.gpu_cpu) if valid else []
+                                      without_controls=first.gpu_cpu, data=data) if valid else []
         first.family = [f"{p.view.candidate} against {p.view.baseline}" for p, _ in members] if len(members) > 1 \
             else []
     return out
