@@ -75,9 +75,12 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def _setting(text: str) -> Tuple[str, Any]:
+    """``NAME=VALUE`` or ``NAME[INDEX]=VALUE`` (an element of a shape: ``batch_shape[0]=64``)."""
+    import re
+
     name, sep, value = text.partition("=")
-    if not sep or not name or not value:
-        raise argparse.ArgumentTypeError("expected NAME=VALUE, e.g. n=300")
+    if not sep or not re.fullmatch(r"[a-z_][a-z0-9_]*(\[[0-9]\])?", name) or not value:
+        raise argparse.ArgumentTypeError("expected NAME=VALUE or NAME[INDEX]=VALUE, e.g. n=300, batch_shape[0]=64")
     return name, parse_value(value)
 
 
@@ -124,7 +127,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         sp.add_argument("--only", action="append", default=[], metavar="PATTERN",
                         help="glob on variant id or benchmark name (plain text: substring); repeatable")
         sp.add_argument("--set", action="append", type=_setting, default=[], metavar="NAME=VALUE",
-                        help="the variants with this parameter at another value (a sweep's size: n=300); repeatable")
+                        help="the variants with this parameter (or NAME[I]: one element of a shape) at another value "
+                             "(a sweep's size: n=300, batch_shape[0]=64); repeatable")
         if name == "list":
             sp.add_argument("--json", action="store_true")
         else:

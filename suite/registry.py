@@ -63,17 +63,30 @@ def select(variants: Sequence[Variant], patterns: Sequence[str]) -> List[Variant
 def with_values(variants: Sequence[Variant], values: Sequence[Tuple[str, Any]]) -> List[Variant]:
     """The variants with these parameters set to other values (a sweep's sizes: ``n=300``).
 
-    Only a variant that has the parameter changes; its id changes with it, so
-    a record never passes for the preset's own size.
+    ``NAME[I]`` sets element I of a shape (``batch_shape[0]=64``: the batch).
+    Only a variant that has the parameter (and the element) changes; its id
+    changes with it, so a record never passes for the preset's own size.
     """
-    wanted = dict(values)
-    if not wanted:
+    if not values:
         return list(variants)
+    whole = {k: x for k, x in values if "[" not in k}
+    parts: Dict[str, Dict[int, Any]] = {}
+    for k, x in values:
+        if "[" in k:
+            name, index = k[:-1].split("[", 1)
+            parts.setdefault(name, {})[int(index)] = x
     out = []
     for v in variants:
-        params = tuple((k, wanted.get(k, x)) for k, x in v.params)
+        params = tuple((k, _set_parts(whole.get(k, x), parts.get(k, {}))) for k, x in v.params)
         out.append(dataclasses.replace(v, params=params) if params != v.params else v)
     return out
+
+
+def _set_parts(value: Any, parts: Dict[int, Any]) -> Any:
+    """``value`` (a shape tuple) with the elements ``parts`` names set; anything else as it is."""
+    if not parts or not isinstance(value, (tuple, list)):
+        return value
+    return type(value)(parts.get(i, x) for i, x in enumerate(value))
 
 
 def parse_value(text: str) -> Any:

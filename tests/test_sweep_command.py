@@ -68,6 +68,36 @@ def test_a_variant_that_is_not_one_is_refused_after_its_first_process(tmp_path: 
     assert code == 2 and "must select one variant that runs in" in err and len(err.splitlines()) == 1
 
 
+def test_a_size_inside_a_shape_is_set_by_its_element_in_real_suite_processes() -> None:
+    """``--set batch_shape[0]=8`` (the sweep's batch axis) reaches the suite's catalogue: every variant with a batch
+    shape has that batch, its id with it; a plain name and a malformed one as before."""
+    import subprocess
+
+    def ids(*sets: str) -> list[str]:
+        done = subprocess.run([sys.executable, "-m", "suite", "list", "--preset", "quick", "--only", "inference.tiny*",
+                               *[a for s in sets for a in ("--set", s)]], capture_output=True, text=True, cwd=ROOT,
+                              env={"PYTHONPATH": str(FAKE_TF), "PATH": "/usr/bin:/bin"})
+        assert done.returncode == 0, done.stderr
+        return [line.strip() for line in done.stdout.splitlines() if line.startswith("    ")]
+
+    plain, set8 = ids(), ids("batch_shape[0]=8")
+    assert plain and len(plain) == len(set8)
+    assert all("batch_shape=32x4," in v for v in plain) and all("batch_shape=8x4," in v for v in set8)
+    bad = subprocess.run([sys.executable, "-m", "suite", "list", "--set", "batch_shape[x]=8"], capture_output=True,
+                         text=True, cwd=ROOT)
+    assert bad.returncode == 2 and "NAME[INDEX]=VALUE" in bad.stderr
+
+
+def test_a_sweep_along_an_axis_its_variant_does_not_have_is_refused(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    matrix = _matrix(tmp_path, str(_python(tmp_path)))
+    code = main(["sweep", "one", "two", "--axis", "batch", "--only", "tensor_ops.matmul[impl=numpy.dot*",
+                 "--matrix", str(matrix), "--reports", str(tmp_path / "out")])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1
+    assert "--axis batch sets batch_shape[0], which tensor_ops.matmul[impl=numpy.dot" in err
+
+
 def test_a_sweep_through_real_suite_processes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """np.dot at 16 and 64 in one and two threads: each size two paired rounds (fresh processes), the answer kept."""
     matrix = _matrix(tmp_path, str(_python(tmp_path)))

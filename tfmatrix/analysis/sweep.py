@@ -51,6 +51,7 @@ class Work:
 
     name: str
     power: float                # work = size ** power
+    sets: tuple[str, ...] = ()  # the suite parameters (``suite run --set``) that are the size: ``batch_shape[0]``
 
     def of(self, size: float) -> float:
         return size ** self.power
@@ -59,8 +60,9 @@ class Work:
         return work ** (1.0 / self.power)
 
 
-WORK = {"n": Work("matrix size n (n^3 multiply-adds)", 3.0), "batch": Work("batch size", 1.0),
-        "side": Work("image side (side^2 pixels)", 2.0)}
+WORK = {"n": Work("matrix size n (n^3 multiply-adds)", 3.0, ("n",)),
+        "batch": Work("batch size", 1.0, ("batch_shape[0]",)),
+        "side": Work("image side (side^2 pixels)", 2.0, ("input_shape[1]", "input_shape[2]"))}
 
 
 @dataclass(frozen=True)

@@ -69,7 +69,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             envs.append(env)
         seed = args.seed if args.seed is not None else random.randrange(2 ** 31)
         sweeper = SizeSweeper((cells[0], cells[1]), (envs[0], envs[1]), args.only, args.axis, preset, log,
-                              random.Random(seed))
+                              random.Random(seed), sets=WORK[args.axis].sets)
 
         def measure(size: float, rounds: int) -> Any:
             probe = sweeper.measure(size, rounds)
@@ -110,7 +110,8 @@ def configure_sweep(p: argparse.ArgumentParser) -> None:
     p.add_argument("b", metavar="CELL_B", help="the same interpreter in the other setting (the GPU, two threads)")
     p.add_argument("--only", required=True, metavar="PATTERN",
                    help="the one variant to sweep (glob on variant id, as the suite's --only)")
-    p.add_argument("--axis", default="n", help="its size parameter (default: n, seed 002's matrix size)")
+    p.add_argument("--axis", default="n", help="its size: n (seed 002's matrix size, the default), batch (the batch "
+                                               "of seeds 000/001's batch_shape), side (seed 003's image side)")
     p.add_argument("--from", dest="low", type=int, default=16, metavar="SIZE", help="the smallest size (default 16)")
     p.add_argument("--to", dest="high", type=int, default=2048, metavar="SIZE", help="the largest size (default 2048)")
     add_rounds(p, fewest=2, most=12, default=2, then=" at each size first; doubled where the sign is still open")

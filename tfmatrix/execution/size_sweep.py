@@ -42,12 +42,14 @@ class SizeSweeper:
     rng: random.Random
     kept: dict[float, list[tuple[list[float], list[float]]]] = field(default_factory=dict)   # size -> rounds
     variant: str = ""
+    sets: tuple[str, ...] = ()      # the suite parameters that are the size (``analysis.sweep.Work.sets``; () axis)
 
     def one(self, side: int, size: float) -> list[float]:
         """One fresh process of setting ``side`` at ``size``: its samples (seconds)."""
         cell, env = self.cells[side], self.envs[side]
         out = Path(env.suite_path(f"{cell.name}-{self.axis}{size:g}-{len(self.kept.get(size, []))}.json"))
-        done = env.run_suite(["run", "--preset", self.preset, "--only", self.only, "--set", f"{self.axis}={size:g}",
+        sets = [a for target in self.sets or (self.axis,) for a in ("--set", f"{target}={size:g}")]
+        done = env.run_suite(["run", "--preset", self.preset, "--only", self.only, *sets,
                               "--processes", "1", "--out", str(out), "--cell", cell.name, "--target", cell.target,
                               "--runner", "existing"], self.log, PROCESS_TIMEOUT_S)
         doc: dict[str, Any] = json.loads(out.read_text()) if out.is_file() else {}
@@ -58,6 +60,10 @@ class SizeSweeper:
                 f"no records (exit {done.returncode}; see {self.log.path})"
             raise UserError(f"sweep: --only {self.only} must select one variant that runs in {cell.name} at "
                             f"{self.axis}={size:g}: {what}")
+        missing = [t for t in self.sets or (self.axis,) if set_value(ok[0].get("params") or {}, t) != size]
+        if missing:
+            raise UserError(f"sweep: --axis {self.axis} sets {', '.join(missing)}, which {ok[0]['id']} (chosen by "
+                            f"--only {self.only}) does not have; choose a variant with that size")
         self.variant = str(ok[0]["id"])
         return [float(x) for x in ok[0]["per_process"][0]]
 
@@ -78,3 +84,12 @@ class SizeSweeper:
         ci = ratio_ci(c)
         point = SizePoint(size, ci.ratio, ci.low, ci.high, self.variant, change_verdict(ci))
         return Probe(size, math.exp(a.mean), math.exp(b.mean), point, rounds)
+
+
+def set_value(params: dict[str, Any], target: str) -> Any:
+    """The value a record's parameters hold at ``target`` (``n``, or ``batch_shape[0]``: an element); None: none."""
+    name, _, index = target.rstrip("]").partition("[")
+    value = params.get(name)
+    if not index:
+        return value
+    return value[int(index)] if isinstance(value, list) and len(value) > int(index) else None
