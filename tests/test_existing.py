@@ -158,7 +158,7 @@ def _jax_gpu_cell(tmp_path: Path) -> Any:
 
 
 def test_a_gpu_cell_without_a_gpu_names_its_framework_and_its_tf_column_is_a_dash(tmp_path: Path) -> None:
-    from tfmatrix.report.html import env_row
+    from tfmatrix.report.environment_view import env_row
 
     cell = _jax_gpu_cell(tmp_path)
     assert cell.gpu_problem == "GPU cell keras3-jax-h200 ran WITHOUT a GPU: JAX saw none"

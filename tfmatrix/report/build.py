@@ -16,7 +16,9 @@ any time from the cell files.
 """
 from __future__ import annotations
 
+import datetime
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,16 +37,14 @@ from ..analysis.upgrade import UpgradeView, check_pair, upgrade_view
 from ..errors import UserError
 from ..results.history_docs import HistoryFound, history_in
 from ..results.noise_history import NoiseHistory, noise_history_at, write_noise_history
-from ..results.profile_docs import PROFILES_DIR, ProfilesFound, profiles_in
+from ..results.profile_docs import ProfilesFound, profiles_in
 from ..results.store import PREVIOUS_DIR, write_text_atomic
-from . import claims_view, devices_view, hardware_view, why_view
-from .bisect_view import bisect_view
+from . import devices_view, hardware_view
 from .devices_view import DevicePair
 from .hardware_view import HardwarePair
 from .html import render
-from .tables import Baselines, BenchTable, build_tables, resolve_baselines, results_csv
-from .timeline_view import timeline_view
-from .upgrade_view import page_view, upgrade_csv
+from .sections import SECTIONS, Page, Section, files_of
+from .tables import Baselines, BenchTable, build_tables, resolve_baselines
 from .warnings import Warning_, refused_warnings, warnings_for
 
 
@@ -224,26 +224,15 @@ def analyse(inputs: Inputs, asked: Asked) -> Analysed:
 
 # -- render and write --------------------------------------------------------------------------
 
-def render_files(made: Analysed, inputs: Inputs, generated: str | None) -> dict[str, str]:
-    """Every file the report writes, by its path under the report's directory, as text."""
-    cells, refused = made.cells, inputs.loaded.refused
-    page = render(cells, made.df, made.tables, made.findings, made.baselines, generated, made.claims, made.agreement,
-                  refused=refused, upgrade=page_view(made.upgrade) if made.upgrade is not None else None,
-                  hardware=hardware_view.page_view(made.hardware, cells, sum(p.gpu_cpu for p in made.devices)),
-                  devices=devices_view.page_view(made.devices),
-                  bisections=[bisect_view(b) for b in inputs.history.bisections],
-                  timelines=[timeline_view(t) for t in inputs.history.timelines],
-                  whys=why_view.why_views(made.claims, inputs.profiles),
-                  warnings=made.warnings + refused_warnings(refused))
-    rows = claims_view.rows(made.claims)
-    files = {"results.csv": results_csv(made.df), "claims.csv": claims_view.claims_csv(rows),
-             "claims.json": claims_view.claims_json(rows),
-             "hardware.csv": hardware_view.hardware_csv(made.hardware), "index.html": page}
-    if made.upgrade is not None:
-        files["upgrade.csv"] = upgrade_csv(made.upgrade)
-    for name, text in why_view.speedscope_files(inputs.profiles).items():
-        files[f"{PROFILES_DIR}/{name}"] = text
-    return files
+def render_files(made: Analysed, inputs: Inputs, generated: str | None,
+                 sections: Sequence[Section] = SECTIONS) -> dict[str, str]:
+    """Every file the report writes, by its path under the report's directory, as text: the page and what its
+    ``sections`` write beside it."""
+    page = Page(made.cells, made.df, made.tables, made.baselines, made.findings, made.claims,
+                generated or datetime.datetime.now(datetime.UTC).replace(microsecond=0).isoformat(),
+                made.agreement, inputs.loaded.refused, made.upgrade, made.hardware, made.devices, inputs.history,
+                inputs.profiles, made.warnings + refused_warnings(inputs.loaded.refused))
+    return {**files_of(sections, page), "index.html": render(page, sections)}
 
 
 def write(out_dir: Path, files: dict[str, str], noise: NoiseHistory | None) -> None:

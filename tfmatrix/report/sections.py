@@ -1,0 +1,206 @@
+"""The report's sections as a table: one row per section (asv's ``OutputPublisher``: a page is one plugin).
+
+Why a table: a section used to be threaded by hand through the analysis
+record, ``render``'s keyword parameters, its context, a nav link and a block
+of one long template (the Devices section touched ten files). Now a section
+is a ``Section`` row: its key (its partial ``sections/<key>.html`` and its
+anchor ``#key``), its nav label and place, the view that turns the ``Page``
+into its partial's context, and the files it writes beside the page. A new
+section is an analysis module, a view, a partial and one row here (and its
+test); ``html.render`` renders the rows in order and builds the nav from
+them.
+
+The page's bytes are what the one template made (the golden report is
+byte-identical): the nav keeps its fixed links on lines of their own and its
+optional ones inline (``nav_text``), and the claims' three sections move to
+the end, after a note, when no claim line was measured (``body_order``).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from markupsafe import Markup
+
+from ..analysis.cells import CellResult, Refused
+from ..analysis.chart_data import CHARTS, chart_data
+from ..analysis.claim_records import SEEDS
+from ..analysis.claims import ClaimResult
+from ..analysis.pairing import FindingResult
+from ..analysis.upgrade import UpgradeView
+from ..results.documents import CELL_FAILURES
+from ..results.history_docs import HistoryFound
+from ..results.profile_docs import PROFILES_DIR, ProfilesFound
+from . import claims_view, devices_view, hardware_view, upgrade_view, why_view
+from .bisect_view import bisect_view
+from .charts import chart_html
+from .claims_view import claim_view, sequential_note
+from .devices_view import DevicePair
+from .environment_view import env_row, schedule_view
+from .findings_view import finding_view
+from .grid import family_heads, grid_view
+from .hardware_view import HardwarePair
+from .summary_view import summary_view, variant_errors
+from .tables import Baselines, BenchTable, results_csv
+from .timeline_view import timeline_view
+from .warnings import Warning_
+
+
+@dataclass(frozen=True)
+class Page:
+    """What every section may read: the cells, their frame and the answers ``build.analyse`` computed once, what
+    lies beside the report, and when the page was generated. A section whose question is its own computes it in
+    its view from these."""
+
+    cells: list[CellResult]
+    df: pd.DataFrame
+    tables: list[BenchTable]
+    baselines: Baselines
+    findings: list[FindingResult]
+    claims: list[ClaimResult]
+    generated: str
+    agreement: list[str] = field(default_factory=list)
+    refused: Sequence[Refused] = ()
+    upgrade: UpgradeView | None = None
+    hardware: list[HardwarePair] = field(default_factory=list)
+    devices: list[DevicePair] = field(default_factory=list)
+    history: HistoryFound = field(default_factory=HistoryFound)
+    profiles: ProfilesFound = field(default_factory=ProfilesFound)
+    warnings: Sequence[Warning_] = ()
+
+    def summary(self) -> dict[str, Any]:
+        """The Summary's facts (the header and the tables read them too)."""
+        return {**summary_view(self.cells, self.df, self.baselines, self.generated), "agreement": self.agreement}
+
+    def whys(self) -> list[dict[str, Any]]:
+        return why_view.why_views(self.claims, self.profiles)
+
+
+View = Callable[[Page], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Section:
+    """One section of the page."""
+
+    key: str                                    # its partial (sections/<key>.html) and its anchor (#key)
+    view: View                                  # the partial's context
+    label: str = ""                             # its nav link ("": none)
+    nav: int = 0                                # the link's place in the nav (sections are rendered in table order)
+    shown: str | None = None                    # the context key whose truth puts the link in the nav (None: always)
+    count: Callable[[dict[str, Any]], int] | None = None     # a number the label shows: "Warnings (3)"
+    files: Callable[[Page], dict[str, str]] | None = None    # the files it writes beside the page, by name
+    claims: bool = False                        # a claims section: moved to the end when no claim was measured
+    where: Path | None = None                   # the folder holding sections/<key>.html (None: this package's)
+
+    def link(self, context: Mapping[str, Any]) -> str:
+        """Its nav link's text, as the one template wrote it: a fixed link on a line of its own, an optional one
+        inline where shown ("" where not)."""
+        label = self.label + (f" ({self.count(dict(context))})" if self.count else "")
+        if self.shown is None:
+            return f'    <a href="#{self.key}">{label}</a>\n'
+        return f'<a href="#{self.key}">{label}</a>' if context.get(self.shown) else ""
+
+
+def _grid(page: Page) -> dict[str, Any]:
+    return {"grid": grid_view(page.claims, page.cells), "only_seeds": _only_seeds(page)}
+
+
+def _only_seeds(page: Page) -> bool:
+    return all(r.claim.family == SEEDS for r in page.claims)
+
+
+def _claims(page: Page) -> dict[str, Any]:
+    heads = family_heads(page.claims)
+    anchors = {w["anchor"] for w in page.whys()}
+    return {"claims": [claim_view(r, anchors, heads.get(r.claim.key, "")) for r in page.claims],
+            "claims_level": sequential_note(page.claims), "only_seeds": _only_seeds(page)}
+
+
+def _claims_files(page: Page) -> dict[str, str]:
+    rows = claims_view.rows(page.claims)
+    return {"claims.csv": claims_view.claims_csv(rows), "claims.json": claims_view.claims_json(rows)}
+
+
+def _why_files(page: Page) -> dict[str, str]:
+    return {f"{PROFILES_DIR}/{name}": text for name, text in why_view.speedscope_files(page.profiles).items()}
+
+
+def _upgrade(page: Page) -> dict[str, Any]:
+    return {"upgrade": upgrade_view.page_view(page.upgrade) if page.upgrade is not None else None}
+
+
+def _upgrade_files(page: Page) -> dict[str, str]:
+    return {"upgrade.csv": upgrade_view.upgrade_csv(page.upgrade)} if page.upgrade is not None else {}
+
+
+def _hardware(page: Page) -> dict[str, Any]:
+    return {"hardware": hardware_view.page_view(page.hardware, page.cells, sum(p.gpu_cpu for p in page.devices))}
+
+
+def _charts(page: Page) -> dict[str, Any]:
+    charts = []
+    for chart in CHARTS:
+        data = chart_data(chart, page.df, page.cells)
+        if data is not None:
+            charts.append({"key": chart.key, "title": chart.title, "benchmarks": " ".join(data.benchmarks),
+                           "svg": Markup(chart_html(data))})
+    return {"charts": charts}
+
+
+def _failures(page: Page) -> dict[str, Any]:
+    return {"failed": [c for c in page.cells if c.status in CELL_FAILURES],
+            "skipped": [c for c in page.cells if c.status == "skipped"],
+            "variant_errors": variant_errors(page.cells), "refused": list(page.refused)}
+
+
+SECTIONS: tuple[Section, ...] = (
+    Section("grid", _grid, "Verdicts", 1, claims=True),
+    Section("claims", _claims, "Claims", 2, claims=True, files=_claims_files),
+    Section("why", lambda p: {"whys": p.whys()}, claims=True, files=_why_files),
+    Section("upgrade", _upgrade, "Upgrade", 4, shown="upgrade", files=_upgrade_files),
+    Section("summary", lambda p: {"summary": p.summary()}, "Summary", 3,
+            files=lambda p: {"results.csv": results_csv(p.df)}),
+    Section("timeline", lambda p: {"timelines": [timeline_view(t) for t in p.history.timelines]}, "Timeline", 7,
+            shown="timelines"),
+    Section("bisect", lambda p: {"bisections": [bisect_view(b) for b in p.history.bisections]},
+            "When did it change", 8, shown="bisections"),
+    Section("hardware", _hardware, "Hardware", 5, shown="hardware",
+            files=lambda p: {"hardware.csv": hardware_view.hardware_csv(p.hardware)}),
+    Section("devices", lambda p: {"devices": devices_view.page_view(p.devices)}, "Devices", 6, shown="devices"),
+    Section("warnings", lambda p: {"warnings": list(p.warnings)}, "Warnings", 9,
+            count=lambda ctx: len(ctx["warnings"])),
+    Section("findings", lambda p: {"findings": [finding_view(f, p.claims) for f in p.findings]}, "Findings", 10),
+    Section("charts", _charts, "Charts", 11),
+    Section("tables", lambda p: {"tables": p.tables, "summary": p.summary()}, "Tables", 12),
+    Section("environment", lambda p: {"env_rows": [env_row(c) for c in p.cells], "schedule": schedule_view(p.cells)},
+            "Environment", 13),
+    Section("failures", _failures, "Failures", 14,
+            count=lambda ctx: len(ctx["failed"]) + len(ctx["variant_errors"]) + len(ctx["refused"])),
+)
+
+
+def body_order(sections: Sequence[Section], contexts: Mapping[str, Mapping[str, Any]]) -> tuple[list[Section], bool]:
+    """The sections in the order the page shows them, and whether the claims' moved to the end (a grid with no
+    measured claim line: the page says so first, in the ``no_claims`` note)."""
+    grid = next((contexts[s.key].get("grid") for s in sections if s.key == "grid"), None)
+    if grid and not grid.get("measured"):
+        return [s for s in sections if not s.claims] + [s for s in sections if s.claims], True
+    return list(sections), False
+
+
+def nav_text(sections: Sequence[Section], contexts: Mapping[str, Mapping[str, Any]]) -> str:
+    """The nav's links, in their own order."""
+    return "".join(s.link(contexts[s.key]) for s in sorted((s for s in sections if s.label), key=lambda s: s.nav))
+
+
+def files_of(sections: Sequence[Section], page: Page) -> dict[str, str]:
+    """Every file the sections write beside the page, by name."""
+    out: dict[str, str] = {}
+    for s in sections:
+        if s.files is not None:
+            out.update(s.files(page))
+    return out
