@@ -19,8 +19,6 @@ from .compat import Compat, KerasHandle
 from .definitions import NotApplicable
 from .frameworks import needs_tensorflow, no_tf
 
-BACKENDS = ("jax", "torch")       # the ones without TensorFlow; "tensorflow" is the default
-
 
 def cell_backend(environ: Optional[Dict[str, str]] = None) -> str:
     """The Keras backend this cell was built for (``KERAS_BACKEND``; TensorFlow when unset)."""

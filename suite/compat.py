@@ -256,6 +256,14 @@ class Compat(TFCompat):
             raise NotApplicable("%s %s has no keras.applications.%s" % (k.flavour, k.version, name))
         return ctor
 
+    def compile_unavailable(self) -> Optional[str]:
+        """Why ``compile(jit_compile=True)`` or the framework's compiler cannot run in this cell, or None.
+
+        Nothing stops XLA in a TensorFlow cell; ``backend.BackendCompat`` says why
+        ``torch.compile`` cannot run in a PyTorch cell without a C++ compiler.
+        """
+        return None
+
     @staticmethod
     def build_train_function(model: Any, x: Any, y: Any) -> str:
         """Build ``model``'s train function (and optimizer slots) with one ``train_on_batch``.

@@ -18,7 +18,7 @@ from . import SUITE_VERSION, fingerprint
 from .definitions import Preset, Variant
 from .frameworks import framework
 from .isolation import run_worker
-from .schema import SCHEMA_NAME, SCHEMA_VERSION
+from .schema import NO_TF_BACKENDS, SCHEMA_NAME, SCHEMA_VERSION
 
 GPU_MISSING = (
     "GPU requested but TensorFlow sees no GPU: this cell would silently run on the CPU. "
@@ -58,7 +58,7 @@ def write_json_atomic(path: str, doc: Dict[str, Any]) -> None:
 def cell_framework(environ: Dict[str, str]) -> str:
     """What a cell's worker imports, for messages: "Keras 3 on JAX", or TensorFlow."""
     backend = (environ.get("KERAS_BACKEND") or "").strip().lower()
-    return "Keras 3 on %s" % framework(backend) if backend in ("jax", "torch") else "TensorFlow"
+    return "Keras 3 on %s" % framework(backend) if backend in NO_TF_BACKENDS else framework("tensorflow")
 
 
 def header(preset: Preset, only: Sequence[str], cell: Dict[str, Any], variants: Sequence[Variant]) -> Dict[str, Any]:
@@ -125,7 +125,7 @@ def take_fingerprint(doc: Dict[str, Any], log: IO[str], preset: Preset) -> Optio
         return None
     if not doc["gpu"]["requested"] and gpus:
         doc["warnings"].append("CPU cell, but %s sees GPUs %s: results may have used them" % (
-            framework(str(backend.get("name"))) if backend else "TensorFlow", ", ".join(gpus)))
+            framework(str(backend.get("name")) if backend else "tensorflow"), ", ".join(gpus)))
     return facts
 
 

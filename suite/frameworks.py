@@ -11,8 +11,11 @@ device (the GPU where it sees one). ``keras.ops`` would add Keras's dispatch
 to every op and has no compiler for a plain function, so it is not used.
 
 Variants of these benchmarks have ``api = BACKEND_API`` (their own process
-group); the fingerprint settles them n/a in TensorFlow cells, which answer
-the same questions with the ``api=tf`` variants.
+group). A TensorFlow cell answers the same questions with the ``api=tf``
+variants, so it holds no ``api=backend`` variant: ``outside`` sets them aside
+in its results' ``config.outside`` (``suite.schema.OUTSIDE_KEY``), as a JAX
+or PyTorch cell sets aside TensorFlow's. ``outside`` is the one rule of which
+framework's variant a cell runs.
 """
 from __future__ import annotations
 
@@ -20,9 +23,9 @@ import types
 from typing import Any, Callable, Dict, Optional
 
 from .definitions import BACKEND_API, Benchmark, NotApplicable, Prepared, Variant
+from .schema import FRAMEWORKS, NO_TF_BACKENDS
 
 BACKEND_SEEDS = ("002", "004")      # the seeds whose TF variants have api=backend twins
-FRAMEWORKS = {"jax": "JAX", "torch": "PyTorch", "tensorflow": "TensorFlow"}
 # call -> what it is on each backend: the plain call, the compiler as users call it, and the
 # compiler told to specialise on Python values (TF's tf.function default for Python arguments)
 CALLS = {
@@ -94,7 +97,7 @@ def outside(facts: Dict[str, Any], variant: Variant, bench: Optional[Benchmark] 
 def cell_backend_of(compat: Any) -> str:
     """The JAX/PyTorch backend the worker runs on, or NotApplicable in a TensorFlow cell."""
     backend = getattr(compat, "backend", None)
-    if backend not in ("jax", "torch"):
+    if backend not in NO_TF_BACKENDS:
         raise NotApplicable(tf_cell_reason())
     return str(backend)
 
@@ -242,8 +245,7 @@ def compiler(ops: Ops, call: str, on_trace: Callable[[], None]) -> Callable[[Cal
 
 def compile_reason(compat: Any, ops: Ops) -> Optional[str]:
     """Why the cell's compiler cannot run here (torch.compile without a C++ compiler), or None."""
-    check = getattr(compat, "compile_unavailable", None)
-    return check() if check is not None and ops.backend == "torch" else None
+    return compat.compile_unavailable() if ops.backend == "torch" else None
 
 
 # Where a backend step's data lives (``info.data``): a GPU crossover depends on it (a transfer each call moves it)

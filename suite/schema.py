@@ -8,8 +8,9 @@ old one.
 
 Besides the file format, the other texts both halves read or write live here
 once, each named below: the variant-id parameter text (``param_text``), the
-preset names (``PRESET_NAMES``) and the progress line (``PROGRESS_FORMAT`` /
-``PROGRESS_PATTERN``). ``tests/test_contracts.py`` checks that the suite and
+preset names (``PRESET_NAMES``), the progress line (``PROGRESS_FORMAT`` /
+``PROGRESS_PATTERN``) and the frameworks a cell runs on (``FRAMEWORKS``,
+``NO_TF_BACKENDS``). ``tests/test_contracts.py`` checks that the suite and
 the host use them.
 """
 from __future__ import annotations
@@ -19,6 +20,12 @@ from typing import Any, Dict, List
 # The suite's presets (``suite.definitions.PRESETS`` keys, in that order); the host
 # validates ``preset =`` in matrix files and ``--preset`` against these.
 PRESET_NAMES = ("quick", "seed", "standard", "full")
+
+# The frameworks a cell runs its benchmarks on, by Keras backend (``KERAS_BACKEND``; a cell without one runs
+# TensorFlow), each as a reader knows it; in this order wherever cells of several frameworks are listed. A Keras 3
+# cell on one of ``NO_TF_BACKENDS`` installs no TensorFlow: the suite's ``backend.BackendCompat`` stands in for it.
+FRAMEWORKS = {"tensorflow": "TensorFlow", "jax": "JAX", "torch": "PyTorch"}
+NO_TF_BACKENDS = tuple(b for b in FRAMEWORKS if b != "tensorflow")
 
 # Benchmark files from outside the suite (a user's own, ``suite.plugins``): files or
 # directories, ``os.pathsep`` between them; the host's runners set it for ``[suite] paths``.

@@ -23,6 +23,7 @@ from . import fingerprint
 from .definitions import NotApplicable, Preset, Variant, preset_from_json
 from .harness import Sampler, interleave, peak_rss_mb, reset_peak_rss, run_loop, timer
 from .registry import all_variants, benchmark_by_name, load_benchmarks
+from .schema import NO_TF_BACKENDS
 
 TRACEBACK_LINES = 25
 
@@ -232,7 +233,7 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     kind = keras_backend.cell_backend()
     tf: Any = None
-    if kind in keras_backend.BACKENDS:      # Keras 3 on JAX/PyTorch: TensorFlow is never imported
+    if kind in NO_TF_BACKENDS:      # Keras 3 on JAX/PyTorch: TensorFlow is never imported
         import keras  # noqa: F401  (imports the backend: part of the import time, like TF's)
 
         compat: Any = keras_backend.BackendCompat(kind)

@@ -143,6 +143,15 @@ def test_backend_compat_answers_tf_questions_with_not_applicable(monkeypatch: py
     monkeypatch.setattr("shutil.which", lambda name: None)
     assert "no C++ compiler" in str(compat.compile_unavailable())
     assert BackendCompat("jax").compile_unavailable() is None
+    # a TensorFlow cell's Compat answers too (callers ask every compat, no getattr): nothing stops XLA there
+    from types import SimpleNamespace
+
+    from suite.benchmarks.compiled import jit_unavailable
+    from suite.compat import Compat
+
+    tf_compat = Compat(SimpleNamespace(__version__="2.21.0"))
+    assert tf_compat.compile_unavailable() is None
+    jit_unavailable(tf_compat, True)
     assert cell_backend({}) == "tensorflow" and cell_backend({"KERAS_BACKEND": "JAX"}) == "jax"
 
 

@@ -205,3 +205,63 @@ def test_a_record_the_suite_writes_has_the_keys_the_schema_declares_and_the_host
     assert problem(dict(ok, iterations={"inner": "x"}), RECORD, "r") == "field 'r.iterations.inner' is a string " \
                                                                          "('x'), expected a number"
     assert schema.validate_record(dict(ok, schedule={**ok["schedule"], "passes": [1, 2]})) == []
+
+
+# --------------------------------------------------------------------------- the frameworks, named once
+def _framework_copies(source: str) -> list[str]:
+    """Where ``source`` spells the frameworks vocabulary (``schema.FRAMEWORKS``) again, instead of importing it.
+
+    A copy is a tuple, list or set literal holding two or more backend names (``("jax", "torch")``,
+    ``["tensorflow", "jax", "torch"]``) or a dict literal that gives a backend its display name
+    (``{"jax": "JAX"}``).
+    """
+    import ast
+
+    names, shown = set(schema.FRAMEWORKS), set(schema.FRAMEWORKS.values())
+
+    def text(node: ast.AST | None) -> Any:
+        return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            spelt = {text(e) for e in node.elts} & names
+            if len(spelt) >= 2:
+                found.append(f"line {node.lineno}: the backends {sorted(spelt)} spelt out")
+        elif isinstance(node, ast.Dict):
+            pairs = {(text(k), text(v)) for k, v in zip(node.keys, node.values, strict=True)}
+            named = any(k in names and schema.FRAMEWORKS[k] == v for k, v in pairs)
+            if named or len({v for _, v in pairs} & shown) > 1:
+                found.append(f"line {node.lineno}: the frameworks' display names spelt out")
+    return found
+
+
+def test_the_frameworks_are_named_once_in_the_schema():
+    """No module of the suite or the host spells the backends or their display names but ``suite/schema.py``."""
+    problems = []
+    for path in sorted([*(ROOT / "suite").rglob("*.py"), *(ROOT / "tfmatrix").rglob("*.py")]):
+        if path != ROOT / "suite" / "schema.py":
+            problems += [f"{path.relative_to(ROOT)} {where}" for where in _framework_copies(path.read_text())]
+    assert not problems, "import FRAMEWORKS / NO_TF_BACKENDS from suite.schema instead:\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize("copy", ['BACKENDS = ("jax", "torch")', 'ok = backend in ["torch", "jax"]',
+                                  'ORDER = ("tensorflow", "jax", "torch")', 'NAMES = {"jax": "JAX"}',
+                                  'shown = dict(a="x", **{"x": "PyTorch", "y": "TensorFlow"})'])
+def test_a_copied_framework_vocabulary_is_caught(copy):
+    assert _framework_copies(copy)
+
+
+def test_what_is_not_a_copy_of_the_vocabulary_passes():
+    assert _framework_copies('ops = {"jax": jax_ops, "torch": torch_ops}\nif backend == "jax": pass\n'
+                             'CALLS = {"jax": "jax.jit", "torch": "torch.compile"}\nx = ("tensorflow", "keras")') == []
+
+
+def test_the_suite_and_the_host_read_the_schemas_frameworks():
+    from suite.frameworks import framework
+    from tfmatrix.matrix.releases import load_table
+
+    assert schema.NO_TF_BACKENDS == ("jax", "torch")
+    assert [framework(b) for b in schema.FRAMEWORKS] == ["TensorFlow", "JAX", "PyTorch"]
+    # the compatibility table's Keras 3 backends are the suite's frameworks, in the same order
+    assert load_table().keras3.backends == tuple(schema.FRAMEWORKS)

@@ -14,7 +14,7 @@ from types import SimpleNamespace
 import pytest
 from e2e import MATRICES, cell_docs, records, require, tfmatrix
 
-from suite.schema import validate
+from suite.schema import NO_TF_BACKENDS, validate
 from tfmatrix.analysis.cells import load_dir
 from tfmatrix.analysis.findings import FINDINGS
 from tfmatrix.analysis.frame import build_frame
@@ -22,7 +22,6 @@ from tfmatrix.analysis.pairing import compute
 from tfmatrix.runners import engine as docker_engine
 
 pytestmark = pytest.mark.docker
-BACKENDS = ("jax", "torch")
 BENCH = ("training.question*model=small*", "inference.tiny*stage=compiled*", "compiled.*", "tensor_ops.matmul*")
 
 
@@ -37,7 +36,7 @@ def backend_run(tmp_path_factory):
     return SimpleNamespace(proc=proc, reports=reports, docs=cell_docs(reports), seconds=time.monotonic() - t0)
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("backend", NO_TF_BACKENDS)
 def test_keras3_runs_on_the_backend_without_tensorflow(backend_run, backend):
     doc = backend_run.docs[f"keras3-{backend}-cpu"]
     assert doc["status"] == "ok", doc["reason"]

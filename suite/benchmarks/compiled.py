@@ -111,8 +111,7 @@ def require_jit_keyword(k: Any, model: Any) -> None:
 
 def jit_unavailable(compat: Any, jit: bool) -> None:
     """NotApplicable where ``jit_compile=True`` cannot work in this cell (torch.compile without a C++ compiler)."""
-    unavailable = getattr(compat, "compile_unavailable", None)
-    reason = unavailable() if (jit and unavailable is not None) else None
+    reason = compat.compile_unavailable() if jit else None
     if reason:
         raise NotApplicable(reason)
 

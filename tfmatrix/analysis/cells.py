@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from suite.schema import FRAMEWORKS
+
 from ..errors import UserError
 from ..results.documents import Attempt, CellDoc, SuiteResults, read_cell
 from ..results.store import read_tail
@@ -24,10 +26,6 @@ from ..versions import VersionKey, major, minor_series, version_key
 from .variant import Variant
 
 CPU_FLAGS_SHOWN = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512_vnni", "avx512_bf16", "amx_tile")
-
-
-# The framework that looks for the GPU in a cell, by Keras 3 backend (any other: TensorFlow).
-FRAMEWORKS = {"jax": "JAX", "torch": "PyTorch"}
 
 
 def _obj(value: Any) -> Mapping[str, Any]:
@@ -302,7 +300,8 @@ def describe(doc: CellDoc, path: Path) -> CellResult:
     problem = None
     if target == "gpu" and results is not None and tf.reported and (gpu.get("ok") is False or not gpus):
         detail = f" ({tf.gpu_error})" if tf.gpu_error else ""
-        framework = FRAMEWORKS.get(str(spec.get("backend") or tf.backend), "TensorFlow")
+        # the framework that looks for the GPU in the cell, by Keras 3 backend (any other: TensorFlow)
+        framework = FRAMEWORKS.get(str(spec.get("backend") or tf.backend), FRAMEWORKS["tensorflow"])
         problem = f"GPU cell {name} ran WITHOUT a GPU: {framework} saw none{detail}"
     log_tail = doc.log_tail
     if not log_tail and status != "ok":

@@ -16,10 +16,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from suite.schema import param_text
+from suite.schema import FRAMEWORKS, param_text
 
 from .claim_file import Where, suggest
-from .claim_records import FRAMEWORKS, CellLike, Claim
+from .claim_records import CellLike, Claim
 from .findings import ParamSpec, in_benchmarks, matches
 
 

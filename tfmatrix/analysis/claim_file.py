@@ -38,11 +38,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from suite.schema import param_text
+from suite.schema import FRAMEWORKS, NO_TF_BACKENDS, param_text
 
 from ..errors import UserError
 from ..matrix.records import CLAIM_FAMILIES
-from .claim_records import FRAMEWORKS, MARGIN, NOT_A, SEEDS, CellMatch, Claim, Setup, answered_with
+from .claim_records import MARGIN, NOT_A, SEEDS, CellMatch, Claim, Setup, answered_with
 from .findings import Compare, ParamSpec, param_spec
 
 SCHEMA, SCHEMA_VERSION = "tfmatrix.claims", 1
@@ -172,7 +172,7 @@ def _setups(where: Where, value: Any) -> tuple[Setup, ...]:
             raise here.error("answer", "expected a table of backend = label",
                              'write answer = { jax = "jax.jit", torch = "torch.compile" }')
         for backend, label in answer.items():
-            if backend not in ("jax", "torch"):
+            if backend not in NO_TF_BACKENDS:
                 raise here.error("answer", f"{backend!r} has TensorFlow's answer already",
                                  "name jax or torch (a TensorFlow cell answers with backends = [\"tensorflow\"])")
             out.append(Setup(Compare(globs, a, b, (backend,)), answered_with(label, backend)))

@@ -18,13 +18,14 @@ import fnmatch
 from dataclasses import dataclass
 from typing import Protocol
 
+from suite.schema import FRAMEWORKS
+
 from ..versions import minor_series
 from .findings import Compare
 
 NOT_A = "not_a"       # a claim that side a does not help: judged against ``Claim.margin``, not against 1
 MARGIN = 0.10         # "does not help": a is not faster by more than this (its interval says so)
 SEEDS = "seeds"       # the family of the seeds' own claims (../shared/seeds/): shown as "seed 000"
-FRAMEWORKS = {"tensorflow": "TensorFlow", "jax": "JAX", "torch": "PyTorch"}   # Compare.backends -> its name
 
 
 class CellLike(Protocol):

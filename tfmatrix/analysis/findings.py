@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Protocol
 
-from suite.schema import param_text
+from suite.schema import NO_TF_BACKENDS, param_text
 
 ParamSpec = Mapping[str, "str | tuple[str, ...]"]
 
@@ -89,7 +89,7 @@ def spec_text(spec: ParamSpec) -> str:
 TRAINING = ("training.*",)
 INFERENCE = ("inference.*",)
 CALLS = ("graphs.power", "graphs.matmul_bias")       # call=eager|tf.function|session; api=backend: eager|compiled
-TF, JAX_TORCH = ("tensorflow",), ("jax", "torch")    # Compare.backends: TF's questions, and JAX/PyTorch's own
+TF = ("tensorflow",)      # Compare.backends: TF's questions (NO_TF_BACKENDS: JAX's and PyTorch's own)
 
 FINDINGS: tuple[Finding, ...] = (
     Finding(
@@ -147,7 +147,7 @@ FINDINGS: tuple[Finding, ...] = (
                          param_spec(call="eager", jit_compile="none")),
                  Compare(CALLS, param_spec(call="tf.function"), param_spec(call="eager"), TF),
                  Compare(CALLS, param_spec(call="compiled", api="backend"), param_spec(call="eager", api="backend"),
-                         JAX_TORCH)),
+                         NO_TF_BACKENDS)),
         note="inference.*: tf.function(model)(x) vs model(x); graphs.xla: a Keras application's forward pass "
              "(seed 003, jit_compile=None); graphs.power/matmul_bias: seed 004's functions. On a Keras 3 cell "
              "without TF (JAX, PyTorch) seed 004's functions are compiled with jax.jit or torch.compile instead.",
@@ -191,7 +191,7 @@ FINDINGS: tuple[Finding, ...] = (
         compare=(Compare(("tensor_ops.matmul",), param_spec(impl="tf.matmul", api="tf", mode="eager"),
                          param_spec(impl="numpy.dot", api="numpy", mode="eager"), TF),
                  Compare(("tensor_ops.matmul",), param_spec(impl="matmul", api="backend", mode="eager"),
-                         param_spec(impl="numpy.dot", api="numpy", mode="eager"), JAX_TORCH)),
+                         param_spec(impl="numpy.dot", api="numpy", mode="eager"), NO_TF_BACKENDS)),
         note="On a Keras 3 cell without TF the framework's own product answers: jax.numpy.matmul (float64 with "
              "jax_enable_x64) or torch.matmul.",
     ),
@@ -201,7 +201,7 @@ FINDINGS: tuple[Finding, ...] = (
         compare=(Compare(("tensor_ops.batched_matmul",), param_spec(impl="einsum", api="tf"),
                          param_spec(impl="loop_stack", api="tf"), TF),
                  Compare(("tensor_ops.batched_matmul",), param_spec(impl="einsum", api="backend"),
-                         param_spec(impl="loop_stack", api="backend"), JAX_TORCH)),
+                         param_spec(impl="loop_stack", api="backend"), NO_TF_BACKENDS)),
         note="On a Keras 3 cell without TF the seed's two functions run on jax.numpy or torch.",
     ),
 )

@@ -26,7 +26,7 @@ from typing import Any
 
 import pandas as pd
 
-from suite.schema import param_text
+from suite.schema import FRAMEWORKS, param_text
 
 from .cells import CellResult
 from .findings import FINDINGS, Compare, Finding, ParamSpec, in_benchmarks, matches, param_spec, spec_text
@@ -357,9 +357,6 @@ def _compare_cells(finding: Finding, cmp: Compare, rows: pd.DataFrame, cells: li
                                 f"{', '.join(older)} appear{'s' * (len(older) == 1)} in the tables.")
 
 
-BACKEND_ORDER = ("tensorflow", "jax", "torch")
-
-
 def _compare_backends(finding: Finding, cmp: Compare, rows: pd.DataFrame, cells: list[CellResult],
                       result: FindingResult) -> None:
     """Same Keras 3 version and target, different backend: every pair, later backend (a) over earlier (b).
@@ -367,7 +364,7 @@ def _compare_backends(finding: Finding, cmp: Compare, rows: pd.DataFrame, cells:
     A TF cell runs the Keras 3 model as ``api=tf.keras``, a JAX/PyTorch cell as ``api=keras``
     (there is no tf.keras without TF): the api is left out of the pairing key.
     """
-    with_rows = [c for c in cells if c.name in set(rows["cell"]) and c.backend in BACKEND_ORDER]
+    with_rows = [c for c in cells if c.name in set(rows["cell"]) and c.backend in FRAMEWORKS]
     groups: dict[tuple[str, str], list[CellResult]] = {}
     for c in with_rows:
         groups.setdefault((c.target, c.keras_version), []).append(c)
@@ -379,7 +376,7 @@ def _compare_backends(finding: Finding, cmp: Compare, rows: pd.DataFrame, cells:
                                 + (f" (other Keras 3 versions: {', '.join(others)})" if others else "")
                                 + "; nothing to compare.")
             continue
-        ordered = [by_backend[b] for b in BACKEND_ORDER if b in by_backend]
+        ordered = [by_backend[b] for b in FRAMEWORKS if b in by_backend]
         for i, cell_b in enumerate(ordered):
             for cell_a in ordered[i + 1:]:
                 api_a, api_b = (("tf.keras" if c.backend == "tensorflow" else "keras") for c in (cell_a, cell_b))

@@ -29,6 +29,8 @@ from typing import Any
 
 import jinja2
 
+from suite.schema import NO_TF_BACKENDS
+
 from .. import paths
 from ..matrix import PATTERNS, Cell
 from ..matrix.releases import Backend, Release, Table, load_table
@@ -79,7 +81,7 @@ def check_cell(cell: Cell) -> None:
     _gate("name", cell.name, "cell name")
     if cell.has_tf:
         _gate("tf", cell.tf, "TF version")
-    elif cell.backend not in ("jax", "torch"):
+    elif cell.backend not in NO_TF_BACKENDS:
         raise RenderError(f"refusing to render backend {cell.backend!r}")
     _gate("python", cell.python, "Python version")
     if cell.target not in ("cpu", "gpu"):
