@@ -82,9 +82,9 @@ def main() -> int:
     ap.add_argument("--work", help="directory for the files and the run (default: a new one under /tmp)")
     ap.add_argument("--analyse-only", action="store_true", help="re-read the run in --work")
     args = ap.parse_args()
-    from tfmatrix.analysis.ab import compare_sides
     from tfmatrix.analysis.cells import load_dir
-    from tfmatrix.analysis.sequential import run_alpha
+    from tfmatrix.analysis.compare.ab import compare_sides
+    from tfmatrix.analysis.stopping import run_alpha
     from tfmatrix.commands.ab import ROUNDS, SAMPLES
 
     work = Path(args.work or tempfile.mkdtemp(prefix="bench-ab-"))

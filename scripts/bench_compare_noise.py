@@ -75,7 +75,7 @@ def power(tmp: Path) -> None:
 
 def wander(tmp: Path) -> None:
     """Variants that a run puts off beyond their rounds (2% / 9%, as real pairs show): 5 kept runs, with and without
-    their run-to-run wander added to the contrasts (``history.run_spread``)."""
+    their run-to-run wander added to the contrasts (``runs.kept.run_spread``)."""
     med, p90 = NOISES["this host 11.4%/22.1%"]
     for gen in ({"wander_median": 0.02, "wander_p90": 0.09}, {}):
         m = Matrix(cells=2, slices=SLICES, seed=11, sigma_median=med, sigma_p90=p90, **gen)

@@ -10,7 +10,7 @@ Reads a finished run (``reports/cells/*.json`` and the cells' logs) and prints:
   the rest (garbage collections, bookkeeping);
 * per benchmark: the sample-level and process-level noise (log SDs), what a
   process and a sample cost, the samples a process took and the number
-  Kalibera & Jones's rule gives (``analysis.cost``).
+  Kalibera & Jones's rule gives (``scripts/cost.py``).
 
     python scripts/bench_cost.py reports            # the last matrix run
     python scripts/bench_cost.py /work/stab/run1 --top 15
@@ -42,8 +42,9 @@ def main() -> int:
     ap.add_argument("run", help="a reports directory (with cells/)")
     ap.add_argument("--top", type=int, default=20, help="benchmarks to list (most expensive first)")
     args = ap.parse_args()
+    from cost import by_benchmark, cell_spent, levels
+
     from tfmatrix.analysis.cells import load_dir
-    from tfmatrix.analysis.cost import by_benchmark, cell_spent, levels
 
     cells = load_dir(Path(args.run) / "cells").cells
     found = []

@@ -26,8 +26,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tfmatrix.analysis.compare import compare_paths  # noqa: E402
-from tfmatrix.analysis.compare_result import CompareResult  # noqa: E402
+from tfmatrix.analysis.compare.result import CompareResult  # noqa: E402
+from tfmatrix.analysis.compare.sets import compare_paths  # noqa: E402
 from tfmatrix.analysis.statistics.multiplicity import one_unit  # noqa: E402
 from tfmatrix.analysis.statistics.tails import fit_null, score  # noqa: E402
 

@@ -51,7 +51,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tfmatrix.analysis.cells import load_dir  # noqa: E402
-from tfmatrix.analysis.compare import compare_paths  # noqa: E402
+from tfmatrix.analysis.compare.sets import compare_paths  # noqa: E402
 from tfmatrix.analysis.frame import build_frame  # noqa: E402
 from tfmatrix.analysis.variant import Variant  # noqa: E402
 from tfmatrix.report.compare_view import compare_csv, compare_html  # noqa: E402
@@ -127,8 +127,8 @@ def _p10(values: list[float]) -> float:
 def attribution(run1: Path, run2: Path) -> list[str]:
     """Agreement of the two runs under each estimator, and of the comparisons paired vs unpaired."""
     from tfmatrix.analysis import pairing  # pair_rows looks comparison_cis up here
-    from tfmatrix.analysis.agreement import Agreement
-    from tfmatrix.analysis.compare import compare_cells
+    from tfmatrix.analysis.compare.agreement import Agreement
+    from tfmatrix.analysis.compare.sets import compare_cells
     from tfmatrix.analysis.frame import row_side
     from tfmatrix.analysis.statistics.inference import contrast, ratio_ci
     from tfmatrix.analysis.statistics.stats import deviation
@@ -170,7 +170,7 @@ def cross_cell_ratios(run1: Path, run2: Path) -> list[str]:
     ran in one interleaved run, ``pairing.comparison_ci``) and as the ratio of
     the two cells' times (what a sequential run can only do).
     """
-    from tfmatrix.analysis.agreement import Agreement
+    from tfmatrix.analysis.compare.agreement import Agreement
     from tfmatrix.analysis.pairing import comparison_ci
     from tfmatrix.analysis.statistics.stats import deviation
 
@@ -247,7 +247,7 @@ def injected(run1: Path, run2: Path, factor: float = 1.10) -> list[str]:
     """
     import dataclasses
 
-    from tfmatrix.analysis.compare import compare_cells
+    from tfmatrix.analysis.compare.sets import compare_cells
 
     cells1, cells2 = load_dir(run1).cells, load_dir(run2).cells
     out = []
@@ -283,7 +283,7 @@ def subset_injected(cells1: list, cells2: list, factor: float) -> str:
     """Every fifth ok variant of each cell of run 2 made ``factor`` slower: found by the default compare?"""
     import dataclasses
 
-    from tfmatrix.analysis.compare import compare_cells
+    from tfmatrix.analysis.compare.sets import compare_cells
 
     slowed, hit = [], set()
     for c in cells2:
@@ -311,7 +311,7 @@ def subset_injected(cells1: list, cells2: list, factor: float) -> str:
 
 
 def false_alarms(run1: Path, run2: Path) -> list[str]:
-    from tfmatrix.analysis.compare import compare_paths
+    from tfmatrix.analysis.compare.sets import compare_paths
 
     out = []
     for mode in ("none", "cell", "host", "run"):

@@ -33,11 +33,11 @@ from pathlib import Path
 import numpy as np
 from report_docs import record, write_interleaved_cell
 
-from tfmatrix.analysis.compare import load_side, variant_changes
-from tfmatrix.analysis.compare_result import VariantChange
-from tfmatrix.analysis.control import control_moves
+from tfmatrix.analysis.compare.result import VariantChange
+from tfmatrix.analysis.compare.sets import load_side, variant_changes
 from tfmatrix.analysis.frame import build_frame
-from tfmatrix.analysis.history import history_model, run_means, run_spread
+from tfmatrix.analysis.runs.control import control_moves
+from tfmatrix.analysis.runs.kept import history_model, run_means, run_spread
 from tfmatrix.analysis.statistics.multiplicity import gate
 from tfmatrix.analysis.statistics.tails import Null
 

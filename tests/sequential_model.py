@@ -7,7 +7,7 @@ variants); a window-mate line pairs its two sides round by round (their
 process's state cancels). The looks go through ``inference.contrast``,
 ``moderation.with_noise_model`` (a noise history of earlier runs: each side's
 variance estimated on ``d0`` degrees of freedom), ``ratio_ci``/``RatioCI.at``,
-``claims.verdict`` and ``sequential.state_of``: the functions a real look uses.
+``claims.verdict`` and ``stopping.state_of``: the functions a real look uses.
 """
 from __future__ import annotations
 
@@ -17,9 +17,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from tfmatrix.analysis.claims import verdict
-from tfmatrix.analysis.sequential import LOOK_ALPHA, LOOK_AT, MAX_ROUNDS, OPEN, first_look, state_of
 from tfmatrix.analysis.statistics.inference import Side, contrast, ratio_ci
 from tfmatrix.analysis.statistics.moderation import Prior, with_noise_model
+from tfmatrix.analysis.stopping import LOOK_ALPHA, LOOK_AT, MAX_ROUNDS, OPEN, first_look, state_of
 
 MEDIAN_SD, P90_SD = 0.11, 0.22          # the per-round SDs measured on this host (docs/measurement.md)
 

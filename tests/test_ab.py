@@ -20,8 +20,8 @@ from suite.definitions import PRESETS, Benchmark, Prepared, Preset, Variant, mak
 from suite.schema import PLUGINS_ENV
 from suite.worker import windows
 from tfmatrix import cli
-from tfmatrix.analysis.ab import compare_sides, side_rows, summary_lines
 from tfmatrix.analysis.cells import load_file
+from tfmatrix.analysis.compare.ab import compare_sides, side_rows, summary_lines
 from tfmatrix.analysis.frame import build_frame
 from tfmatrix.matrix.user_benchmarks import plugins_value
 from tfmatrix.runners import docker as docker_runner
@@ -145,7 +145,7 @@ def test_at_this_hosts_ab_noise_unchanged_cases_stop_as_the_same_by_round_4_and_
     """Issue 41: ``ab`` ran all 10 rounds whatever the data, because no unchanged case could be shown within 2% of 1
     before the cap. At the per-round noise ``ab`` measured here (a case's ratio wanders 1.9-3.2% a round: own_sd 2%
     a side) and the look after round 4, most unchanged cases are the same and no 5% change is."""
-    from tfmatrix.analysis.sequential import DECIDED, LOOK_ALPHA, SAME, case_state
+    from tfmatrix.analysis.stopping import DECIDED, LOOK_ALPHA, SAME, case_state
 
     slowed = set(range(0, 28, 4))
     same, found, lost, alarms = [], [], 0, 0
@@ -229,7 +229,7 @@ def test_a_directory_or_a_missing_cell_is_one_line(tmp_path: Path, capsys: pytes
 
 
 def test_a_side_is_read_off_an_id_and_put_back() -> None:
-    from tfmatrix.analysis.ab import split_side
+    from tfmatrix.analysis.compare.ab import split_side
 
     assert split_side("own.work[case=1,side=head,api=tf,mode=eager]") == ("head", "own.work[case=1,api=tf,mode=eager]")
     assert split_side("own.work[case=1,api=tf,mode=eager]") == ("", "own.work[case=1,api=tf,mode=eager]")
@@ -239,7 +239,7 @@ def test_an_early_stopped_run_is_judged_at_its_per_look_level_and_each_case_is_d
         tmp_path: Path) -> None:
     """``ab`` stops when every case is decided or within 5% of 1 (``case_state``), looking up to ``LOOKS`` times:
     each look, and the final table and gate, test at 5% / LOOKS, so its intervals are wider than 95% ones."""
-    from tfmatrix.analysis.sequential import DECIDED, LOOK_ALPHA, OPEN, SAME, case_state
+    from tfmatrix.analysis.stopping import DECIDED, LOOK_ALPHA, OPEN, SAME, case_state
 
     changed = {i: 1.10 for i in range(0, 40, 5)}
     cell = load_file(_ab_cell(tmp_path, 11, changed, cases=40, rounds=4, shared_sd=0.05, own_sd=0.005))

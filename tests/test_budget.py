@@ -17,7 +17,7 @@ import pytest
 from rich.console import Console
 from test_interleaved import SLICES, FakeCell, FakeRunner
 
-from tfmatrix.analysis.sequential import LOOK_ALPHA, MAX_ROUNDS, OPEN, SAME, LineState
+from tfmatrix.analysis.stopping import LOOK_ALPHA, MAX_ROUNDS, OPEN, SAME, LineState
 from tfmatrix.cli import main
 from tfmatrix.execution import dispatch as execution
 from tfmatrix.execution.budget import REPORT_RESERVE_S, SliceCosts, affordable, parse_budget

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from report_docs import cell_doc, noisy, record, results_doc, write
 
-from tfmatrix.analysis.agreement import Agreement
-from tfmatrix.analysis.compare import compare_paths
+from tfmatrix.analysis.compare.agreement import Agreement
+from tfmatrix.analysis.compare.sets import compare_paths
 from tfmatrix.analysis.statistics.stats import deviation
 from tfmatrix.cli import main
 from tfmatrix.errors import UserError

@@ -18,7 +18,7 @@ from report_docs import record, write_interleaved_cell
 
 from tfmatrix import cli
 from tfmatrix.analysis.cells import CellResult, load_file
-from tfmatrix.analysis.compare import compare_cells, compare_paths
+from tfmatrix.analysis.compare.sets import compare_cells, compare_paths
 
 VARIANTS = 200
 ROUNDS = 3

@@ -16,8 +16,8 @@ import json
 import pytest
 from e2e import MATRICES, cell_docs, require, tfmatrix
 
-from tfmatrix.analysis.noise_model import CONTROL
-from tfmatrix.analysis.sequential import LOOK_ALPHA, MAX_ROUNDS
+from tfmatrix.analysis.runs.noise_model import CONTROL
+from tfmatrix.analysis.stopping import LOOK_ALPHA, MAX_ROUNDS
 from tfmatrix.results.noise_history import NOISE_FORMAT
 from tfmatrix.runners import engine as docker_engine
 

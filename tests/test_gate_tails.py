@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 from matrix_model import Matrix, gate_fails, judged
 
-from tfmatrix.analysis.compare_result import SUSPECT, CompareResult, VariantChange
+from tfmatrix.analysis.compare.result import SUSPECT, CompareResult, VariantChange
 from tfmatrix.analysis.statistics.inference import Contrast, ratio_ci
 from tfmatrix.analysis.statistics.multiplicity import gate, one_unit
 from tfmatrix.analysis.statistics.tails import TABLE_PATH, Null, fit_null, one_process, score

@@ -21,9 +21,9 @@ LAYERS: dict[str, set[str]] = {
     "provision": {"matrix"},
     "runners": {"matrix", "provision", "results"},
     "execution": {"matrix", "provision", "runners", "results", "analysis"},   # a sequential run's looks
-    "analysis": {"matrix", "results"},
-    "report": {"matrix", "results", "analysis"},
-    "history": {"matrix", "provision", "runners", "execution", "results", "analysis"},
+    "analysis": {"matrix", "results"},         # matrix.records: the claim families' names, the rounds' cap
+    "report": {"results", "analysis"},
+    "history": {"matrix", "runners", "execution", "results", "analysis"},
     "commands": {"matrix", "provision", "runners", "execution", "results", "analysis", "report", "history"},
 }
 
@@ -58,16 +58,31 @@ def test_the_checks_see_a_wrong_import() -> None:
     assert "execution" not in LAYERS["analysis"] and "runners" not in LAYERS["analysis"]
 
 
+# What of analysis/ each of its subfolders may import beside itself (a top-level module or another subfolder).
+SUBFOLDERS: dict[str, set[str]] = {
+    "statistics": set(),        # the verdict statistics: numbers in, verdicts out
+    "explain": set(),           # explain's profiles
+    "runs": {"cells", "frame", "statistics"},       # the noise between runs, the runs kept before
+    "compare": {"cells", "findings", "frame", "pairing", "runs", "statistics"},     # two result sets side by side
+}
+
+
 def test_the_analysis_subfolders_stand_on_their_own() -> None:
     """analysis/statistics/ (numbers in, verdicts out) and analysis/explain/ (profiles) import nothing else of
-    analysis/: the questions asked of cells come down to them, never the other way round."""
+    analysis/; runs/ reads the cells and their frame, compare/ those and the runs' noise, never the other way round:
+    the questions asked of cells come down to them, and nothing of statistics/ or runs/ reaches up for a comparison."""
     wrong = []
     for module, targets in sorted(imports("tfmatrix").items()):
-        for sub in ("tfmatrix.analysis.statistics", "tfmatrix.analysis.explain"):
-            if module.startswith(sub + "."):
-                wrong += [f"{module} -> {t}" for t in sorted(targets)
-                          if t.startswith("tfmatrix.analysis.") and not t.startswith(sub)]
+        for sub, allowed in SUBFOLDERS.items():
+            if module.startswith(f"tfmatrix.analysis.{sub}."):
+                wrong += [f"{module} -> {t}" for t in sorted(targets) if t.startswith("tfmatrix.analysis.")
+                          and t.split(".")[2] not in allowed | {sub}]
     assert wrong == [], "; ".join(wrong)
+
+
+def test_every_analysis_subfolder_is_in_the_table() -> None:
+    folders = {p.name for p in (ROOT / "tfmatrix" / "analysis").iterdir() if (p / "__init__.py").exists()}
+    assert folders == set(SUBFOLDERS)
 
 
 def test_only_the_commands_parse_arguments() -> None:

@@ -19,8 +19,8 @@ from test_interleaved import SLICES, FakeCell, FakeRunner
 
 from tfmatrix.analysis.claim_file import builtin
 from tfmatrix.analysis.claims import HOLDS, REVERSED, UNCLEAR
-from tfmatrix.analysis.sequential import DECIDED, LOOK_ALPHA, MAX_ROUNDS, OPEN, SAME, LineState, open_variants
 from tfmatrix.analysis.statistics.inference import ALPHA
+from tfmatrix.analysis.stopping import DECIDED, LOOK_ALPHA, MAX_ROUNDS, OPEN, SAME, LineState, open_variants
 from tfmatrix.execution import dispatch as execution
 from tfmatrix.execution.request import RunRequest
 
@@ -151,7 +151,7 @@ def test_a_cell_measures_only_what_makes_a_claim_line_there() -> None:
     variants are not measured in a cell without TensorFlow, and seed 000's TF1 side only in its TF 1.14 cell."""
     from suite.definitions import PRESETS
     from suite.registry import all_variants
-    from tfmatrix.analysis.sequential import claim_variant_ids, needed_here
+    from tfmatrix.analysis.stopping import claim_variant_ids, needed_here
     SEEDS = builtin()
 
     catalogue = [(v.benchmark, v.id, v.as_dict()) for v in all_variants(PRESETS["seed"])]
@@ -170,7 +170,7 @@ def test_a_cell_measures_only_what_makes_a_claim_line_there() -> None:
 def test_a_jax_cell_measures_its_own_answers_to_the_seed_questions() -> None:
     from suite.definitions import PRESETS
     from suite.registry import all_variants
-    from tfmatrix.analysis.sequential import claim_variant_ids, needed_here
+    from tfmatrix.analysis.stopping import claim_variant_ids, needed_here
     SEEDS = builtin()
 
     catalogue = [(v.benchmark, v.id, v.as_dict()) for v in all_variants(PRESETS["seed"])]
@@ -189,7 +189,7 @@ def test_every_finding_keeps_a_line_in_the_default() -> None:
     000's TF2 eager against the newest TF1 cell's graph mode, and a model every Keras 3 backend runs."""
     from suite.definitions import PRESETS
     from suite.registry import all_variants
-    from tfmatrix.analysis.sequential import EXTRAS, claim_variant_ids, needed_here
+    from tfmatrix.analysis.stopping import EXTRAS, claim_variant_ids, needed_here
     SEEDS = builtin()
 
     catalogue = [(v.benchmark, v.id, v.as_dict()) for v in all_variants(PRESETS["seed"])]
@@ -208,7 +208,7 @@ def test_an_ab_run_is_judged_on_its_cases_and_stops_when_each_is_decided_or_the_
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """``ab``'s request asks its looks of ``looks.ab_look`` (head against base per case), not of the claims; every
     case decided at the first look (round 2 without a history): two rounds, no more."""
-    from tfmatrix.analysis.sequential import look_rounds
+    from tfmatrix.analysis.stopping import look_rounds
 
     v1 = SLICES["eager:tf"][0]
     calls: list[str] = []

@@ -9,9 +9,9 @@ import pytest
 from report_docs import cell_doc, noisy, parse_html, record, results_doc, table_rows, write
 
 from tfmatrix.analysis.cells import load_dir
-from tfmatrix.analysis.compare import variant_changes
+from tfmatrix.analysis.compare.sets import variant_changes
+from tfmatrix.analysis.compare.upgrade import upgrade_view
 from tfmatrix.analysis.frame import build_frame
-from tfmatrix.analysis.upgrade import upgrade_view
 from tfmatrix.cli import main
 from tfmatrix.errors import UserError
 from tfmatrix.report.build import build

@@ -21,11 +21,11 @@ from scipy import special
 
 from tfmatrix import cli
 from tfmatrix.analysis.cells import load_file
-from tfmatrix.analysis.compare import compare_paths, load_side
-from tfmatrix.analysis.control import control_move
+from tfmatrix.analysis.compare.sets import compare_paths, load_side
 from tfmatrix.analysis.frame import build_frame
-from tfmatrix.analysis.history import history_model, run_spread
-from tfmatrix.analysis.noise_model import from_frame, run_of
+from tfmatrix.analysis.runs.control import control_move
+from tfmatrix.analysis.runs.kept import history_model, run_spread
+from tfmatrix.analysis.runs.noise_model import from_frame, run_of
 from tfmatrix.analysis.statistics.moderation import Prior, fit_prior, robust_d0
 from tfmatrix.results.noise_history import NoiseHistory, write_noise_history
 
@@ -223,6 +223,6 @@ def test_compare_takes_the_wander_from_kept_runs_or_from_the_noise_history_besid
 def test_a_smallest_visible_slowdown_past_ten_times_is_said_as_such() -> None:
     """A variant whose interval spans orders of magnitude (torch.compile recompiling in one round a side) printed a
     28-digit percentage in the real P/Q pair; past 10x the gate line says "over 1000%"."""
-    from tfmatrix.analysis.compare_result import _mde_text
+    from tfmatrix.analysis.compare.result import _mde_text
 
     assert [_mde_text(x) for x in (0.57, 10.0, 1.7e25)] == ["57%", "1000%", "over 1000%"]

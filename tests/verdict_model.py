@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tfmatrix.analysis.noise_model import noise_model_of, prior
+from tfmatrix.analysis.runs.noise_model import noise_model_of, prior
 from tfmatrix.analysis.statistics.inference import Contrast, Side
 from tfmatrix.analysis.statistics.moderation import Prior, judge
 

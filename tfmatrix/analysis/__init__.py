@@ -1,13 +1,19 @@
-"""Analysis: what the loaded cells answer (frame, pairing, findings, claims, compare, upgrade, ...).
+"""Analysis: what the loaded cells answer (frame, pairing, findings, claims, the stopping rule, devices, ...).
 
-``statistics/`` (the verdict statistics) and ``explain/`` (explain's profiles)
-import nothing else of analysis/. ``statistics/`` is pure; so is the rest,
-but for the modules that read files: ``cells`` (``load_dir``, ``load_file``:
-cell files and their logs), ``compare`` (``load_side``, ``compare_paths``:
-compare's two sides, the noise history beside them) and ``claim_file``
-(``read_toml``, ``builtin_family``: the claims files, the built-in families in
-``tfmatrix/data/claims/`` and a user's own). The other documents are
-records read in ``results/`` (``profile_docs``, ``noise_history``,
-``journal``, ``history_docs``). Nothing here draws a page or parses arguments:
-``report/`` presents what this computes, ``history/`` and ``commands/`` call it.
+Four subfolders, one concern each. ``statistics/`` (the verdict statistics)
+and ``explain/`` (explain's profiles) import nothing else of analysis/;
+``runs/`` (the noise between runs: a run's noise model, the runs kept
+before, the run level, the control) reads the cells and their frame;
+``compare/`` (two result sets side by side) builds on those, on ``runs/``
+and on ``pairing``. All of it is pure but for the modules that read files:
+``cells`` (``load_dir``, ``load_file``: cell files and their logs),
+``compare.sets`` (``load_side``, ``compare_paths``: compare's two sides, the
+noise history beside them), ``claim_file`` (``read_toml``,
+``builtin_family``: the claims files, the built-in families in
+``tfmatrix/data/claims/`` and a user's own) and ``statistics.tails``
+(``one_process``: this host's null table, ``tfmatrix/data/noise_tails.toml``).
+The other documents are records read in ``results/`` (``profile_docs``,
+``noise_history``, ``journal``, ``history_docs``). Nothing here draws a page
+or parses arguments: ``report/`` presents what this computes, ``history/``
+and ``commands/`` call it.
 """

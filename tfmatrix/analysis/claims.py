@@ -48,8 +48,8 @@ from .claim_records import MARGIN, NOT_A, Claim, Setup
 from .devices import seed_gpu_note
 from .findings import Finding, in_benchmarks, matches
 from .hardware import same_hardware
-from .noise_model import annotate
 from .pairing import Comparison, FindingResult, pair_rows, sides_missing
+from .runs.noise_model import annotate
 from .statistics.inference import ALPHA, RatioCI
 
 HOLDS, REVERSED, UNCLEAR, CANNOT = "holds", "reversed", "no clear difference", "cannot exist here"
@@ -66,7 +66,7 @@ class ClaimLine:
     verdict: str
     size: str                       # the measured size, from side a's parameters
     standin: str = ""               # why a stand-in configuration answers here
-    stopped: str = ""               # a sequential run: why its rounds stopped (``sequential.attach_stops``)
+    stopped: str = ""               # a sequential run: why its rounds stopped (``stopping.attach_stops``)
 
     @property
     def label(self) -> str:

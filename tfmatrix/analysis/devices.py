@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .compare_result import NOT_REPLICATED as ONE_ROUND
+from .compare.result import NOT_REPLICATED as ONE_ROUND
 from .hardware import cpu_model, stack_key
 
 # Environment variables that choose the device or the number of threads, not what runs: cells that differ only in
@@ -280,7 +280,7 @@ def crossovers(changes: Sequence[Any], params: Mapping[str, Mapping[str, Any]],
                data: Mapping[str, str] | None = None) -> list[Crossover]:
     """Per size axis and configuration (every other parameter equal), the ratios by size and their crossover.
 
-    ``changes``: ``compare_result.VariantChange`` of one pair, or of pairs of one family (``family_key``: the same
+    ``changes``: ``compare.result.VariantChange`` of one pair, or of pairs of one family (``family_key``: the same
     environment at several presets), the first at a size kept; ``params``: each variant id's parameters;
     ``without_controls``: leave out the controls (on a GPU/CPU pair NumPy runs on the CPU in both: no device
     question); ``data``: where each variant id's data lives (``Variant.data``), said with its crossover.

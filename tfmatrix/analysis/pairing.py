@@ -32,7 +32,7 @@ from .cells import CellResult
 from .findings import FINDINGS, Compare, Finding, ParamSpec, in_benchmarks, matches, param_spec, spec_text
 from .frame import row_side
 from .hardware import same_hardware
-from .noise_model import annotate
+from .runs.noise_model import annotate
 from .statistics.inference import RatioCI, Side, contrast, ratio_ci
 from .statistics.moderation import Prior, judge
 from .statistics.stats import pct_faster, same_windows

@@ -3,7 +3,7 @@
 Two versions of a benchmark file (a pull request's base and head) run in
 the same cells, the same rounds and the same processes, each benchmark's
 two sides window-mates (``suite.sides``); then head against base, variant by
-variant, with ``compare``'s rule, table and gate (``analysis.ab``). The
+variant, with ``compare``'s rule, table and gate (``analysis.compare.ab``). The
 measuring is the ordinary interleaved run (``execution.dispatch``) into its
 own reports directory, never the matrix's.
 """
@@ -28,14 +28,14 @@ ROUNDS = 10
 SAMPLES = 20
 
 if TYPE_CHECKING:
-    from ..analysis.compare import CompareResult
+    from ..analysis.compare.result import CompareResult
 
 
 def cmd_ab(args: argparse.Namespace) -> int:
     """``python -m tfmatrix ab BASE HEAD --cell NAME``: both versions in one run, head against base."""
-    from ..analysis.ab import SIDES, compare_sides, summary_lines
     from ..analysis.cells import load_dir
-    from ..analysis.sequential import run_alpha
+    from ..analysis.compare.ab import SIDES, compare_sides, summary_lines
+    from ..analysis.stopping import run_alpha
     from ..execution.dispatch import execute
     from ..matrix.user_benchmarks import check_path
     from ..progress import stderr_console

@@ -1,7 +1,7 @@
 """The ``compare`` command: two result sets side by side (pyperf's ``compare_to``), and a CI gate on them.
 
 Per variant the time ratio B/A, its interval and a verdict
-(``analysis.compare``); ``--fail-on slower:PERCENT`` turns the clear
+(``analysis.compare.sets``); ``--fail-on slower:PERCENT`` turns the clear
 slowdowns beyond the threshold into exit code 1, offenders printed first.
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ from .options import add_fail_on, add_rows
 
 def cmd_compare(args: argparse.Namespace) -> int:
     """Two result sets side by side (pyperf compare_to): per variant the time ratio B/A, its interval, a verdict."""
-    from ..analysis.compare import compare_paths
+    from ..analysis.compare.sets import compare_paths
     from ..report.compare_view import compare_csv, compare_html, table_rows
     from ..results.store import write_text_atomic
 

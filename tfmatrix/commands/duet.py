@@ -2,7 +2,7 @@
 
 The measuring is ``execution.duet.run``; this module reads the options,
 holds the checkout's run lock around it, and prints the comparison of the
-two cell files it wrote (``analysis.compare``, round by round), which the
+two cell files it wrote (``analysis.compare.sets``, round by round), which the
 execution stage never reads back itself.
 """
 from __future__ import annotations
@@ -20,7 +20,7 @@ from .settings import RunSettings, measuring
 def cmd_duet(args: argparse.Namespace) -> int:
     """``python -m tfmatrix duet A B``: both cells at once, one core each; then B against A, round by round."""
     from ..analysis.cells import load_dir
-    from ..analysis.compare import compare_cells
+    from ..analysis.compare.sets import compare_cells
     from ..execution import duet
     from ..progress import stderr_console
     from ..report.compare_view import table_rows

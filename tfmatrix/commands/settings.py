@@ -123,7 +123,7 @@ def claims_focus(variants: str, bench: Sequence[str], user_paths: Sequence[Path]
     from suite.definitions import PRESETS
     from suite.registry import all_variants
 
-    from ..analysis.sequential import claim_variant_ids
+    from ..analysis.stopping import claim_variant_ids
 
     known = PRESETS.get(preset)
     if known is None:

@@ -25,7 +25,7 @@ from typing import Protocol
 
 from rich.console import Console
 
-from ..analysis.sequential import OPEN, LineState, open_variants
+from ..analysis.stopping import OPEN, LineState, open_variants
 from ..progress import fmt_duration
 from .live import LiveCell
 

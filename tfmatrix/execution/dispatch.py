@@ -152,7 +152,7 @@ def claims_text(request: RunRequest) -> str:
 
 def _history_covers(reports_dir: Path, cells: Sequence[Cell]) -> bool:
     """Whether the noise history kept here knows any of ``cells`` (a sequential run then looks at round 1)."""
-    from ..analysis.noise_model import pooled
+    from ..analysis.runs.noise_model import pooled
     from ..results.noise_history import noise_history_at
 
     model = pooled(noise_history_at(reports_dir))

@@ -15,7 +15,7 @@ import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
-from ..analysis.sequential import sequential_of
+from ..analysis.stopping import sequential_of
 from ..matrix import Cell
 from ..results.documents import CellDoc
 from ..results.store import cell_paths, load_cell

@@ -38,7 +38,7 @@ from typing import Any
 
 from rich.console import Console
 
-from ..analysis.sequential import (
+from ..analysis.stopping import (
     DECIDED,
     LOOK_ALPHA,
     OPEN,
@@ -148,7 +148,7 @@ def measure_and_write(live: dict[str, LiveCell], request: RunRequest, reports_di
     """
     try:
         if request.sequential:
-            from ..analysis.noise_model import pooled
+            from ..analysis.runs.noise_model import pooled
             from ..results.noise_history import noise_history_at
 
             measure_until_decided(live, request, journal, head, console, how,
@@ -249,7 +249,7 @@ def _first_of_round(turns: Sequence[Turn], round_no: int) -> int:
 def measure_until_decided(live: dict[str, LiveCell], request: RunRequest, journal: Path, head: JournalHead,
                           console: Console, how: OneAfterAnother, history: NoiseModel | None,
                           budget: Budget | None = None) -> None:
-    """Sequential rounds (``analysis.sequential``): round after round, judged at each look; after a look only the
+    """Sequential rounds (``analysis.stopping``): round after round, judged at each look; after a look only the
     open claim lines' variants run again, until none is open or the cap (``request.rounds``) is reached.
     ``budget``: after a look, only the open lines whose round fits the time left (``budget.affordable``), the others
     stopped with the budget as their why.

@@ -1,6 +1,6 @@
 """A sequential run's look: the live cells' rounds so far, judged as the report will judge them.
 
-After a look round (``analysis.sequential.is_look``) the records each live
+After a look round (``analysis.stopping.is_look``) the records each live
 cell pooled so far become cell documents in memory (the same
 ``live.cell_results`` the cell files are written from), then a frame and
 the Claims at the per-look level, with the noise history of earlier runs on
@@ -17,8 +17,8 @@ from ..analysis.cells import CellResult, describe
 from ..analysis.claim_records import Claim
 from ..analysis.claims import compute_claims
 from ..analysis.frame import build_frame
-from ..analysis.noise_model import annotate
-from ..analysis.sequential import LOOK_ALPHA, LineState, case_state, line_states, needed_here
+from ..analysis.runs.noise_model import annotate
+from ..analysis.stopping import LOOK_ALPHA, LineState, case_state, line_states, needed_here
 from ..matrix import Cell
 from ..results.documents import SuiteResults
 from ..results.journal import JournalHead
@@ -53,8 +53,8 @@ def look(live: Mapping[str, LiveCell], head: JournalHead, history: NoiseModel | 
 def ab_look(live: Mapping[str, LiveCell], head: JournalHead, history: NoiseModel | None,
             alpha: float = LOOK_ALPHA) -> list[LineState]:
     """Every case of an ``ab`` run (head against base, window-mates), judged at ``alpha`` on its rounds so far:
-    ``analysis.sequential.case_state``."""
-    from ..analysis.ab import SIDES, compare_sides, split_side
+    ``analysis.stopping.case_state``."""
+    from ..analysis.compare.ab import SIDES, compare_sides, split_side
 
     cells = live_results(live, head)
     if not cells:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..analysis.compare_result import change_verdict
+from ..analysis.compare.result import change_verdict
 from ..analysis.devices import SizePoint
 from ..analysis.statistics.inference import contrast, ratio_ci, side_of
 from ..analysis.sweep import Probe

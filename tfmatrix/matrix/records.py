@@ -75,7 +75,7 @@ SETTINGS_KEYS = ("preset", "baseline", "timeout", "memory", "repeats", "max_cell
                  "claims")
 DEFAULT_ROUNDS = 3                  # rounds of the interleaved schedule: each a fresh process per variant
 AUTO_ROUNDS = "auto"                # rounds = "auto": sequential rounds, only open claim lines run again ...
-AUTO_ROUNDS_CAP = 4                 # ... up to this many (analysis.sequential): every line open to the cap costs
+AUTO_ROUNDS_CAP = 4                 # ... up to this many (analysis.stopping): every line open to the cap costs
 #                                     4 rounds of the claims' variants, less than 3 of the whole catalogue did
 VARIANTS = ("all", "claims")        # variants = "claims": only what the claims compare (the default's)
 CLAIM_FAMILIES = ("seeds", "today")  # the built-in claim families (tfmatrix/data/claims/<name>.toml), in report order

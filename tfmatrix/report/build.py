@@ -24,16 +24,16 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..analysis import noise_model
 from ..analysis.cells import CellResult, Loaded, Refused, load_dir
 from ..analysis.claim_file import BUILTIN, builtin
 from ..analysis.claim_records import SEEDS, Claim
 from ..analysis.claims import ClaimResult, compute_claims
+from ..analysis.compare.upgrade import UpgradeView, check_pair, upgrade_view
 from ..analysis.findings import FINDINGS
 from ..analysis.frame import attach_previous, build_frame, results_rows
 from ..analysis.pairing import FindingResult, compute_all
-from ..analysis.sequential import attach_stops, run_alpha
-from ..analysis.upgrade import UpgradeView, check_pair, upgrade_view
+from ..analysis.runs import noise_model
+from ..analysis.stopping import attach_stops, run_alpha
 from ..errors import UserError
 from ..results.history_docs import HistoryFound, history_in
 from ..results.noise_history import NoiseHistory, noise_history_at, write_noise_history
@@ -165,8 +165,8 @@ def run_to_run(cells: list[CellResult], earlier: list[CellResult], noise: NoiseH
     wander in the other runs the noise history keeps (not ``this_run``, not the previous one) joins its contrast."""
     if not earlier:
         return []
-    from ..analysis.compare import compare_cells
-    from ..analysis.history import spread_of
+    from ..analysis.compare.sets import compare_cells
+    from ..analysis.runs.kept import spread_of
 
     now = {c.name: c for c in cells}
     spread = spread_of(noise, without=[this_run, noise_model.run_of(earlier)])

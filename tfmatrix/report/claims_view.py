@@ -18,7 +18,7 @@ from markupsafe import Markup
 from ..analysis.break_even import break_even
 from ..analysis.claim_records import SEEDS
 from ..analysis.claims import CANNOT, HOLDS, NOT_MEASURED, REVERSED, THIN, UNCLEAR, ClaimCell, ClaimLine, ClaimResult
-from ..analysis.sequential import LOOKS, MAX_ROUNDS
+from ..analysis.stopping import LOOKS, MAX_ROUNDS
 from .charts import SparkPoint, sparkline
 from .tables import fmt_interval, fmt_seconds, row_anchor
 

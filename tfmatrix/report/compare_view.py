@@ -1,6 +1,6 @@
 """``tfmatrix compare`` as it is shown: the terminal table's rows, ``--csv`` and ``--html``.
 
-The numbers are ``analysis.compare``'s (``CompareResult``); this module only
+The numbers are ``analysis.compare.sets``'s (``CompareResult``); this module only
 formats them.
 """
 from __future__ import annotations
@@ -10,7 +10,7 @@ import io
 from collections.abc import Iterable, Sequence
 from html import escape as esc
 
-from ..analysis.compare_result import CompareResult
+from ..analysis.compare.result import CompareResult
 from .tables import fmt_interval
 
 CSV_COLUMNS = ["cell_a", "cell_b", "id", "benchmark", "time_a", "time_b", "ratio", "ci_low", "ci_high",

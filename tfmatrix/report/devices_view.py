@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 from markupsafe import Markup
 
+from ..analysis.compare.upgrade import UpgradeView, upgrade_view
 from ..analysis.devices import (
     Crossover,
     DeviceSetting,
@@ -26,7 +27,6 @@ from ..analysis.devices import (
     device_setting,
     family_key,
 )
-from ..analysis.upgrade import UpgradeView, upgrade_view
 from .charts import ratio_size_svg
 from .tables import fmt_change, fmt_seconds
 

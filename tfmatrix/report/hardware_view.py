@@ -5,7 +5,7 @@ For each group of cells that ran the same thing on different hardware
 CPU/GPU models), every other cell is compared with the group's first: per
 variant measured ok in both, the time on each, the ratio other/first with its
 95% interval and a verdict. The numbers are the upgrade view's
-(``upgrade.upgrade_view`` on ``compare.variant_changes``): a verdict is clear
+(``upgrade.upgrade_view`` on ``compare.sets.variant_changes``): a verdict is clear
 only when the interval excludes 1 and the difference exceeds the measured
 between-process noise. Variants ok on one hardware only are listed with each
 side's status, since a model that fails on the smaller GPU is a hardware
@@ -21,8 +21,8 @@ from typing import Any
 
 import pandas as pd
 
+from ..analysis.compare.upgrade import UpgradeView, upgrade_view
 from ..analysis.hardware import Hardware, hardware_groups, hardware_of
-from ..analysis.upgrade import UpgradeView, upgrade_view
 from .tables import fmt_change, fmt_seconds
 
 

@@ -29,8 +29,8 @@ from ..analysis.cells import CellResult, Refused
 from ..analysis.chart_data import CHARTS, chart_data
 from ..analysis.claim_records import SEEDS
 from ..analysis.claims import ClaimResult
+from ..analysis.compare.upgrade import UpgradeView
 from ..analysis.pairing import FindingResult
-from ..analysis.upgrade import UpgradeView
 from ..results.documents import CELL_FAILURES
 from ..results.history_docs import HistoryFound
 from ..results.profile_docs import PROFILES_DIR, ProfilesFound

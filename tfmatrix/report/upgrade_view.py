@@ -1,4 +1,4 @@
-"""The report's Upgrade section and ``upgrade.csv``: the upgrade view (``analysis.upgrade``) as rows and texts.
+"""The report's Upgrade section and ``upgrade.csv``: the upgrade view (``analysis.compare.upgrade``) as rows and texts.
 
 Paired variants first (largest slowdown first), then those measured ok on
 one side only, each with its verdict in words ("broken by the upgrade").
@@ -9,7 +9,7 @@ import csv
 import io
 from typing import Any
 
-from ..analysis.upgrade import VERDICTS, UpgradeView
+from ..analysis.compare.upgrade import VERDICTS, UpgradeView
 from .tables import fmt_change, fmt_seconds
 
 

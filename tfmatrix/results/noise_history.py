@@ -4,14 +4,14 @@ A replicated run measures each variant's noise; ``report`` keeps that
 (a ``NoiseModel``) with the runs kept before it, each variant's last
 ``KEEP_RUNS`` runs that measured it, each run once however often its report
 is rebuilt: a ``NoiseHistory``. What the
-numbers mean and how runs are pooled is ``analysis.noise_model``'s; this
+numbers mean and how runs are pooled is ``analysis.runs.noise_model``'s; this
 module is the file: its format (version 2 keeps the runs one by one; a
 version 1 file, one run's model, is upgraded to a history of that run),
 where it lives, and reading it back for ``compare``, the report and a
 sequential run's first look. Version 3 keeps beside each variance the run's
 mean log time and that mean's variance within the run, so that ``compare``
 can see how far a variant's runs wander beyond their rounds
-(``analysis.history.run_spread``); a version 2 file reads without them.
+(``analysis.runs.kept.run_spread``); a version 2 file reads without them.
 """
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ class NoiseModel:
 
     ``variances``: key (cell, variant id) -> (s2 of one unit's log time, its
     degrees of freedom: moderated). Made from the sides of a replicated run
-    (``analysis.noise_model.noise_model_of``, ``from_frame``).
+    (``analysis.runs.noise_model.noise_model_of``, ``from_frame``).
     """
 
     variances: Mapping[tuple[str, str], tuple[float, float]]

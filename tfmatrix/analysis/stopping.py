@@ -1,4 +1,4 @@
-"""Sequential rounds: after each round every claim line is decided, the same, or open; only open lines run again.
+"""The stopping rule of sequential rounds: after each round a claim line is decided, the same, or open (it runs on).
 
 Why: most claim lines are 5-30x effects that one or two rounds decide, while
 the few near their edge (the only ones that changed between two back-to-back

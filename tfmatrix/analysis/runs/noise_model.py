@@ -11,7 +11,7 @@ readers: ``compare`` for variants with one process a side on both
 (``--noise-model``, or the file beside either side's cells); the report's
 findings and Claims, whose lines borrow it where this run has few rounds
 (``annotate``); and a sequential run's first look, which can decide a large
-effect after one round on a warm machine (``analysis.sequential``). A run never borrows its own variances from the
+effect after one round on a warm machine (``analysis.stopping``). A run never borrows its own variances from the
 history (``pooled(history, without=...)``): a prior must be independent
 of the data it judges.
 """
@@ -23,12 +23,12 @@ from collections.abc import Hashable, Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from ..results.noise_history import NoiseHistory, NoiseModel
-from .cells import CellResult
+from ...results.noise_history import NoiseHistory, NoiseModel
+from ..cells import CellResult
+from ..frame import row_side
+from ..statistics.inference import Contrast, Side
+from ..statistics.moderation import Prior, moderate, remove_process_effects
 from .control import reference_side
-from .frame import row_side
-from .statistics.inference import Contrast, Side
-from .statistics.moderation import Prior, moderate, remove_process_effects
 
 CONTROL = "~control"    # the variant id a cell's containers' reference workload goes by beside its variants
 
@@ -93,7 +93,7 @@ def noise_model_of(sides: Mapping[tuple[str, str], Side], groups: Mapping[tuple[
 
 def run_mean(side: Side) -> tuple[float, float]:
     """A side's mean log time over its rounds, and that mean's variance as its rounds estimate it (NaN with one):
-    one run's point for ``history.run_spread``."""
+    one run's point for ``kept.run_spread``."""
     return side.mean, (float(np.var(side.logs, ddof=1)) / side.n if side.n >= 2 else math.nan)
 
 def from_frame(df: pd.DataFrame, source: str = "", cells: Iterable[CellResult] = ()) -> NoiseModel | None:
@@ -102,7 +102,7 @@ def from_frame(df: pd.DataFrame, source: str = "", cells: Iterable[CellResult] =
     ``cells``: the frame's cells; each one's containers' reference workload
     (two rounds or more) joins as the variant ``CONTROL``, so that a later
     ``compare --normalise control`` sees how far a cell's move strays from it
-    (``history.run_spread``).
+    (``kept.run_spread``).
     """
     if not len(df):
         return None

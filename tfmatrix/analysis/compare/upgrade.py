@@ -4,7 +4,7 @@ For a chosen pair of cells (``--baseline``/``--candidate`` on ``report``, or
 ``[report] compare`` in matrix.toml), every variant measured ok in both gets
 the time ratio candidate/baseline with its 95% interval and a verdict: the
 same numbers ``tfmatrix compare`` gives for two cell files
-(``compare.variant_changes``, on ``moderation.judge``; no second
+(``sets.variant_changes``, on ``moderation.judge``; no second
 implementation here). Rows are sorted by signed effect size, the largest
 slowdown first and the largest speed-up last; variants that ran on one side
 only, or failed or were n/a on either, are listed with each side's status and
@@ -22,8 +22,8 @@ from typing import Any
 
 import pandas as pd
 
-from ..errors import UserError
-from .cells import CellResult
+from ...errors import UserError
+from ..cells import CellResult
 
 VERDICTS = {"slower": "slower after the upgrade", "faster": "faster after the upgrade",
             "no clear difference": "no clear difference", "not enough replication": "not enough replication"}
@@ -45,7 +45,7 @@ class Unpaired:
 class UpgradeView:
     baseline: str
     candidate: str
-    rows: list[Any]                       # compare_result.VariantChange, largest slowdown first
+    rows: list[Any]                       # result.VariantChange, largest slowdown first
     unpaired: list[Unpaired] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
@@ -84,7 +84,7 @@ def _first_line(text: Any) -> str:
 
 def upgrade_view(df: pd.DataFrame, baseline: str, candidate: str) -> UpgradeView:
     """The upgrade view from the report's frame (one row per cell x variant)."""
-    from .compare import variant_changes
+    from .sets import variant_changes
 
     changes, _, _ = variant_changes(df, df, [(baseline, candidate)])
     rows = sorted(changes, key=lambda c: (-_effect(c), c.id))

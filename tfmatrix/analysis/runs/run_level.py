@@ -23,8 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats as st
 
-from .cells import CellResult
-from .statistics.stats import estimate
+from ..cells import CellResult
+from ..statistics.stats import estimate
 
 MIN_RUNS = 3            # kept runs needed to estimate a run level (2 degrees of freedom)
 MIN_VARIANTS = 10       # variants a cell needs in every kept run for its effect to be a median of something

@@ -27,9 +27,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .cells import CellResult
-from .statistics.stats import estimate
-from .variant import Variant
+from tfmatrix.analysis.cells import CellResult
+from tfmatrix.analysis.statistics.stats import estimate
+from tfmatrix.analysis.variant import Variant
 
 RESAMPLES = 200
 

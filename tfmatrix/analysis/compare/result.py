@@ -1,6 +1,6 @@
 """What comparing two result sets found: each variant's change (``VariantChange``) and the whole (``CompareResult``).
 
-``compare.compare_cells`` (and ``ab``'s ``compare_sides``) make one; it
+``sets.compare_cells`` (and ``ab``'s ``compare_sides``) make one; it
 answers the CI gate (``offenders``, ``gate_line``: family-wise, through
 ``multiplicity.gate``) and says in lines what the comparison rests on and
 what it could see (``summary_lines``), which the command and the views
@@ -11,15 +11,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from ..runs.control import uniform_note
+from ..runs.kept import SOURCE as HISTORY
+from ..runs.kept import RunSpread
+from ..runs.run_level import RunLevel
+from ..statistics.inference import ALPHA, Contrast, RatioCI
+from ..statistics.multiplicity import GateCall, gate
+from ..statistics.stats import deviation
+from ..statistics.tails import one_process
 from .agreement import Agreement, ComparisonChange
-from .control import uniform_note
-from .history import SOURCE as HISTORY
-from .history import RunSpread
-from .run_level import RunLevel
-from .statistics.inference import ALPHA, Contrast, RatioCI
-from .statistics.multiplicity import GateCall, gate
-from .statistics.stats import deviation
-from .statistics.tails import one_process
 
 FDR = 0.05      # the false-discovery rate a list of changed variants is read at
 SUSPECT = ("one process a side, as far as this host's processes stray now and then; rounds on both sides or ab "
@@ -196,7 +196,7 @@ class CompareResult:
                 "changes smaller than its own")
 
     def prior_line(self) -> str:
-        """What share of the comparisons had a variance prior, and from where (``moderation``, ``history``)."""
+        """What share of the comparisons had a variance prior, and from where (``moderation``, ``runs.kept``)."""
         kinds = {"moderated": 0, "history": 0, "noise model": 0}
         for v in self.variants:
             prior = v.contrast.prior if v.contrast is not None else ""
@@ -217,7 +217,7 @@ class CompareResult:
         return any(v.contrast is not None and not v.contrast.paired for v in self.variants)
 
     def spread_line(self) -> str:
-        """Whether the run-to-run wander of each variant (``history.run_spread``) joined its interval, and how much."""
+        """Whether the run-to-run wander of each variant (``kept.run_spread``) joined its interval, and how much."""
         if self.spread is None:
             return ("run-to-run wander: not known (each interval rests on its rounds alone, and a variant that "
                     "moves between runs by more than its rounds show is called different more often than 5%; "

@@ -19,11 +19,11 @@ import pandas as pd
 
 from suite.schema import SIDE_PARAM
 
-from .cells import CellResult
-from .compare import broken, variant_changes
-from .compare_result import CompareResult
-from .frame import build_frame, param_column
-from .statistics.inference import ALPHA
+from ..cells import CellResult
+from ..frame import build_frame, param_column
+from ..statistics.inference import ALPHA
+from .result import CompareResult
+from .sets import broken, variant_changes
 
 SIDES = ("base", "head")
 
@@ -56,7 +56,7 @@ def compare_sides(cells: Sequence[CellResult], base: str = SIDES[0], head: str =
                   alpha: float = ALPHA) -> CompareResult:
     """Per cell, every variant's ``head`` against its ``base`` (B/A), judged together, read as ``compare`` reads.
 
-    ``alpha``: each variant's test and the gate's; a run that stopped early looked up to ``sequential.LOOKS``
+    ``alpha``: each variant's test and the gate's; a run that stopped early looked up to ``stopping.LOOKS``
     times, so it is judged at 5% over its looks (``run_alpha``), its intervals at that level."""
     df = build_frame(list(cells))
     df_a, df_b = side_rows(df, base), side_rows(df, head)

@@ -13,8 +13,8 @@ from typing import Any
 
 import pandas as pd
 
-from .pairing import FindingResult
-from .statistics.stats import deviation
+from ..pairing import FindingResult
+from ..statistics.stats import deviation
 
 THRESHOLDS = (0.05, 0.10, 0.20)   # the agreement thresholds the reproducibility target is stated in
 

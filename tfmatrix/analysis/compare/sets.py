@@ -16,7 +16,7 @@ clear in one run and reversed in the other is named.
 Pure functions over loaded cells (``analysis.cells``) and frames
 (``analysis.frame``), but for ``load_side`` and ``compare_paths``, which read
 the two sides (and a noise model) from disk. What it finds is a
-``compare_result.CompareResult``; the command line prints and writes it, and
+``result.CompareResult``; the command line prints and writes it, and
 the terminal rows, ``--csv`` and ``--html`` are views (``report.compare_view``).
 """
 from __future__ import annotations
@@ -30,21 +30,21 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import UserError
-from ..results.noise_history import NoiseModel, noise_file_beside, read_noise_history
+from ...errors import UserError
+from ...results.noise_history import NoiseModel, noise_file_beside, read_noise_history
+from ..cells import CellResult, load_dir, load_file
+from ..findings import FINDINGS
+from ..frame import build_frame, row_side
+from ..pairing import compute_all
+from ..runs.control import container_reference, control_moves, host_reference
+from ..runs.kept import RunSpread, history_model, pair_priors, run_means, run_spread, spread_of
+from ..runs.noise_model import pooled, run_of
+from ..runs.run_level import MIN_RUNS, run_levels
+from ..statistics.inference import ratio_ci
+from ..statistics.moderation import judge, summed, with_extra
+from ..statistics.multiplicity import bh
 from .agreement import ComparisonChange, comparison_changes
-from .cells import CellResult, load_dir, load_file
-from .compare_result import CompareResult, VariantChange
-from .control import container_reference, control_moves, host_reference
-from .findings import FINDINGS
-from .frame import build_frame, row_side
-from .history import RunSpread, history_model, pair_priors, run_means, run_spread, spread_of
-from .noise_model import pooled, run_of
-from .pairing import compute_all
-from .run_level import MIN_RUNS, run_levels
-from .statistics.inference import ratio_ci
-from .statistics.moderation import judge, summed, with_extra
-from .statistics.multiplicity import bh
+from .result import CompareResult, VariantChange
 
 
 def variant_changes(df_a: pd.DataFrame, df_b: pd.DataFrame, pairs: Sequence[tuple[str, str]], scale_b: float = 1.0,
@@ -62,11 +62,11 @@ def variant_changes(df_a: pd.DataFrame, df_b: pd.DataFrame, pairs: Sequence[tupl
     slice of processes) is taken out, as for two runs of the same cells.
     ``scale_b``: what B moved by in common (``--normalise host|run``), taken out.
     ``noise``: a replicated run's noise model, for variants with one process a side.
-    ``history``: each variant's own noise in runs kept before (``history``), a
+    ``history``: each variant's own noise in runs kept before (``runs.kept``), a
     prior for every variant it has (replicated or not). ``controls``: per cell
     pair, its control's move (``control``), taken out of its variants instead
     of their family's own (``per_cell``). ``spread``: each variant's
-    run-to-run wander in the kept runs (``history.run_spread``), added to
+    run-to-run wander in the kept runs (``runs.kept.run_spread``), added to
     its contrast (two runs only: window-mates share their run).
     ``by_window``: A and B are window-mates of one run (``ab``): paired process
     by process, each process's effect estimated from both sides' variants.
@@ -227,7 +227,7 @@ def compare_paths(a: Path, b: Path, cells: Sequence[str] = (), normalise: str = 
     the table shows. ``noise``: a noise model file (default: the one kept
     beside either side, ``reports/noise-model.json``). ``kept``: earlier runs of
     the same cells (directories of cell files, neither A nor B): each variant's
-    own noise in them is its prior (``history``) and, with two or more, how
+    own noise in them is its prior (``runs.kept``) and, with two or more, how
     far its runs wander beyond their rounds joins its contrast
     (``run_spread``; without ``kept``: from the noise history's runs other
     than A and B, where it keeps their means); with ``MIN_RUNS`` or more,

@@ -24,9 +24,9 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from .cells import CellResult
+from ..cells import CellResult
+from ..statistics.inference import MIN_SD, Side, contrast
 from .run_level import RunLevel
-from .statistics.inference import MIN_SD, Side, contrast
 
 
 def reference_side(cell: CellResult, label: str) -> Side | None:
