@@ -112,16 +112,16 @@ def announce(jobs: Sequence[CellJob], skips: dict[str, str | None], runner: Runn
         text += ", interleaved in %s" % counted(request.rounds, "round", "rounds")
     elif request.rounds > 1:
         text += ", %d rounds (every cell once, then again)" % request.rounds
-    if request.budget_s:
-        text += "; within %s (round 1 whole, later rounds where they fit)" % fmt_duration(request.budget_s)
-    if request.claims_only:
-        text += "; " + claims_text(request)
+    claims = "; " + claims_text(request) if request.claims_only else ""
     ready_cells = [j.cell for j in ready]
     warm = _history_covers(reports_dir, ready_cells) if request.sequential else False
     each = cell_estimates(ready, request, last, runner.built, hostspeed.probe(), warm)
     width = runner.width(ready_cells) if runner.slots > 1 else 1   # cells at once
     unknown = unknown_estimates(ready, last)
     when = fmt_duration(sum(t for name, t in each.items() if name not in unknown))
+    if request.budget_s:    # said before the claims, formatted here beside the estimate's duration
+        text += "; within %s (round 1 whole, later rounds where they fit)" % fmt_duration(request.budget_s)
+    text += claims
     if width > 1:
         from ..progress.board import makespan
 
