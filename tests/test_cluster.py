@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from tfmatrix.analysis.facts import CellFacts, HostFacts
 from tfmatrix.analysis.hardware import mixed_hardware
 from tfmatrix.errors import UserError
 from tfmatrix.matrix import load
@@ -330,8 +331,8 @@ def test_cluster_progress_says_what_runs_where_done_and_left(capsys):
 
 
 def _result(name: str, cpu: str, target: str = "cpu", gpu: str | None = None) -> Any:
-    facts = {"cpu": {"model": cpu}, "nvidia_smi": {"gpus": [{"name": gpu}] if gpu else []}}
-    return SimpleNamespace(name=name, target=target, host_facts=facts, doc={})
+    host = HostFacts.of({"cpu": {"model": cpu}, "nvidia_smi": {"gpus": [{"name": gpu}] if gpu else []}})
+    return SimpleNamespace(name=name, target=target, facts=CellFacts(host=host))
 
 
 def test_the_report_says_loudly_when_cells_ran_on_different_cpu_or_gpu_models():

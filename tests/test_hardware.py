@@ -20,6 +20,7 @@ from report_docs import cell_doc, noisy, parse_html, record, results_doc, table_
 from tfmatrix.analysis.cells import load_dir
 from tfmatrix.analysis.claim_file import builtin
 from tfmatrix.analysis.claims import compute_claim
+from tfmatrix.analysis.facts import CellFacts, CellSpec, HostFacts
 from tfmatrix.analysis.findings import FINDINGS
 from tfmatrix.analysis.frame import build_frame
 from tfmatrix.analysis.hardware import Hardware, hardware_groups, hardware_of, same_hardware, stack_key
@@ -141,7 +142,8 @@ def test_the_same_cell_on_the_same_hardware_twice_is_no_hardware_comparison(tmp_
 
 def test_same_hardware_prefers_the_cells_own_hardware_then_the_first():
     def cell(name: str, pool: str) -> Any:
-        return SimpleNamespace(name=name, cell_spec={"pool": pool}, target="cpu", host_facts={"cpu": {"model": EPYC}})
+        facts = CellFacts(host=HostFacts.of({"cpu": {"model": EPYC}}), spec=CellSpec.of({"pool": pool}))
+        return SimpleNamespace(name=name, target="cpu", facts=facts)
 
     a, b1, b2 = cell("a", "two"), cell("b1", "one"), cell("b2", "two")
     assert same_hardware(a, [b1, b2]) is b2

@@ -4,15 +4,15 @@ Reading, versions and type checks belong to ``tfmatrix.results.documents``; this
 module derives what the report shows of a cell (TF, Keras and Python
 versions, target, runner, GPU problems) once, from the matrix's spec first
 and what the suite saw second, and keeps one broken file from costing the
-other cells their report. What the suite saw of TF and the host is read once
-into ``TfFacts`` and ``HostFacts`` (the keys ``results.shapes`` declares), and
-each of its records (one per benchmark variant) once into a read-only
-``Variant`` (``variant.py``): analysis and views read its fields, never the
-record's dict.
+other cells their report. The cell's facts (what the suite saw of TF, Keras
+and the host, the matrix's spec, the runner's notes, the host summary) are
+read once into ``facts.CellFacts`` (``CellResult.facts``), and each of its
+records (one per benchmark variant) once into a read-only ``Variant``
+(``variant.py``): analysis and views read their fields, never the
+dictionaries they came from.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,64 +23,10 @@ from ..errors import UserError
 from ..results.documents import Attempt, CellDoc, SuiteResults, read_cell
 from ..results.store import read_tail
 from ..versions import VersionKey, major, minor_series, version_key
+from .facts import CellFacts
 from .variant import Variant
 
 CPU_FLAGS_SHOWN = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512_vnni", "avx512_bf16", "amx_tile")
-
-
-def _obj(value: Any) -> Mapping[str, Any]:
-    """A nested object of the facts, or an empty one (null, absent; ``results.shapes`` refused any other type)."""
-    return value if isinstance(value, dict) else {}
-
-
-@dataclass(frozen=True)
-class KerasFacts:
-    """One Keras the suite found in the cell (``tf.keras`` or the standalone ``keras``)."""
-
-    flavour: str | None = None
-    version: str | None = None
-
-    @classmethod
-    def of(cls, facts: Any) -> KerasFacts:
-        return cls(_obj(facts).get("flavour"), _obj(facts).get("version"))
-
-
-@dataclass(frozen=True)
-class TfFacts:
-    """What the suite saw of TensorFlow and Keras in the cell (``environment.tf``, ``results.shapes.TF_FACTS``)."""
-
-    reported: bool = False                  # the suite reported TF facts at all
-    version: str | None = None              # tensorflow.version: the TF installed
-    git_version: str | None = None
-    tf_keras: KerasFacts = KerasFacts()
-    keras: KerasFacts = KerasFacts()        # the standalone keras package
-    gpus_visible: tuple[str, ...] = ()
-    gpu_error: str | None = None            # why TF saw no GPU
-    backend: str | None = None              # Keras 3's backend, as the suite named it
-
-    @classmethod
-    def of(cls, facts: Mapping[str, Any]) -> TfFacts:
-        tf, keras, error = _obj(facts.get("tensorflow")), _obj(facts.get("keras")), facts.get("gpu_error")
-        return cls(bool(facts), tf.get("version"), tf.get("git_version"), KerasFacts.of(keras.get("tf.keras")),
-                   KerasFacts.of(keras.get("keras")), tuple(str(g) for g in facts.get("gpus_visible") or []),
-                   str(error) if error else None, _obj(facts.get("backend")).get("name"))
-
-    @property
-    def keras_seen(self) -> KerasFacts:
-        """The Keras a cell's models ran on: the standalone package when it has a version, else tf.keras."""
-        return self.keras if self.keras.version else self.tf_keras
-
-
-@dataclass(frozen=True)
-class HostFacts:
-    """What the suite saw of the host inside the cell (``environment.host``, ``results.shapes.HOST_FACTS``)."""
-
-    python: str | None = None               # python.version
-    cpu_flags: Mapping[str, Any] = field(default_factory=dict)
-
-    @classmethod
-    def of(cls, facts: Mapping[str, Any]) -> HostFacts:
-        return cls(_obj(facts.get("python")).get("version"), _obj(_obj(facts.get("cpu")).get("flags")))
 
 
 @dataclass
@@ -114,8 +60,8 @@ class CellResult:
     log_tail: str = ""
     order: int = 0                    # position in the report's cell order
     last_attempt: Attempt | None = None   # a later run that failed; these are the results it kept
-    tf_seen: TfFacts = TfFacts()          # the suite's TF facts, read once
-    host_seen: HostFacts = HostFacts()    # the suite's host facts, read once
+    image: str = ""                       # the image it ran in ("": none, an existing environment)
+    facts: CellFacts = CellFacts()        # the cell's facts, read once: TF, host, spec, runner
     variants: tuple[Variant, ...] = ()    # the suite's records, one per variant, read once
 
     @property
@@ -138,7 +84,7 @@ class CellResult:
     @property
     def backend(self) -> str | None:
         """Keras 3's backend ("tensorflow", "jax", "torch"); None for a cell without Keras 3."""
-        named = self.cell_spec.get("backend") or self.tf_seen.backend
+        named = self.facts.spec.backend or self.facts.tf.backend
         if named:
             return str(named)
         return "tensorflow" if self.keras_flavour == "keras3" or self.keras_version.startswith("3.") else None
@@ -149,7 +95,7 @@ class CellResult:
         found none (its TF column shows "-", not an unknown "?")."""
         if self.backend not in (None, "tensorflow"):
             return False
-        return not (self.tf_seen.reported and not self.tf_seen.version and not self.cell_spec.get("tf"))
+        return not (self.facts.tf.reported and not self.facts.tf.version and not self.facts.spec.tf)
 
     @property
     def label(self) -> str:
@@ -168,24 +114,8 @@ class CellResult:
         return (version_key(self.tf), 0 if self.target == "cpu" else 1, version_key(self.tf_installed or self.tf),
                 version_key(self.keras_version), version_key(self.python), self.name)
 
-    @property
-    def tf_facts(self) -> dict[str, Any]:
-        return self.results.tf_facts if self.results else {}
-
-    @property
-    def host_facts(self) -> dict[str, Any]:
-        return self.results.host_facts if self.results else {}
-
-    @property
-    def cell_spec(self) -> dict[str, Any]:
-        return dict(self.doc.cell)
-
-    @property
-    def runner_info(self) -> dict[str, Any]:
-        return dict(self.doc.runner)
-
     def cpu_flags(self) -> list[str]:
-        flags = self.host_seen.cpu_flags
+        flags = self.facts.host.cpu.flags
         return [f for f in CPU_FLAGS_SHOWN if flags.get(f)] + sorted(
             f for f, on in flags.items() if on and f not in CPU_FLAGS_SHOWN)
 
@@ -282,26 +212,24 @@ def _text(*values: Any) -> str:
 
 def describe(doc: CellDoc, path: Path) -> CellResult:
     """Derive a cell's metadata from its document: the matrix's spec first, then what the suite saw."""
-    spec = doc.cell
+    facts = CellFacts.of(doc)
+    spec, tf, host = facts.spec, facts.tf, facts.host
     results = doc.results
-    tf = TfFacts.of(results.tf_facts if results else {})
-    host = HostFacts.of(results.host_facts if results else {})
     rcell = results.cell if results else {}
     gpu = results.gpu if results else {}
     tf_installed = tf.version
-    keras_spec: dict[str, Any] = spec["keras"] if isinstance(spec.get("keras"), dict) else {}
     seen = tf.keras_seen
-    py = spec.get("python") or host.python or ""
+    py = spec.python or host.python or ""
     py = minor_series(str(py)) if py else ""
-    target = _text(spec.get("target"), rcell.get("target"), "gpu" if gpu.get("requested") else "", "cpu")
-    name = _text(doc.name, spec.get("name"), path.stem)
+    target = _text(spec.target, rcell.get("target"), "gpu" if gpu.get("requested") else "", "cpu")
+    name = _text(doc.name, spec.name, path.stem)
     status = _text(doc.status, "failed")
     gpus = [str(g) for g in (gpu.get("visible") or tf.gpus_visible)]
     problem = None
     if target == "gpu" and results is not None and tf.reported and (gpu.get("ok") is False or not gpus):
         detail = f" ({tf.gpu_error})" if tf.gpu_error else ""
         # the framework that looks for the GPU in the cell, by Keras 3 backend (any other: TensorFlow)
-        framework = FRAMEWORKS.get(str(spec.get("backend") or tf.backend), FRAMEWORKS["tensorflow"])
+        framework = FRAMEWORKS.get(str(spec.backend or tf.backend), FRAMEWORKS["tensorflow"])
         problem = f"GPU cell {name} ran WITHOUT a GPU: {framework} saw none{detail}"
     log_tail = doc.log_tail
     if not log_tail and status != "ok":
@@ -313,15 +241,15 @@ def describe(doc: CellDoc, path: Path) -> CellResult:
         reason=doc.reason,
         doc=doc,
         results=results,
-        tf=_text(spec.get("tf"), spec.get("tf_release"), tf_installed, "?"),
-        tf_installed=tf_installed or spec.get("tf_release"),
+        tf=_text(spec.tf, spec.tf_release, tf_installed, "?"),
+        tf_installed=tf_installed or spec.tf_release,
         tf_git=tf.git_version,
-        keras_flavour=_text(keras_spec.get("flavour"), seen.flavour),
-        keras_version=_text(keras_spec.get("version"), seen.version),
+        keras_flavour=_text(spec.keras.flavour, seen.flavour),
+        keras_version=_text(spec.keras.version, seen.version),
         python=py,
         target=target,
-        runner=_text(doc.runner.get("name"), rcell.get("runner"), "?"),
-        preset=_text(doc.cell_request.preset, results.preset if results else None, spec.get("preset"), "?"),
+        runner=_text(facts.runner.name, rcell.get("runner"), "?"),
+        preset=_text(doc.cell_request.preset, results.preset if results else None, spec.preset, "?"),
         suite_version=_text(results.suite_version if results else None, "?"),
         suite_hash=_text(doc.cell_request.suite),
         finished=_text(doc.finished, results.finished if results else None),
@@ -329,8 +257,8 @@ def describe(doc: CellDoc, path: Path) -> CellResult:
         gpu_problem=problem,
         log_tail=log_tail,
         last_attempt=doc.last_attempt,
-        tf_seen=tf,
-        host_seen=host,
+        image=_text(facts.runner.image, spec.image, rcell.get("image")),
+        facts=facts,
         variants=tuple(Variant.of(r) for r in (results.records if results else []))
         + tuple(Variant.set_aside(why, entry) for why, entry in (results.outside if results else [])),
     )

@@ -56,8 +56,7 @@ class DeviceSetting:
 
 
 def device_setting(c: Any) -> DeviceSetting:
-    env = c.cell_spec.get("env") if isinstance(c.cell_spec.get("env"), dict) else {}
-    return DeviceSetting(c.target, tuple(sorted((k, str(v)) for k, v in env.items() if k in DEVICE_ENV)))
+    return DeviceSetting(c.target, tuple(sorted((k, v) for k, v in c.facts.spec.env.items() if k in DEVICE_ENV)))
 
 
 def device_key(c: Any) -> str:
@@ -73,7 +72,7 @@ def device_key(c: Any) -> str:
     if isinstance(key["spec"].get("env"), dict):
         key["spec"]["env"] = {k: v for k, v in key["spec"]["env"].items() if k not in DEVICE_ENV}
     key["seen"].pop("target", None)
-    key["host"] = [str(c.cell_spec.get("pool") or ""), cpu_model(c)]
+    key["host"] = [c.facts.spec.pool, cpu_model(c)]
     return json.dumps(key, sort_keys=True, default=str)
 
 

@@ -30,18 +30,14 @@ _NOT_STACK = ("name", "origin", "pool", "untested", "allow_untested", "timeout_s
 
 def cpu_model(c: Any) -> str:
     """The CPU model the cell ran on, as the suite (or else the host) saw it."""
-    cpu = c.host_facts.get("cpu")
-    model = cpu.get("model") if isinstance(cpu, dict) else None
-    return str(model or (c.doc.host or {}).get("cpu") or "?")
+    return c.facts.host.cpu.model or c.facts.host_summary.cpu or "?"
 
 
 def gpu_model(c: Any) -> str | None:
     """The GPU model(s) nvidia-smi showed inside a GPU cell, or None (CPU cell, or none seen)."""
     if c.target != "gpu":
         return None
-    gpus = ((c.host_facts.get("nvidia_smi") or {}).get("gpus")) or []
-    names = sorted({str(g.get("name")) for g in gpus if isinstance(g, dict) and g.get("name")})
-    return " + ".join(names) or None
+    return " + ".join(sorted(set(c.facts.host.gpu_names))) or None
 
 
 @dataclass(frozen=True, order=True)
@@ -65,7 +61,7 @@ class Hardware:
 
 def hardware_of(c: Any) -> Hardware:
     """A cell's hardware: the pool from its matrix spec, the models from its fingerprint."""
-    return Hardware(str(c.cell_spec.get("pool") or ""), cpu_model(c), gpu_model(c) or "")
+    return Hardware(c.facts.spec.pool, cpu_model(c), gpu_model(c) or "")
 
 
 def stack_key(c: Any) -> str:
@@ -77,7 +73,7 @@ def stack_key(c: Any) -> str:
     the request (preset, benchmarks, suite hash, rounds) and the runner. Two
     cells with equal keys ran the same thing; only their hardware can differ.
     """
-    spec = {k: v for k, v in c.cell_spec.items() if k not in _NOT_STACK}
+    spec = c.facts.spec.without(_NOT_STACK)
     if isinstance(spec.get("env"), dict):
         spec["env"] = {k: v for k, v in spec["env"].items() if k != "KERAS_HOME"}
     seen = {"tf": [c.tf, c.tf_installed], "keras": [c.keras_flavour, c.keras_version], "python": c.python,

@@ -176,10 +176,7 @@ def bisect(target: Target, axis: Axis, good: str, bad: str, measure: Any, patche
 
 def package_diff(good: CellResult | None, bad: CellResult | None) -> list[tuple[str, str, str]]:
     """Installed packages whose version differs between two cells (absent: "-")."""
-    def packages(cell: CellResult | None) -> dict[str, str]:
-        facts = cell.results.tf_facts if cell and cell.results else {}
-        return dict(facts.get("packages") or {})
-    a, b = packages(good), packages(bad)
+    a, b = (cell.facts.tf.packages if cell else {} for cell in (good, bad))
     return [(name, a.get(name, "-"), b.get(name, "-")) for name in sorted(set(a) | set(b))
             if a.get(name) != b.get(name)]
 

@@ -11,53 +11,36 @@ from .charts import host_speed_svg
 
 
 def env_row(c: CellResult) -> dict[str, Any]:
-    tf = c.tf_facts
-    host = c.host_facts
-    build = tf.get("build_info") or {}
-    spec = c.cell_spec
-    runner = c.runner_info
-    keras = tf.get("keras") or {}
-    tfk = keras.get("tf.keras") or {}
-    sk = keras.get("keras") or {}
-    cuda_built = "/".join(str(build.get(k)) for k in ("cuda_version", "cudnn_version") if build.get(k))
-    if not cuda_built and tf:
-        cuda_built = "CUDA build, versions not reported" if build.get("is_cuda_build") else "CPU-only build"
-    cuda_spec = "/".join(str(spec.get(k)) for k in ("cuda", "cudnn") if spec.get(k))
-    cpu = host.get("cpu") or {}
-    py = (host.get("python") or {}).get("version") or c.python
-    threads = tf.get("threads") or {}
-    smi = host.get("nvidia_smi")
-    if isinstance(smi, dict):
-        smi = ", ".join(f"{k}={v}" for k, v in smi.items())
-    base = runner.get("base") or ""
-    if not base and isinstance(spec.get("base"), dict):
-        base = spec["base"].get("ref") or ""
-    tfk_flavour, tfk_version = str(tfk.get("flavour") or ""), str(tfk.get("version") or "")
-    image = runner.get("image") or spec.get("image") or (c.results.cell.get("image") if c.results else None) or ""
+    tf, host, spec, runner = c.facts.tf, c.facts.host, c.facts.spec, c.facts.runner
+    build, cpu, threads, tfk, sk = tf.build, host.cpu, tf.threads, tf.tf_keras, tf.keras
+    cuda_built = "/".join(v for v in (build.cuda_version, build.cudnn_version) if v)
+    if not cuda_built and tf.reported:
+        cuda_built = "CUDA build, versions not reported" if build.is_cuda_build else "CPU-only build"
+    cuda_spec = "/".join(v for v in (spec.cuda, spec.cudnn) if v)
+    tfk_flavour, tfk_version = tfk.flavour or "", tfk.version or ""
     return {
         "name": c.name, "status": c.status, "target": c.target,
         "tf": (c.tf_installed or c.tf) + (f" ({c.tf_git})" if c.tf_git else "") if c.has_tf else "-",
         "tf_spec": c.tf,
         "tf_keras": tfk_flavour if tfk_version in tfk_flavour else (f"{tfk_flavour} {tfk_version}").strip(),
-        "keras": sk.get("flavour") or ("n/a" if sk.get("unavailable") else "")
-        or (f"{c.keras_flavour} {c.keras_version}").strip(),
-        "keras_why": sk.get("unavailable") or "",
-        "python": py, "numpy": tf.get("numpy") or "",
+        "keras": sk.flavour or ("n/a" if sk.unavailable else "") or (f"{c.keras_flavour} {c.keras_version}").strip(),
+        "keras_why": sk.unavailable or "",
+        "python": host.python or c.python, "numpy": tf.numpy or "",
         "cuda_built": cuda_built, "cuda_spec": cuda_spec,
-        "gpus": ", ".join(c.gpus_visible) or ("none" if tf else ""),
+        "gpus": ", ".join(c.gpus_visible) or ("none" if tf.reported else ""),
         "gpu_problem": c.gpu_problem,
-        "nvidia_smi": str(smi or ""),
-        "cpu": f"{cpu.get('model') or '?'} ({cpu.get('logical_cpus') or '?'} logical CPUs)" if cpu else "",
+        "nvidia_smi": host.nvidia_smi,
+        "cpu": f"{cpu.model or '?'} ({cpu.logical_cpus or '?'} logical CPUs)" if cpu.reported else "",
         "cpu_flags": " ".join(c.cpu_flags()),
-        "onednn": "" if tf.get("onednn") is None else ("on" if tf.get("onednn") else "off"),
-        "threads": f"intra {threads.get('intra_op')} / inter {threads.get('inter_op')}" if threads else "",
-        "image": image,
-        "image_id": runner.get("image_id") or "",
-        "base": base,
-        "runner": c.runner + (f" ({runner['interpreter']})" if runner.get("interpreter") else ""),
+        "onednn": "" if tf.onednn is None else ("on" if tf.onednn else "off"),
+        "threads": f"intra {threads.intra_op} / inter {threads.inter_op}" if threads.reported else "",
+        "image": c.image,
+        "image_id": runner.image_id or "",
+        "base": runner.base or spec.base_ref or "",
+        "runner": c.runner + (f" ({runner.interpreter})" if runner.interpreter else ""),
         "preset": c.preset, "suite": c.suite_version + (f" ({c.suite_hash})" if c.suite_hash else ""),
         "finished": c.finished,
-        "platform": host.get("platform") or "",
+        "platform": host.platform or "",
     }
 
 

@@ -28,7 +28,7 @@ def summary_view(cells: list[CellResult], df: pd.DataFrame, baselines: Baselines
         "counts": [(s, counts.get(s, 0)) for s in CELL_STATUSES if counts.get(s, 0)]
         + [(s, n) for s, n in counts.items() if s not in CELL_STATUSES],
         "n_cells": len(cells),
-        "hosts": sorted({host_line(c) for c in cells if c.doc.host or c.host_facts}),
+        "hosts": sorted({host_line(c) for c in cells if c.facts.host_summary.reported or c.facts.host.reported}),
         "presets": sorted({c.preset for c in ran}) or sorted({c.preset for c in cells}),
         "suites": sorted({c.suite_version + (f" ({c.suite_hash})" if c.suite_hash else "") for c in ran}),
         "first": finished[0] if finished else "",

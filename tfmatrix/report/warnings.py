@@ -106,7 +106,5 @@ def first_line(text: Any) -> str:
 
 
 def host_line(c: CellResult) -> str:
-    h = c.doc.host
-    cpu = c.host_facts.get("cpu") or {}
-    return (f"{h.get('hostname') or '?'} ({h.get('cpu') or cpu.get('model') or '?'}, "
-            f"{h.get('cpus') or cpu.get('logical_cpus') or '?'} CPUs)")
+    h, cpu = c.facts.host_summary, c.facts.host.cpu
+    return f"{h.hostname or '?'} ({h.cpu or cpu.model or '?'}, {h.cpus or cpu.logical_cpus or '?'} CPUs)"
