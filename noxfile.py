@@ -71,7 +71,7 @@ def matrix(session: nox.Session) -> None:
 
 @nox.session
 def cell(session: nox.Session) -> None:
-    """Run one cell: nox -s cell -- NAME [--preset P] [--only PATTERN]; then refresh the report."""
+    """Run one cell: nox -s cell -- NAME [--preset P] [--bench PATTERN]; then refresh the report."""
     _tfmatrix(session, "cell")
 
 

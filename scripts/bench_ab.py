@@ -83,9 +83,8 @@ def main() -> int:
     ap.add_argument("--analyse-only", action="store_true", help="re-read the run in --work")
     args = ap.parse_args()
     from tfmatrix.analysis.cells import load_dir
-    from tfmatrix.analysis.compare.ab import compare_sides
+    from tfmatrix.analysis.compare.ab import ROUNDS, SAMPLES, compare_sides
     from tfmatrix.analysis.stopping import run_alpha
-    from tfmatrix.commands.ab import ROUNDS, SAMPLES
 
     work = Path(args.work or tempfile.mkdtemp(prefix="bench-ab-"))
     cells = args.cell or ["tf2.15-cpu"]

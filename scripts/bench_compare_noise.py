@@ -6,12 +6,14 @@ cell files and judged on compare's real path (files, frame,
 ``variant_changes``, the gate). Seeded: the same figures every time.
 
     python scripts/bench_compare_noise.py              # every row, a few minutes on 2 cores
-    python scripts/bench_compare_noise.py --before     # with the old all-or-nothing prior guard
     python scripts/bench_compare_noise.py aa file      # some rows (aa, power, wander, file)
+
+The old all-or-nothing prior guard (``--before``) is gone: it swapped a function of tfmatrix for its own, and a
+script measures tfmatrix as it is (its figures stay in docs/measurements-log.md).
 """
 from __future__ import annotations
 
-import math
+import argparse
 import sys
 import tempfile
 from pathlib import Path
@@ -23,21 +25,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from matrix_model import Matrix, gate_fails, gate_mde, judged, vid  # noqa: E402
 
-from tfmatrix.analysis.statistics import moderation  # noqa: E402
-
 NOISES = {"this host 11.4%/22.1%": (0.114, 0.221), "review 7%/17%": (0.07, 0.17)}
 SLICES = (5, 12, 20, 35)
-
-
-def before() -> None:
-    """The rule before issue 41: a prior refused unless worth 2x every member's d (no moderation here)."""
-    fit = moderation.fit_prior
-
-    def guarded(variances, dfs, source="moderated"):  # type: ignore[no-untyped-def]
-        prior = fit(variances, dfs, source)
-        usable = [d for s, d in zip(variances, dfs, strict=True) if d > 0 and math.isfinite(s)]
-        return prior if prior is not None and prior.d0 >= 2.0 * max(usable) else None
-    moderation.fit_prior = guarded
 
 
 def aa(tmp: Path) -> None:
@@ -109,11 +98,15 @@ def whole_file(tmp: Path) -> None:
                   f"slower fails the gate {np.mean(fails):.0%}; unchanged {np.mean(unchanged):.0%}", flush=True)
 
 
+ROWS = {"aa": aa, "power": power, "wander": wander, "file": whole_file}
+
 if __name__ == "__main__":
-    args = [a for a in sys.argv[1:] if a != "--before"]
-    if "--before" in sys.argv:
-        before()
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("rows", nargs="*", metavar="ROW", help=f"the rows ({', '.join(ROWS)}; default: every row)")
+    wanted = ap.parse_args().rows
+    if set(wanted) - set(ROWS):
+        ap.error(f"no row {sorted(set(wanted) - set(ROWS))[0]}; choose from {', '.join(ROWS)}")
     with tempfile.TemporaryDirectory() as tmp:
-        for name, fn in (("aa", aa), ("power", power), ("wander", wander), ("file", whole_file)):
-            if not args or name in args:
+        for name, fn in ROWS.items():
+            if not wanted or name in wanted:
                 fn(Path(tmp))

@@ -11,6 +11,7 @@ beyond 1.3x either way, with how many rounds they rest on and why they stopped.
 """
 from __future__ import annotations
 
+import argparse
 import csv
 import sys
 from pathlib import Path
@@ -35,7 +36,11 @@ def far_unclear(rows: dict[tuple[str, str, str, str], dict[str, str]]) -> list[s
 
 
 def main(argv: list[str]) -> int:
-    a, b = lines(Path(argv[0])), lines(Path(argv[1]))
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("a", metavar="RUN_A_CLAIMS_CSV", type=Path, help="the first run's claims.csv")
+    ap.add_argument("b", metavar="RUN_B_CLAIMS_CSV", type=Path, help="the second run's claims.csv")
+    args = ap.parse_args(argv)
+    a, b = lines(args.a), lines(args.b)
     common = sorted(set(a) & set(b))
     changed = [k for k in common if a[k]["verdict"] != b[k]["verdict"]]
     reversed_ = [k for k in changed if {a[k]["verdict"], b[k]["verdict"]} == {"holds", "reversed"}]

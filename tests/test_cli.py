@@ -120,7 +120,7 @@ def test_every_subcommand_takes_matrix() -> None:
     parser = cli.build_parser()
     for sc in cli.SUBCOMMANDS:
         positional = {"cell": ["some-cell"], "compare": ["run-a", "run-b"], "duet": ["a", "b"],
-                      "sweep": ["a", "b", "--only", "x"],
+                      "sweep": ["a", "b", "--bench", "x"],
                       "ab": ["base.py", "head.py"],
                       "bisect": ["--claim", "c", "--good", "2.1", "--bad", "2.0"]}.get(sc.name, [])
         args = parser.parse_args([sc.name, *positional, "--matrix", "x.toml"])
@@ -134,17 +134,51 @@ def test_every_subcommand_takes_matrix() -> None:
 def test_an_option_is_never_read_as_a_longer_one_it_begins() -> None:
     """``cell X --bench 'selfcheck*'`` once ran with ``--bench-path selfcheck*`` (argparse's prefix matching)."""
     parser = cli.build_parser()
-    with pytest.raises(cli.UserError, match=r"cell: --bench is not an option of this command; use --only PATTERN"):
-        parser.parse_args(["cell", "tf1.15-cpu", "--bench", "selfcheck*"])
-    assert parser.parse_args(["cell", "tf1.15-cpu", "--only", "selfcheck*"]).bench_path == []
+    cell = parser.parse_args(["cell", "tf1.15-cpu", "--bench", "selfcheck*"])
+    assert cell.bench == ["selfcheck*"] and cell.bench_path == []
     for argv in (["matrix", "--bench-p", "x"], ["cell", "c", "--proc", "2"], ["list", "--matr", "m.toml"]):
         with pytest.raises(cli.UserError, match="unrecognized arguments"):
             parser.parse_args(argv)
     assert parser.parse_args(["matrix", "--bench", "selfcheck*"]).bench == ["selfcheck*"]
 
 
-def test_bench_on_cell_is_one_line_naming_only(capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli.main(["cell", "tf1.15-cpu", "--bench", "selfcheck*"]) == 2
+def test_bench_is_the_variant_filter_of_every_command_that_runs_variants_and_only_its_old_name(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """``--bench PATTERN`` on matrix, cell, duet, ab and sweep; ``--only PATTERN``, its old name on cell, ab and
+    sweep, still works (marked so in their help); on matrix ``--only GLOB`` picks cells."""
+    parser = cli.build_parser()
+    runs = {"matrix": [], "cell": ["tf1.15-cpu"], "duet": ["a", "b"], "ab": ["base.py", "head.py"]}
+    for name, positional in runs.items():
+        assert parser.parse_args([name, *positional, "--bench", "x*", "--bench", "y*"]).bench == ["x*", "y*"]
+    assert parser.parse_args(["sweep", "a", "b", "--bench", "x*"]).bench == "x*"
+    for name in ("cell", "ab"):
+        assert parser.parse_args([name, *runs[name], "--only", "x*"]).bench == ["x*"]
+        assert parser.parse_args([name, *runs[name], "--only", "x*", "--bench", "y*"]).bench == ["x*", "y*"]
+    assert parser.parse_args(["sweep", "a", "b", "--only", "x*"]).bench == "x*"
+    matrix = parser.parse_args(["matrix", "--only", "tf1.15-cpu", "--bench", "x*"])
+    assert (matrix.only, matrix.bench) == (["tf1.15-cpu"], ["x*"])
+    helps = {}
+    for name in ("matrix", "cell", "duet", "ab", "sweep"):
+        with pytest.raises(SystemExit):
+            parser.parse_args([name, "--help"])
+        helps[name] = " ".join(capsys.readouterr().out.split())
+    assert all("--bench PATTERN" in text for text in helps.values())
+    for name in ("cell", "ab", "sweep"):
+        assert "--only PATTERN deprecated: the old name of --bench" in helps[name]
+    assert "--only" not in helps["duet"] and "old name of --bench" not in helps["matrix"]
+
+
+def test_the_command_line_starts_without_the_analysis_stack() -> None:
+    """Building the parser (``ab``'s defaults come from ``analysis.compare.ab``) imports neither pandas, numpy nor
+    scipy: ``--help`` and a typo answer at once; the command that runs imports what it needs."""
+    probe = ("import sys; from tfmatrix import cli; cli.build_parser(); "
+             "print(sorted({'pandas', 'numpy', 'scipy'} & set(sys.modules)))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120,
+                          cwd=paths.REPO_ROOT)
+    assert done.returncode == 0 and done.stdout == "[]\n", done.stderr[-2000:]
+
+
+def test_sweep_without_its_variant_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["sweep", "a", "b"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("tfmatrix: error: python -m tfmatrix cell: --bench is not an option of this command; "
-                          "use --only PATTERN") and err.count("\n") == 1
+    assert err == "tfmatrix: error: sweep: name the one variant to sweep with --bench PATTERN (glob on variant id)\n"

@@ -121,7 +121,7 @@ def test_no_container_is_left_behind(client, docker_run):
 def test_second_run_does_not_rebuild_and_finished_cells_are_kept(docker_run, tmp_path):
     reports = tmp_path / "reports"
     args = ["--matrix", str(DOCKER_MATRIX), "--runner", "docker", "--reports", str(reports)]
-    first = tfmatrix("cell", "tf1.15-cpu", "--only", "selfcheck*", *args)
+    first = tfmatrix("cell", "tf1.15-cpu", "--bench", "selfcheck*", *args)
     assert first.returncode == 0, first.stderr[-2000:]
     doc = cell_docs(reports)["tf1.15-cpu"]
     assert doc["timings"]["build_s"] == 0.0          # the image from the matrix run is reused
@@ -217,7 +217,7 @@ def test_an_interrupted_matrix_keeps_finished_cells_leaves_nothing_behind_and_re
 
     # A re-run of a cell with complete results, interrupted: the results stay, the attempt is recorded beside them.
     again = ["cell", "tf2.21-keras3-cpu", "--matrix", str(DOCKER_MATRIX), "--runner", "docker", "--reports",
-             str(reports), "--only", "selfcheck*"]
+             str(reports), "--bench", "selfcheck*"]
     code, err = _interrupt_when_running(client, again, "tf2.21-keras3-cpu", sig)
     assert code == 130 and "Traceback" not in err, err[-3000:]
     assert docker_engine.leftover_containers(client) == [] and _leftovers(cells_dir) == []

@@ -61,7 +61,7 @@ def test_a_cell_without_an_interpreter_is_skipped(tmp_path, monkeypatch):
 @pytest.mark.tf
 def test_processes_reaches_the_suite_and_each_variant_runs_in_that_many_fresh_processes(venv_cell, tmp_path):
     venv_cell("tf1.15-cpu")           # the virtualenv exists (built once per session)
-    proc = tfmatrix("cell", "tf1.15-cpu", "--runner", "venv", "--preset", "quick", "--only", "selfcheck*",
+    proc = tfmatrix("cell", "tf1.15-cpu", "--runner", "venv", "--preset", "quick", "--bench", "selfcheck*",
                     "--processes", "2", "--rounds", "3", "--reports", str(tmp_path))
     doc = cell_docs(tmp_path)["tf1.15-cpu"]
     assert proc.returncode == 0 and doc["status"] == "ok", (doc["reason"], proc.stderr[-2000:])
@@ -103,7 +103,7 @@ def test_an_existing_environment_is_measured_as_it_is_fingerprinted_and_reused(v
     runs in it with real TensorFlow, its fingerprint says what is installed, and an unchanged one is reused."""
     venv_cell("tf1.15-cpu")           # the virtualenv exists (built once per session)
     python = REPO_ROOT / ".nox" / "cell-tf1.15-cpu" / "bin" / "python"
-    args = ("cell", "prod", "--python", str(python), "--preset", "quick", "--only", "selfcheck*", "--rounds", "2",
+    args = ("cell", "prod", "--python", str(python), "--preset", "quick", "--bench", "selfcheck*", "--rounds", "2",
             "--reports", str(tmp_path))
     proc = tfmatrix(*args)
     assert proc.returncode == 0, proc.stderr[-3000:]

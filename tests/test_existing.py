@@ -95,7 +95,7 @@ def test_a_gpu_environment_runs_on_its_gpu_or_fails_loudly(tmp_path: Path, gpus:
     reports = tmp_path / "reports"
     env = {k: v for k, v in os.environ.items() if not k.startswith("TFMATRIX_")}
     proc = subprocess.run([sys.executable, "-m", "tfmatrix", "cell", "mine", "--python", str(python), "--target",
-                           "gpu", "--only", "faults.ok1", "--rounds", "1", "--reports", str(reports), "--preset",
+                           "gpu", "--bench", "faults.ok1", "--rounds", "1", "--reports", str(reports), "--preset",
                            "quick", "--runner", "venv"], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=600)
     doc = json.loads((reports / "cells" / "mine.json").read_text())

@@ -47,7 +47,7 @@ def _matrix(tmp_path: Path, python: str, other: str | None = None) -> Path:
 def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str],
                                           message: str) -> None:
     matrix = _matrix(tmp_path, str(_python(tmp_path)))
-    code = main(["sweep", *extra, "--only", "tensor_ops.matmul[impl=numpy.dot*", "--matrix", str(matrix),
+    code = main(["sweep", *extra, "--bench", "tensor_ops.matmul[impl=numpy.dot*", "--matrix", str(matrix),
                  "--reports", str(tmp_path / "out")])
     err = capsys.readouterr().err.strip()
     assert code == 2 and len(err.splitlines()) == 1 and message in err, err
@@ -55,14 +55,14 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.Capture
 
 def test_two_interpreters_are_two_environments(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     matrix = _matrix(tmp_path, str(_python(tmp_path)), other=sys.executable)
-    assert main(["sweep", "one", "two", "--only", "x", "--matrix", str(matrix)]) == 2
+    assert main(["sweep", "one", "two", "--bench", "x", "--matrix", str(matrix)]) == 2
     assert "must be two cells of one interpreter" in capsys.readouterr().err
 
 
 def test_a_variant_that_is_not_one_is_refused_after_its_first_process(tmp_path: Path,
                                                                       capsys: pytest.CaptureFixture[str]) -> None:
     matrix = _matrix(tmp_path, str(_python(tmp_path)))
-    code = main(["sweep", "one", "two", "--only", "tensor_ops.matmul*", "--matrix", str(matrix),
+    code = main(["sweep", "one", "two", "--bench", "tensor_ops.matmul*", "--matrix", str(matrix),
                  "--reports", str(tmp_path / "out")])
     err = capsys.readouterr().err.strip()
     assert code == 2 and "must select one variant that runs in" in err and len(err.splitlines()) == 1
@@ -91,7 +91,7 @@ def test_a_size_inside_a_shape_is_set_by_its_element_in_real_suite_processes() -
 def test_a_sweep_along_an_axis_its_variant_does_not_have_is_refused(tmp_path: Path,
                                                                     capsys: pytest.CaptureFixture[str]) -> None:
     matrix = _matrix(tmp_path, str(_python(tmp_path)))
-    code = main(["sweep", "one", "two", "--axis", "batch", "--only", "tensor_ops.matmul[impl=numpy.dot*",
+    code = main(["sweep", "one", "two", "--axis", "batch", "--bench", "tensor_ops.matmul[impl=numpy.dot*",
                  "--matrix", str(matrix), "--reports", str(tmp_path / "out")])
     err = capsys.readouterr().err.strip()
     assert code == 2 and len(err.splitlines()) == 1
@@ -102,7 +102,7 @@ def test_a_sweep_through_real_suite_processes(tmp_path: Path, capsys: pytest.Cap
     """np.dot at 16 and 64 in one and two threads: each size two paired rounds (fresh processes), the answer kept."""
     matrix = _matrix(tmp_path, str(_python(tmp_path)))
     out = tmp_path / "out"
-    code = main(["sweep", "one", "two", "--only", "tensor_ops.matmul[impl=numpy.dot*", "--from", "16", "--to", "64",
+    code = main(["sweep", "one", "two", "--bench", "tensor_ops.matmul[impl=numpy.dot*", "--from", "16", "--to", "64",
                  "--max-rounds", "2", "--matrix", str(matrix), "--reports", str(out)])
     printed = capsys.readouterr().out
     assert code == 0, printed

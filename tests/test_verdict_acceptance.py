@@ -2,42 +2,34 @@
 
 Seeded runs with known variance components (``verdict_model``) go through
 ``inference.judge``, the rule ``compare``, the findings, the Claims and the
-gate all use. Each rate is over thousands of variant comparisons, so its
-Monte Carlo error is a fraction of the margins asserted; the seeds are fixed,
-so a run gives the same figures every time (``scripts/bench_verdicts.py``
-prints them all with more repetitions).
+gate all use; the scenarios are ``verdict_scenarios``'. Each rate is over
+thousands of variant comparisons, so its Monte Carlo error is a fraction of
+the margins asserted; the seeds are fixed, so a run gives the same figures
+every time (``scripts/bench_verdicts.py`` prints them all, from the same
+scenarios, with more repetitions).
 """
 from __future__ import annotations
 
 import math
 
-import numpy as np
 import pytest
-from verdict_model import Model, compare_runs, noise_model_priors
+from verdict_scenarios import (
+    MODEL,
+    ONE_PER_BENCHMARK,
+    aa_rates,
+    coverage,
+    gate_false_alarms,
+    gate_power,
+    masking,
+    one_process,
+    one_process_with_noise_model,
+    power,
+    run_level,
+)
 
-from tfmatrix.analysis.statistics.inference import Contrast, contrast, side_of, verdict
+from tfmatrix.analysis.statistics.inference import contrast, side_of, verdict
 from tfmatrix.analysis.statistics.moderation import judge
 from tfmatrix.analysis.statistics.multiplicity import gate
-
-MODEL = Model()
-HOMOGENEOUS = Model(sigma_p90=0.07)            # every variant's process SD 7% (the measured median)
-
-
-def called(cs: list[Contrast | None]) -> np.ndarray:
-    return np.asarray([verdict(c) in ("a", "b") for c in cs])
-
-
-def aa_rates(rounds: int, normalise: bool, reps: int = 40, seed: int = 1,
-             model: Model = MODEL) -> tuple[float, np.ndarray]:
-    """A/A: the share called different overall and per decile of the variants' own noise."""
-    rng = np.random.default_rng(seed)
-    hits, deciles = [], []
-    for _ in range(reps):
-        sigma = model.sigmas(rng)
-        hits.append(called(compare_runs(model, rng, rounds, sigma=sigma, normalise=normalise)))
-        deciles.append(np.argsort(np.argsort(sigma)) * 10 // model.variants)
-    h, d = np.concatenate(hits), np.concatenate(deciles)
-    return float(h.mean()), np.asarray([h[d == k].mean() for k in range(10)])
 
 
 @pytest.mark.parametrize("normalise", [False, True], ids=["as-measured", "normalised"])
@@ -46,42 +38,15 @@ def test_a1_a2_unchanged_variants_are_called_different_2_to_6_percent_at_every_r
         rounds: int, normalise: bool) -> None:
     """A1: the false-alarm rate is what a 5% test promises, at every R (it grew to 12-16% at R=10 before);
     A2: and in every tenth of the variants by their own noise (<= 8%), the noisiest included."""
-    overall, by_decile = aa_rates(rounds, normalise)
+    overall, by_decile = aa_rates(rounds, normalise, reps=40)
     assert 0.02 <= overall <= 0.06, overall
     assert by_decile.max() <= 0.08, by_decile.round(3)
 
 
 @pytest.mark.parametrize("rounds", [3, 5, 10])
 def test_a3_the_95_percent_interval_covers_the_true_ratio_93_to_97_percent(rounds: int) -> None:
-    rng = np.random.default_rng(3)
-    delta = np.full(MODEL.variants, math.log(1.2))
-    delta[::2] = 0.0                                         # half unchanged, half 20% slower: both covered
-    cover = []
-    for _ in range(30):
-        cs = compare_runs(MODEL, rng, rounds, delta=delta)
-        for c, d in zip(cs, delta, strict=True):
-            assert c is not None
-            low, high = c.interval()
-            cover.append(low <= math.exp(d) <= high)
-    assert 0.93 <= float(np.mean(cover)) <= 0.97, np.mean(cover)
-
-
-def slower_share(cs: list[Contrast | None], idx: range | list[int]) -> list[bool]:
-    return [verdict(cs[i]) == "b" for i in idx]
-
-
-def power(rounds: int, change: float, changed: list[int], reps: int, seed: int, model: Model = HOMOGENEOUS,
-          normalise: bool = True) -> float:
-    rng = np.random.default_rng(seed)
-    hits: list[bool] = []
-    for _ in range(reps):
-        delta = np.zeros(model.variants)
-        delta[changed] = math.log1p(change)
-        hits += slower_share(compare_runs(model, rng, rounds, delta=delta, normalise=normalise), changed)
-    return float(np.mean(hits))
-
-
-ONE_PER_BENCHMARK = list(range(0, 200, 20))
+    """Half the variants unchanged, half 20% slower: both covered."""
+    assert 0.93 <= coverage(rounds, reps=30) <= 0.97
 
 
 @pytest.mark.parametrize(("rounds", "change"), [(3, 0.20), (10, 0.10)])
@@ -99,76 +64,40 @@ def test_p2_more_rounds_never_find_less() -> None:
 def test_p3_a_change_is_found_alike_whether_1_10_or_30_percent_of_variants_changed() -> None:
     """No masking: a 40% slowdown is found within 5 points whatever share of the variants it hit (the floor
     found it 90% of the time alone and 24% among 50)."""
-    shares = {}
-    for k in (2, 20, 60):
-        changed = list(range(0, 200, 200 // k))[:k]
-        shares[k] = power(3, 0.40, changed, reps=max(6, 240 // k), seed=6, model=MODEL)
+    shares = masking(reps=240, least=6)
     assert max(shares.values()) - min(shares.values()) <= 0.05, shares
-
-
-GATE = Model(variants=50, benchmarks=5)
 
 
 @pytest.mark.parametrize("rounds", [3, 10])
 def test_g1_the_gate_fails_an_unchanged_run_at_most_5_percent_of_the_time(rounds: int) -> None:
-    rng = np.random.default_rng(7)
-    fails = []
-    for _ in range(200):
-        calls = gate(compare_runs(GATE, rng, rounds, normalise=True), 0.10)
-        fails.append(any(c.fails for c in calls))
-    assert float(np.mean(fails)) <= 0.05
+    assert gate_false_alarms(rounds, reps=200) <= 0.05
 
 
 def test_g2_a_true_30_percent_slowdown_fails_the_gate_at_3_rounds_and_the_run_says_what_it_can_see() -> None:
     """75% of runs or more (46% before), and the smallest slowdown it could have seen is at most 35%."""
-    model = Model(variants=50, benchmarks=5, sigma_p90=0.07)
-    rng = np.random.default_rng(8)
-    fails, mdes = [], []
-    for _ in range(200):
-        delta = np.zeros(model.variants)
-        delta[0] = math.log(1.3)
-        calls = gate(compare_runs(model, rng, 3, delta=delta, normalise=True), 0.10)
-        fails.append(calls[0].fails)
-        mdes.append(calls[0].mde)
-    assert float(np.mean(fails)) >= 0.75, np.mean(fails)
-    assert float(np.median(mdes)) <= 0.35, np.median(mdes)
+    fails, mde = gate_power(reps=200)
+    assert fails >= 0.75, fails
+    assert mde <= 0.35, mde
 
 
 def test_g3_a_whole_cell_that_moved_between_runs_is_taken_out_by_normalising_it() -> None:
     """Run-level sd 5% a side, no code change: as measured, the gate fails often; normalised per cell, G1 holds."""
-    model = Model(variants=50, benchmarks=5, run_sd=0.05)
-    rng = np.random.default_rng(9)
-    plain, normalised = [], []
-    for _ in range(200):
-        sigma = model.sigmas(rng)
-        state = rng.bit_generator.state
-        plain.append(called(compare_runs(model, rng, 3, sigma=sigma)).mean())
-        rng.bit_generator.state = state
-        calls = gate(compare_runs(model, rng, 3, sigma=sigma, normalise=True), 0.10)
-        normalised.append(any(c.fails for c in calls))
-    assert float(np.mean(normalised)) <= 0.05
-    assert float(np.mean(plain)) > 0.06          # what the run level does to verdicts left as measured
+    normalised, plain = run_level(reps=200)
+    assert normalised <= 0.05
+    assert plain > 0.06          # what the run level does to verdicts left as measured
 
 
 def test_r1_one_process_a_side_and_no_noise_model_gives_no_verdict() -> None:
-    rng = np.random.default_rng(10)
-    cs = compare_runs(MODEL, rng, 1, delta=np.full(MODEL.variants, math.log(1.4)))
+    cs = one_process()
     assert all(verdict(c) == "unreplicated" for c in cs)
     assert all(not call.fails and math.isnan(call.mde) for call in gate(cs, 0.10))
 
 
 def test_r2_one_process_a_side_is_judged_with_the_noise_model_of_a_replicated_run() -> None:
     """The unit variances a 3-round run of the same variants measured: A1 and A2 hold at one process a side."""
-    rng = np.random.default_rng(11)
-    hits, deciles = [], []
-    for _ in range(30):
-        sigma = MODEL.sigmas(rng)
-        priors = noise_model_priors(MODEL, rng, sigma)
-        hits.append(called(compare_runs(MODEL, rng, 1, sigma=sigma, priors=priors, normalise=True)))
-        deciles.append(np.argsort(np.argsort(sigma)) * 10 // MODEL.variants)
-    h, d = np.concatenate(hits), np.concatenate(deciles)
-    assert 0.02 <= h.mean() <= 0.06, h.mean()
-    assert max(h[d == k].mean() for k in range(10)) <= 0.08
+    overall, by_decile = one_process_with_noise_model(reps=30)
+    assert 0.02 <= overall <= 0.06, overall
+    assert by_decile.max() <= 0.08
 
 
 def test_x1_two_processes_a_round_are_one_round_and_all_of_them_count() -> None:

@@ -94,6 +94,7 @@ class FindingResult:
     finding: Finding
     comparisons: list[Comparison]
     notes: list[str]
+    paired: bool = True        # how its ratios are read (``comparison_cis``): False, every one unpaired
 
     @property
     def groups(self) -> list[GroupSummary]:
@@ -136,8 +137,8 @@ def _why(row: Row | None, side: str) -> str:
     return f"{side} {row['status']}: {_first_line(row['reason']) or 'no reason given'}"
 
 
-def compute(finding: Finding, df: pd.DataFrame, cells: list[CellResult]) -> FindingResult:
-    result = FindingResult(finding, [], [])
+def compute(finding: Finding, df: pd.DataFrame, cells: list[CellResult], paired: bool = True) -> FindingResult:
+    result = FindingResult(finding, [], [], paired)
     df = annotate(df)
     globs = tuple(g for cmp in finding.compare for g in cmp.benchmarks)
     relevant = df[[in_benchmarks(b, globs) for b in df["benchmark"]]] if len(df) else df
@@ -165,11 +166,11 @@ def compute(finding: Finding, df: pd.DataFrame, cells: list[CellResult]) -> Find
     return result
 
 
-def compute_all(df: pd.DataFrame, cells: list[CellResult],
-                findings: tuple[Finding, ...] = FINDINGS) -> list[FindingResult]:
-    """Every finding answered (``FINDINGS`` unless given)."""
+def compute_all(df: pd.DataFrame, cells: list[CellResult], findings: tuple[Finding, ...] = FINDINGS,
+                paired: bool = True) -> list[FindingResult]:
+    """Every finding answered (``FINDINGS`` unless given); ``paired``: see ``comparison_cis``."""
     df = annotate(df)        # every variant's unit variance, once for all findings
-    return [compute(f, df, cells) for f in findings]
+    return [compute(f, df, cells, paired) for f in findings]
 
 
 def pair_rows(finding: Finding, cmp: Compare, a_rows: pd.DataFrame, b_rows: pd.DataFrame, cell_a: CellResult,
@@ -197,7 +198,7 @@ def pair_rows(finding: Finding, cmp: Compare, a_rows: pd.DataFrame, b_rows: pd.D
                 missing[_why(rb, finding.b)] += 1
                 continue
             pairs.append((ra, rb))
-    for (ra, rb), ci in zip(pairs, comparison_cis(pairs), strict=True):
+    for (ra, rb), ci in zip(pairs, comparison_cis(pairs, result.paired), strict=True):
         if ci is None:
             missing["no positive time"] += 1
             continue
@@ -207,7 +208,6 @@ def pair_rows(finding: Finding, cmp: Compare, a_rows: pd.DataFrame, b_rows: pd.D
             time_b=float(rb["time"]), ci=ci, unstable=bool(ra["unstable"]) or bool(rb["unstable"]),
             a_id=str(ra["id"]), b_id=str(rb["id"])))
     return missing
-
 
 
 def _window_mates(ra: Row, rb: Row) -> bool:
@@ -231,13 +231,18 @@ def _sides(ra: Row, rb: Row, prefix: str = "") -> tuple[Side, Side]:
             row_side(rb, f"{prefix}b|{rb['cell']}", by_window))
 
 
-def comparison_cis(pairs: Sequence[tuple[Row, Row]]) -> list[RatioCI | None]:
+def comparison_cis(pairs: Sequence[tuple[Row, Row]], paired: bool = True) -> list[RatioCI | None]:
     """Time ratio a/b of each pair of frame rows, judged together (variances moderated per benchmark).
 
     When the frame carries the previous run's samples of both rows
     (``frame.attach_previous``), the same ratio in that run is computed and
-    shown beside it (``rerun``); it is not a second test.
+    shown beside it (``rerun``); it is not a second test. ``paired=False``:
+    each ratio on its own from two independent samples of rounds (no window
+    or round pairing, no moderation): what the pairing buys, measured.
     """
+    if not paired:      # each row's rounds an independent sample: no round tags or windows to pair by
+        bare = [[row_side(dict(r, rounds=[], windows=[]), s) for r, s in ((ra, "a"), (rb, "b"))] for ra, rb in pairs]
+        return [ratio_ci(c) if (c := contrast(*sides)) is not None else None for sides in bare]
     sides = [_sides(ra, rb) for ra, rb in pairs]
     priors = [(_unit_prior(ra), _unit_prior(rb)) if _window_mates(ra, rb) else (None, None) for ra, rb in pairs]
     contrasts, _ = judge(sides, [str(ra["benchmark"]) for ra, _ in pairs], priors=priors)

@@ -15,17 +15,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import paths
+from ..analysis.compare.ab import ROUNDS, SAMPLES
 from ..errors import UserError
 from .common import find_cell, load_matrix, output_dir
 from .compare import print_table
-from .options import add_fail_on, add_paired_options, add_rounds
+from .options import add_bench, add_fail_on, add_paired_options, add_rounds
 from .settings import RunSettings, measuring
-
-# Both sides of a case share each process, so the processes add almost nothing to a paired difference: its
-# noise is the samples' (Kalibera & Jones's rule then asks for many samples a process). Measured here
-# (docs/measurement.md, "A/B inside one run"): 8 rounds x 16 samples resolved 7.7% at the median variant.
-ROUNDS = 10
-SAMPLES = 20
 
 if TYPE_CHECKING:
     from ..analysis.compare.result import CompareResult
@@ -56,7 +51,7 @@ def cmd_ab(args: argparse.Namespace) -> int:
     reports = output_dir(settings.reports, "--reports")
     # rounds until every case is decided or the same (``execution.looks.ab_look``), at most ``--rounds``; each
     # process takes ``--samples`` (the suite gives a sequential run's process 1/SEQUENTIAL_SHARE of the repeats asked)
-    request = settings.request(tuple(args.only) or ("*side=*",), repeats=args.samples * SEQUENTIAL_SHARE,
+    request = settings.request(tuple(args.bench) or ("*side=*",), repeats=args.samples * SEQUENTIAL_SHARE,
                                schedule="interleaved", bench_paths=files, sides=SIDES, sequential=True, judge="ab")
     with measuring(settings, console) as session:
         outcomes = execute(cells, session.runner, request, reports, console=console)
@@ -96,8 +91,7 @@ def configure_ab(p: argparse.ArgumentParser) -> None:
     p.add_argument("head", metavar="HEAD", help="the same file as it is now (the PR's head)")
     p.add_argument("--cell", action="append", default=[], metavar="NAME",
                    help="measure in this cell (repeatable; see `list`)")
-    p.add_argument("--only", action="append", default=[], metavar="PATTERN",
-                   help="only the file's variants matching PATTERN (glob on variant id; repeatable)")
+    add_bench(p, old_name=True)
     add_rounds(p, fewest=2, most=30, default=ROUNDS)
     p.add_argument("--samples", type=int, choices=range(2, 101), default=SAMPLES, metavar="N",
                    help=f"samples per process (default {SAMPLES}: the two sides share each process, so what is left "

@@ -13,7 +13,7 @@ import sys
 from .. import paths
 from ..errors import UserError
 from .common import find_cell, load_matrix, output_dir
-from .options import add_paired_options, add_rounds
+from .options import add_bench, add_paired_options, add_rounds
 from .settings import RunSettings, measuring
 
 
@@ -52,7 +52,6 @@ def cmd_duet(args: argparse.Namespace) -> int:
 def configure_duet(p: argparse.ArgumentParser) -> None:
     p.add_argument("a", metavar="CELL_A", help="the reference cell (see `list`)")
     p.add_argument("b", metavar="CELL_B", help="the cell compared with it")
-    p.add_argument("--bench", action="append", default=[], metavar="PATTERN",
-                   help="run only benchmarks matching PATTERN (glob on variant id; repeatable)")
+    add_bench(p)
     add_rounds(p, fewest=2, then="; the CPUs swap every round")
     add_paired_options(p, paths.REPORTS_DIR / "duet")

@@ -1,5 +1,5 @@
 """The options the commands share, each declared once (asv's ``common_args``): where results go, which runner,
-how many rounds, the preset, the seed, and the option groups of the measuring commands.
+how many rounds, the preset, the seed, which variants run, and the option groups of the measuring commands.
 
 A command that needs another default or range says so in its call (``add_rounds(p, fewest=2, default=ROUNDS)``);
 the flag, its type and its help's words stay here. What the values become once matrix.toml's are merged in is
@@ -8,7 +8,6 @@ the flag, its type and its help's words stay here. What the values become once m
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -104,6 +103,22 @@ def add_only(p: argparse.ArgumentParser) -> None:
                    help="select cells by name (fnmatch glob, repeatable)")
 
 
+def add_bench(p: argparse.ArgumentParser, old_name: bool = False, one: str = "") -> None:
+    """``--bench PATTERN``: which variants the command runs (a glob on variant id), the one name of the filter on
+    every command that runs variants (``matrix``, ``cell``, ``duet``, ``ab``, ``sweep``); ``--only`` picks cells.
+
+    ``old_name``: ``--only PATTERN`` is taken too, its old name on ``cell``, ``ab`` and ``sweep`` (as ``report``
+    takes ``--out``). ``one``: the command takes a single pattern (``sweep``), ``one`` its help; left out, it is
+    ``None`` and the command asks for it.
+    """
+    kwargs: dict[str, Any] = {"dest": "bench", "metavar": "PATTERN", "action": "store" if one else "append",
+                              "default": None if one else []}
+    p.add_argument("--bench", help=one or "run only benchmarks matching PATTERN (glob on variant id; repeatable)",
+                   **kwargs)
+    if old_name:
+        p.add_argument("--only", help="deprecated: the old name of --bench", **kwargs)
+
+
 def fail_on(text: str) -> float:
     """``slower:10%`` (or ``slower:10``) -> 0.10: the gate's threshold on a clear slowdown."""
     kind, _, value = text.partition(":")
@@ -167,15 +182,3 @@ def add_paired_options(p: argparse.ArgumentParser, reports: Path) -> None:
     add_runner(p)
     add_reports(p, "the run's cell files go, never the matrix's reports/cells", default=reports)
     add_rows(p)
-
-
-class OtherCommands(argparse.Action):
-    """An option of another command, refused with the name of this command's own (``--bench`` on ``cell``)."""
-
-    def __init__(self, option_strings: Sequence[str], dest: str, use: str = "", **kwargs: Any) -> None:
-        self.use = use
-        super().__init__(option_strings, dest, help=argparse.SUPPRESS, **kwargs)
-
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
-                 option_string: str | None = None) -> None:
-        parser.error(f"{option_string} is not an option of this command; use {self.use}")

@@ -16,7 +16,7 @@ from ..matrix import Cell, Matrix
 from ..results.documents import CELL_FAILURES, CELL_STATUSES
 from .claims import add_claims, own_of
 from .common import find_cell, load_matrix, output_dir, refresh_report, report_refused, selected
-from .options import OtherCommands, add_measure_options, add_only, add_redo
+from .options import add_bench, add_measure_options, add_only, add_redo
 from .settings import RunSettings, claims_focus, measuring
 
 
@@ -84,7 +84,7 @@ def cmd_cell(args: argparse.Namespace) -> int:
     matrix = load_matrix(args)
     cell = (existing_cell(matrix, args.name, args.python, args.target) if args.python
             else find_cell(matrix, args.name))
-    return _run_cells(RunSettings.from_args(args, matrix), [cell], args.only, redo=True, requested=cell.name)
+    return _run_cells(RunSettings.from_args(args, matrix), [cell], args.bench, redo=True, requested=cell.name)
 
 
 def existing_cell(matrix: Matrix, name: str, python: str, target: str) -> Cell:
@@ -100,8 +100,7 @@ def configure_matrix(p: argparse.ArgumentParser) -> None:
     add_only(p)
     add_measure_options(p)
     add_claims(p)
-    p.add_argument("--bench", action="append", default=[], metavar="PATTERN",
-                   help="run only benchmarks matching PATTERN (glob on variant id; repeatable)")
+    add_bench(p)
     add_redo(p, "every cell")
 
 
@@ -114,6 +113,4 @@ def configure_cell(p: argparse.ArgumentParser) -> None:
                    help="--python: what the environment must run on (gpu: the suite fails loudly without a GPU)")
     add_measure_options(p)
     add_claims(p)
-    p.add_argument("--only", action="append", default=[], metavar="PATTERN",
-                   help="run only benchmarks matching PATTERN (glob on variant id; repeatable)")
-    p.add_argument("--bench", action=OtherCommands, use="--only PATTERN to pick benchmarks in one cell")
+    add_bench(p, old_name=True)

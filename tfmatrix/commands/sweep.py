@@ -1,6 +1,6 @@
 """The ``sweep`` command: from which size one environment's second setting (the GPU, two threads) pays.
 
-``python -m tfmatrix sweep CELL_A CELL_B --axis n --only PATTERN``: two
+``python -m tfmatrix sweep CELL_A CELL_B --axis n --bench PATTERN``: two
 existing-environment cells of one interpreter in two device or thread
 settings, one variant, its size parameter swept between ``--from`` and
 ``--to``. ``analysis.sweep`` chooses the sizes (two to calibrate, two a factor
@@ -19,7 +19,7 @@ from .. import paths
 from ..errors import UserError
 from ..matrix import display_path
 from .common import find_cell, load_matrix, output_dir
-from .options import add_preset, add_reports, add_rounds, add_seed
+from .options import add_bench, add_preset, add_reports, add_rounds, add_seed
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
@@ -34,6 +34,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from ..runners.job import CellJob
     from ..runners.venv import VenvCellEnv
 
+    if not args.bench:
+        raise UserError("sweep: name the one variant to sweep with --bench PATTERN (glob on variant id)")
     matrix = load_matrix(args)
     cells = (find_cell(matrix, args.a), find_cell(matrix, args.b))
     for c in cells:
@@ -68,7 +70,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                 raise UserError(f"sweep: {c.name}: {env.reason}")
             envs.append(env)
         seed = args.seed if args.seed is not None else random.randrange(2 ** 31)
-        sweeper = SizeSweeper((cells[0], cells[1]), (envs[0], envs[1]), args.only, args.axis, preset, log,
+        sweeper = SizeSweeper((cells[0], cells[1]), (envs[0], envs[1]), args.bench, args.axis, preset, log,
                               random.Random(seed), sets=WORK[args.axis].sets)
 
         def measure(size: float, rounds: int) -> Any:
@@ -108,8 +110,7 @@ def _or_null(x: float) -> float | None:
 def configure_sweep(p: argparse.ArgumentParser) -> None:
     p.add_argument("a", metavar="CELL_A", help="the reference setting (the CPU, one thread): an existing environment")
     p.add_argument("b", metavar="CELL_B", help="the same interpreter in the other setting (the GPU, two threads)")
-    p.add_argument("--only", required=True, metavar="PATTERN",
-                   help="the one variant to sweep (glob on variant id, as the suite's --only)")
+    add_bench(p, old_name=True, one="the one variant to sweep (glob on variant id; required)")
     p.add_argument("--axis", default="n", help="its size: n (seed 002's matrix size, the default), batch (the batch "
                                                "of seeds 000/001's batch_shape), side (seed 003's image side)")
     p.add_argument("--from", dest="low", type=int, default=16, metavar="SIZE", help="the smallest size (default 16)")

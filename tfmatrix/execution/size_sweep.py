@@ -58,12 +58,12 @@ class SizeSweeper:
         if done.returncode != 0 or len(records) != 1 or not ok:
             what = "; ".join(f"{r.get('id')}: {r.get('status')} ({r.get('reason')})" for r in records) or \
                 f"no records (exit {done.returncode}; see {self.log.path})"
-            raise UserError(f"sweep: --only {self.only} must select one variant that runs in {cell.name} at "
+            raise UserError(f"sweep: --bench {self.only} must select one variant that runs in {cell.name} at "
                             f"{self.axis}={size:g}: {what}")
         missing = [t for t in self.sets or (self.axis,) if set_value(ok[0].get("params") or {}, t) != size]
         if missing:
             raise UserError(f"sweep: --axis {self.axis} sets {', '.join(missing)}, which {ok[0]['id']} (chosen by "
-                            f"--only {self.only}) does not have; choose a variant with that size")
+                            f"--bench {self.only}) does not have; choose a variant with that size")
         self.variant = str(ok[0]["id"])
         return [float(x) for x in ok[0]["per_process"][0]]
 

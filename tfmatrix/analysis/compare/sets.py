@@ -138,7 +138,7 @@ def _ok_rows(df: pd.DataFrame, cell: str) -> dict[str, Any]:
 def compare_cells(cells_a: list[CellResult], cells_b: list[CellResult], label_a: str, label_b: str,
                   pairs: Sequence[tuple[str, str]] | None = None, normalise: str = "auto",
                   noise: NoiseModel | None = None, history: NoiseModel | None = None,
-                  spread: RunSpread | None = None) -> CompareResult:
+                  spread: RunSpread | None = None, paired: bool = True) -> CompareResult:
     """Compare two loaded result sets; ``pairs`` (cell in A, cell in B) default to equal names.
 
     ``normalise``: take out of every ratio how much B moved in common with A:
@@ -150,7 +150,9 @@ def compare_cells(cells_a: list[CellResult], cells_b: list[CellResult], label_a:
     workload (both runs need its series); ``run``, the median ratio over every variant compared (a change
     that slows every variant alike then goes unseen: say so); ``auto``:
     ``cell`` when every pair is a cell with itself, else ``none``. ``noise``,
-    ``history``, ``spread``: see ``variant_changes``.
+    ``history``, ``spread``: see ``variant_changes``. ``paired=False``: the
+    findings' ratios matched line by line are each read unpaired
+    (``pairing.comparison_cis``), to measure what their pairing buys.
     """
     if pairs is None:
         names_b = {c.name for c in cells_b}
@@ -183,7 +185,8 @@ def compare_cells(cells_a: list[CellResult], cells_b: list[CellResult], label_a:
                 refs[name] = ref_b / ref_a
     comparisons: list[ComparisonChange] = []
     if all(a == b for a, b in pairs):   # same cells on both sides: the findings can be matched line by line
-        comparisons = comparison_changes(compute_all(df_a, cells_a, FINDINGS), compute_all(df_b, cells_b, FINDINGS))
+        comparisons = comparison_changes(compute_all(df_a, cells_a, FINDINGS, paired),
+                                         compute_all(df_b, cells_b, FINDINGS, paired))
     return CompareResult(label_a, label_b, variants, comparisons, only_a, only_b, list(pairs), host_a, host_b,
                          scale, broken(df_a, df_b, pairs), normalise, shift,
                          sum(1 for v in variants if not v.ci.replicated), moves, refs,
