@@ -6,35 +6,19 @@ gives its lines on two synthetic runs of two cells of one interleaved run, the v
 """
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 from report_docs import noisy, record, write_interleaved_cell
+from scripts_loader import load_script
 
 from tfmatrix import cli
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _script(name: str) -> ModuleType:
-    """A module of scripts/, loaded as the script loads it (scripts/ beside the checkout on the path)."""
-    saved = list(sys.path)
-    try:
-        sys.path.insert(0, str(ROOT / "scripts"))
-        spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
-        assert spec and spec.loader
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-        return module
-    finally:
-        sys.path[:] = saved
-
-
-stability = _script("bench_stability")
+stability = load_script("bench_stability")
 reads, runs = sys.modules["stability_reads"], sys.modules["stability_runs"]
 
 

@@ -1,30 +1,20 @@
 """``scripts/cost.py``: where a variant's time went, its noise by level, and Kalibera & Jones's samples per process."""
 from __future__ import annotations
 
-import importlib.util
 import math
 import random
-import sys
 from pathlib import Path
 
 import pytest
 from report_docs import record
+from scripts_loader import load_script
 
 from tfmatrix.analysis.variant import Variant
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _script():
-    spec = importlib.util.spec_from_file_location("cost", ROOT / "scripts" / "cost.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["cost"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-cost = _script()
+cost = load_script("cost")
 by_benchmark, levels, spent = cost.by_benchmark, cost.levels, cost.spent
 
 

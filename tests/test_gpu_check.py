@@ -5,28 +5,19 @@ and PyTorch; its budget is run for real in test_e2e_venv.py)."""
 from __future__ import annotations
 
 import fnmatch
-import importlib.util
-import sys
 from collections.abc import Callable
 from pathlib import Path
+
+from scripts_loader import load_script
 
 from tfmatrix.matrix import Matrix
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _script():
-    spec = importlib.util.spec_from_file_location("gpu_check", ROOT / "scripts" / "gpu_check.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["gpu_check"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_the_matrix_file_is_four_existing_cells_one_per_framework_and_device(
         load_snippet: Callable[..., Matrix]) -> None:
-    gpu_check = _script()
+    gpu_check = load_script("gpu_check")
     m = load_snippet(gpu_check.matrix_toml("/opt/py312/bin/python3"))
     cells = {c.name: c for c in m.cells}
     assert sorted(cells) == ["jax-cpu", "jax-gpu", "torch-cpu", "torch-gpu"]
@@ -41,7 +32,7 @@ def test_the_matrix_file_is_four_existing_cells_one_per_framework_and_device(
 
 
 def test_the_command_answers_the_claims_in_sequential_rounds_within_8_minutes(tmp_path: Path) -> None:
-    gpu_check = _script()
+    gpu_check = load_script("gpu_check")
     cmd = gpu_check.matrix_command(tmp_path / "m.toml", tmp_path / "reports")
     assert cmd[1:4] == ["-m", "tfmatrix", "matrix"] and cmd[cmd.index("--rounds") + 1] == "auto"
     assert cmd[cmd.index("--budget") + 1] == "8m" and cmd[cmd.index("--variants") + 1] == "claims"
@@ -53,7 +44,7 @@ def test_bench_all_runs_the_seed_002_004_benchmarks_and_a_few_cheap_others_whole
     from suite.definitions import PRESETS
     from suite.registry import all_variants, select
 
-    gpu_check = _script()
+    gpu_check = load_script("gpu_check")
     cmd = gpu_check.matrix_command(tmp_path / "m.toml", tmp_path / "reports", "2", benches=gpu_check.BENCHES)
     assert cmd[cmd.index("--rounds") + 1] == "2" and "--variants" not in cmd
     assert cmd[cmd.index("--runner") + 1] == "venv" and cmd[cmd.index("--preset") + 1] == "seed"
@@ -68,7 +59,7 @@ def test_bench_all_runs_the_seed_002_004_benchmarks_and_a_few_cheap_others_whole
 def test_the_lines_the_budget_left_open_are_read_back_from_the_cell_files(tmp_path: Path) -> None:
     import json
 
-    gpu_check = _script()
+    gpu_check = load_script("gpu_check")
     cells = tmp_path / "cells"
     cells.mkdir()
     lines = [["seed_002", "jax-cpu", "a", "b", 1, "still open after round 1: the budget left 0:10, too little"],
@@ -84,7 +75,7 @@ def test_the_lines_the_budget_left_open_are_read_back_from_the_cell_files(tmp_pa
 
 
 def test_what_stops_the_check_is_said() -> None:
-    gpu_check = _script()
+    gpu_check = load_script("gpu_check")
     ok = {"keras": "3.15.1", "jax": "0.10.2", "torch": "2.14.1", "tensorflow": False}
     assert gpu_check.problems(ok) == []
     assert gpu_check.problems(dict(ok, keras="MISSING: ModuleNotFoundError: No module named 'namex'")) == [
@@ -93,7 +84,7 @@ def test_what_stops_the_check_is_said() -> None:
 
 
 def test_several_presets_make_one_cell_per_preset_for_the_crossover(load_snippet: Callable[..., Matrix]) -> None:
-    gpu_check = _script()
+    gpu_check = load_script("gpu_check")
     m = load_snippet(gpu_check.matrix_toml("/opt/py/bin/python3", presets=("quick", "seed")))
     cells = {c.name: c for c in m.cells}
     assert len(cells) == 8 and cells["jax-gpu-quick"].preset == "quick" and cells["torch-cpu-seed"].preset == "seed"
