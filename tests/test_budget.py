@@ -33,12 +33,12 @@ def _line(claim: str, a: tuple[str, str], b: tuple[str, str], state: str = OPEN)
 
 
 @pytest.mark.parametrize(("text", "seconds"), [("8m", 480), ("480s", 480), ("480", 480), ("1h", 3600),
-                                               ("1.5m", 90)])
+                                               ("1.5m", 90), ("1s", 1)])
 def test_a_budget_is_read_in_seconds_minutes_or_hours(text: str, seconds: float) -> None:
     assert parse_budget(text) == seconds
 
 
-@pytest.mark.parametrize("text", ["8 minutes", "10s", "-5m", "m", "30d"])
+@pytest.mark.parametrize("text", ["8 minutes", "0", "0.5s", "-5m", "m", "30d"])
 def test_a_budget_that_is_no_duration_or_too_short_is_refused_with_the_fix(text: str) -> None:
     with pytest.raises(ValueError, match="write seconds|out of range"):
         parse_budget(text)

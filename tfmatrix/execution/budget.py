@@ -32,7 +32,7 @@ from .live import LiveCell
 # Kept back from the budget for what follows the last round: each cell's file written, the report rendered
 # (4 existing-environment cells here: 6-9 s; a report of many cells and charts takes longer).
 REPORT_RESERVE_S = 30.0
-FEWEST_S = 60          # a budget below a minute cannot hold one round of any cell
+FEWEST_S = 1           # any budget: one shorter than round 1 means round 1 only (round 1 always runs whole)
 MOST_S = 7 * 24 * 3600
 
 
@@ -46,7 +46,7 @@ def parse_budget(text: str) -> float:
     except ValueError:
         raise ValueError(f"{text!r} is not a duration: write seconds (480) or minutes/hours (8m, 1h)") from None
     if not FEWEST_S <= seconds <= MOST_S:
-        raise ValueError(f"{text!r} is out of range: use {FEWEST_S} s .. 7 days")
+        raise ValueError(f"{text!r} is out of range: use 1 s .. 7 days")
     return seconds
 
 
