@@ -1,7 +1,7 @@
 """A claim line measured round after round under this host's noise, judged by the sequential rule's own functions.
 
-Shared by ``test_sequential.py`` (seeded, seconds) and ``scripts/bench_sequential.py``
-(the figures in docs/measurement.md). Each variant's per-round SD is drawn as
+Used by ``test_sequential.py`` (seeded, seconds); the figures of the sequential rule in
+docs/measurements-log.md came from it at a larger number of trials. Each variant's per-round SD is drawn as
 measured here (11% at the median, 22% at the 90th percentile: lognormal across
 variants); a window-mate line pairs its two sides round by round (their
 process's state cancels). The looks go through ``inference.contrast``,
