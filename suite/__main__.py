@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, List, Optional, Tuple
 
 from .definitions import PRESETS, customized
 from .registry import all_variants, load_benchmarks, parse_value, select
+from .schema import setting_target
 
 if TYPE_CHECKING:
     from .definitions import Preset
@@ -76,10 +77,8 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def _setting(text: str) -> Tuple[str, Any]:
     """``NAME=VALUE`` or ``NAME[INDEX]=VALUE`` (an element of a shape: ``batch_shape[0]=64``)."""
-    import re
-
     name, sep, value = text.partition("=")
-    if not sep or not re.fullmatch(r"[a-z_][a-z0-9_]*(\[[0-9]\])?", name) or not value:
+    if not sep or setting_target(name) is None or not value:
         raise argparse.ArgumentTypeError("expected NAME=VALUE or NAME[INDEX]=VALUE, e.g. n=300, batch_shape[0]=64")
     return name, parse_value(value)
 

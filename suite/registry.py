@@ -15,6 +15,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .definitions import Benchmark, Preset, Variant
 from .plugins import from_environment
+from .schema import setting_target
 
 
 def load_benchmarks() -> List[Benchmark]:
@@ -69,12 +70,14 @@ def with_values(variants: Sequence[Variant], values: Sequence[Tuple[str, Any]]) 
     """
     if not values:
         return list(variants)
-    whole = {k: x for k, x in values if "[" not in k}
+    whole: Dict[str, Any] = {}
     parts: Dict[str, Dict[int, Any]] = {}
     for k, x in values:
-        if "[" in k:
-            name, index = k[:-1].split("[", 1)
-            parts.setdefault(name, {})[int(index)] = x
+        name, index = setting_target(k) or (k, None)
+        if index is None:
+            whole[name] = x
+        else:
+            parts.setdefault(name, {})[index] = x
     out = []
     for v in variants:
         params = tuple((k, _set_parts(whole.get(k, x), parts.get(k, {}))) for k, x in v.params)

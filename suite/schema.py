@@ -15,7 +15,7 @@ the host use them.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional, Tuple
 
 # The suite's presets (``suite.definitions.PRESETS`` keys, in that order); the host
 # validates ``preset =`` in matrix files and ``--preset`` against these.
@@ -35,6 +35,21 @@ PLUGINS_ENV = "TFMATRIX_SUITE_PLUGINS"
 # benchmark whose variants carry the parameter ``side=SIDE``, so the two sides are window-mates.
 SIDE_PARAM = "side"
 SIDE_PATTERN = r"^([a-z][a-z0-9_]{0,15})=(.+)$"
+
+
+# ``suite run --set NAME=VALUE``: a parameter, or one element of a shape (``batch_shape[0]=64``). The host writes
+# these (``tfmatrix sweep``'s axes) and reads them back off the records (``setting_target``); the suite parses them.
+SETTING_PATTERN = r"^([a-z_][a-z0-9_]*)(?:\[([0-9])\])?$"
+
+
+def setting_target(name: str) -> "Optional[Tuple[str, Optional[int]]]":
+    """``n`` -> ("n", None), ``batch_shape[0]`` -> ("batch_shape", 0); None for a name that is neither."""
+    import re
+
+    m = re.match(SETTING_PATTERN, name)
+    if m is None:
+        return None
+    return m.group(1), None if m.group(2) is None else int(m.group(2))
 
 
 def side_entry(side: str, path: str) -> str:

@@ -150,3 +150,19 @@ def test_a_sequential_run_measures_again_the_open_lines_that_fit_and_says_why_th
     lines = {row[0]: row[4:] for row in seq["lines"]}
     assert lines["dear"][0] == 1 and "the budget left" in lines["dear"][1] and "after round 1" in lines["dear"][1]
     assert lines["cheap"][0] > 1 and "budget" not in lines["cheap"][1]
+
+
+def test_the_whole_cell_schedule_stops_before_a_round_longer_than_what_is_left(tmp_path: Path) -> None:
+    """``--schedule sequential`` (whole cells, round after round): a round costs what the last one took; a budget
+    of one second leaves nothing after round 1 (30 s are kept for the report), so round 2 never starts."""
+    runner, said = TimedRunner(tmp_path), io.StringIO()
+    outcomes = execution.execute([FakeCell("a"), FakeCell("b")], runner,
+                                 RunRequest(rounds=3, schedule="sequential", seed=3, budget_s=1.0),
+                                 tmp_path / "reports", console=Console(file=said, width=200))
+    assert [o.status for o in outcomes] == ["ok", "ok"]
+    assert len(runner.calls) == 2 and "stopped after round 1" in said.getvalue()
+    roomy = TimedRunner(tmp_path / "roomy")
+    execution.execute([FakeCell("a"), FakeCell("b")], roomy, RunRequest(rounds=3, schedule="sequential", seed=3,
+                                                                         budget_s=3600.0),
+                      tmp_path / "roomy" / "reports", console=Console(file=io.StringIO()))
+    assert len(roomy.calls) == 6

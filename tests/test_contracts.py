@@ -265,3 +265,17 @@ def test_the_suite_and_the_host_read_the_schemas_frameworks():
     assert [framework(b) for b in schema.FRAMEWORKS] == ["TensorFlow", "JAX", "PyTorch"]
     # the compatibility table's Keras 3 backends are the suite's frameworks, in the same order
     assert load_table().keras3.backends == tuple(schema.FRAMEWORKS)
+
+
+def test_the_sweeps_sizes_are_settings_the_suite_reads_and_devices_reads_back() -> None:
+    """``tfmatrix sweep`` writes ``--set`` names the suite parses (``suite.schema.setting_target``), one per size axis
+    the Devices section reads (``devices.SIZE_AXES``: the same parameter and element)."""
+    from suite.schema import setting_target
+    from tfmatrix.analysis.devices import SIZE_AXES
+    from tfmatrix.analysis.sweep import WORK
+
+    axes = {(a.param, a.index) for a in SIZE_AXES}
+    for work in WORK.values():
+        targets = [setting_target(name) for name in work.sets]
+        assert targets and all(t is not None for t in targets), work.sets
+        assert targets[0] in axes, (work.name, targets[0])

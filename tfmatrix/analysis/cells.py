@@ -77,6 +77,10 @@ class CellResult:
     def has_records(self) -> bool:
         return bool(self.variants)
 
+    def variant(self, vid: str) -> Variant | None:
+        """The variant ``vid`` of this cell, or None (not measured here)."""
+        return next((v for v in self.variants if v.id == vid), None)
+
     @property
     def tf_major(self) -> int | None:
         return major(self.tf)

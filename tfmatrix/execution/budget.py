@@ -58,9 +58,9 @@ class Budget:
     start: float = field(default_factory=time.monotonic)
     reserve_s: float = REPORT_RESERVE_S
 
-    def left(self, now: float | None = None) -> float:
+    def left(self) -> float:
         """Seconds still free for measuring (negative: over)."""
-        return self.seconds - self.reserve_s - ((time.monotonic() if now is None else now) - self.start)
+        return self.seconds - self.reserve_s - (time.monotonic() - self.start)
 
 
 class Costs(Protocol):
@@ -119,7 +119,7 @@ def affordable(states: Sequence[LineState], costs: Costs, left_s: float) -> Fitt
 @dataclass(frozen=True)
 class SliceCosts:
     """``Costs`` from one run's own timings: each slice's fixed part (its process start, beyond its variants)
-    and each variant's time, per cell; a variant not timed yet costs its slice's mean per variant."""
+    and each variant's time, per cell; a variant not timed yet costs the mean of its cell's timed variants."""
 
     slices: Mapping[str, Mapping[str, list[str]]]      # cell -> slice -> its variant ids
     overhead_s: Mapping[str, Mapping[str, float]]      # cell -> slice -> seconds beyond its variants

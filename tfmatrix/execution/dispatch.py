@@ -29,7 +29,7 @@ from ..results.store import CellOutcome
 from ..runners.base import Runner
 from ..runners.job import CellJob
 from . import hostspeed
-from .budget import Budget
+from .budget import Budget, round_fits
 from .estimates import cell_estimates, last_runs, unknown_estimates
 from .request import RunRequest
 from .sequential import one_cell
@@ -181,11 +181,8 @@ class Sequential:
         t_round = time.monotonic()
         try:
             for round_no in range(1, rounds + 1):
-                took, t_round = time.monotonic() - t_round, time.monotonic()
-                if budget is not None and round_no > 1 and took > budget.left():
-                    console.print("\\[tfmatrix] budget: round %d (~%s, as round %d took) does not fit the %s left; "
-                                  "stopped after round %d" % (round_no, fmt_duration(took), round_no - 1,
-                                                              fmt_duration(max(0.0, budget.left())), round_no - 1))
+                took, t_round = time.monotonic() - t_round, time.monotonic()   # a round costs what the last took
+                if budget is not None and round_no > 1 and not round_fits(budget, round_no, took, console):
                     break
                 if rounds > 1:
                     console.print("\\[tfmatrix] round %d of %d" % (round_no, rounds))

@@ -222,8 +222,10 @@ def measure(live: dict[str, LiveCell], request: RunRequest, journal: Path, head:
     write_head(journal, head)
     resume(live, journal, turns)
     t_start = time.monotonic()
+    round_no = 1
     for turn in turns:
-        if budget is not None and turn.round > 1 and turn.number == _first_of_round(turns, turn.round):
+        if budget is not None and turn.round > round_no:     # a round's first turn: does all of it fit?
+            round_no = turn.round
             need = sum(slice_estimate(live[n], t.slice, 0.0) for t in turns if t.round == turn.round
                        for n in t.order if wants(live.get(n), t))
             if not round_fits(budget, turn.round, need, console):
@@ -240,10 +242,6 @@ def measure(live: dict[str, LiveCell], request: RunRequest, journal: Path, head:
         if (turn.round, turn.slice) in lc.retries:
             lc.retries.remove((turn.round, turn.slice))
         _turn(live, turn, turns + again, journal, head, console, how, t_start)
-
-
-def _first_of_round(turns: Sequence[Turn], round_no: int) -> int:
-    return min(t.number for t in turns if t.round == round_no)
 
 
 def measure_until_decided(live: dict[str, LiveCell], request: RunRequest, journal: Path, head: JournalHead,

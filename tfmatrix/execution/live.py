@@ -162,6 +162,7 @@ def run_slice(lc: LiveCell, turn: Turn, journal: Path, cpus: str | None = None) 
     lc.log("cell %s in %s" % (outcome.status, lc.failure))
     env.close()
 
+
 def timed(lc: LiveCell, key: str, seconds: float, doc: SuiteResults) -> None:
     """What the slice's run cost, split into its variants' own time and the rest (the process start, imports):
     the costs a time budget plans the next round with (``budget.SliceCosts``)."""

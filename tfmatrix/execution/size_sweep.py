@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from suite.schema import setting_target
+
 from ..analysis.compare.result import change_verdict
 from ..analysis.devices import SizePoint
 from ..analysis.statistics.inference import contrast, ratio_ci, side_of
@@ -87,9 +89,10 @@ class SizeSweeper:
 
 
 def set_value(params: dict[str, Any], target: str) -> Any:
-    """The value a record's parameters hold at ``target`` (``n``, or ``batch_shape[0]``: an element); None: none."""
-    name, _, index = target.rstrip("]").partition("[")
+    """The value a record's parameters hold at ``target`` (``n``, or ``batch_shape[0]``: an element, read as the
+    suite sets it: ``suite.schema.setting_target``); None: none."""
+    name, index = setting_target(target) or (target, None)
     value = params.get(name)
-    if not index:
+    if index is None:
         return value
-    return value[int(index)] if isinstance(value, list) and len(value) > int(index) else None
+    return value[index] if isinstance(value, list) and len(value) > index else None

@@ -137,7 +137,7 @@ def claim_measure(claim: Claim, cell: CellResult) -> Measure | str:
 def time_measure(variant_id: str, cell: CellResult) -> Measure | str:
     """One variant's time with its 95% interval over its processes (``inference.time_interval``)."""
     assert cell.results is not None
-    v = next((v for v in cell.variants if v.id == variant_id), None)
+    v = cell.variant(variant_id)
     if v is None:
         return "not measured in this cell"
     if not v.ok:

@@ -106,7 +106,7 @@ def figures_words(line: ClaimLine) -> str:
     c = line.comparison
     parts = []
     for side, cell, vid in (("A", c.cell_a, c.a_id), ("B", c.cell_b, c.b_id)):
-        found = next((v for v in cell.variants if v.id == vid), None)
+        found = cell.variant(vid)
         if found is None:
             continue
         said = [f"{name} {fig.text()}" for name, fig in found.figures.items()] + [traces_text(found.extra)]
@@ -121,8 +121,7 @@ def pays_words(result: ClaimResult, line: ClaimLine) -> str:
     if line.verdict not in (HOLDS, REVERSED):
         return ""
     c = line.comparison
-    a = next((v for v in c.cell_a.variants if v.id == c.a_id), None)
-    b = next((v for v in c.cell_b.variants if v.id == c.b_id), None)
+    a, b = c.cell_a.variant(c.a_id), c.cell_b.variant(c.b_id)
     if a is None or b is None:
         return ""
     a_faster = c.time_a < c.time_b

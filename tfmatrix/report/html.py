@@ -39,7 +39,7 @@ def render(page: Page, sections: Sequence[Section] = SECTIONS) -> str:
     body = partials.get_template("sections/no_claims.html").render(upgrade=contexts.get("upgrade", {}).get(
         "upgrade")) if moved else ""
     body += "".join(partials.get_template(f"sections/{s.key}.html").render(**contexts[s.key]) for s in order)
-    summary = page.summary()
+    summary = page.summary
     targets = sorted({c.target for c in page.cells}, key=lambda t: (t != "cpu", t))
     return environment(keep_trailing_newline=False).get_template("template.html").render(
         css=Markup((HERE / "report.css").read_text(encoding="utf-8")),

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -71,11 +72,14 @@ class Page:
     profiles: ProfilesFound = field(default_factory=ProfilesFound)
     warnings: Sequence[Warning_] = ()
 
+    @cached_property
     def summary(self) -> dict[str, Any]:
-        """The Summary's facts (the header and the tables read them too)."""
+        """The Summary's facts, made once (the header and the tables read them too)."""
         return {**summary_view(self.cells, self.df, self.baselines, self.generated), "agreement": self.agreement}
 
+    @cached_property
     def whys(self) -> list[dict[str, Any]]:
+        """The Why panels, made once (the Claims link to them)."""
         return why_view.why_views(self.claims, self.profiles)
 
 
@@ -115,7 +119,7 @@ def _only_seeds(page: Page) -> bool:
 
 def _claims(page: Page) -> dict[str, Any]:
     heads = family_heads(page.claims)
-    anchors = {w["anchor"] for w in page.whys()}
+    anchors = {w["anchor"] for w in page.whys}
     return {"claims": [claim_view(r, anchors, heads.get(r.claim.key, "")) for r in page.claims],
             "claims_level": sequential_note(page.claims), "only_seeds": _only_seeds(page)}
 
@@ -160,9 +164,9 @@ def _failures(page: Page) -> dict[str, Any]:
 SECTIONS: tuple[Section, ...] = (
     Section("grid", _grid, "Verdicts", 1, claims=True),
     Section("claims", _claims, "Claims", 2, claims=True, files=_claims_files),
-    Section("why", lambda p: {"whys": p.whys()}, claims=True, files=_why_files),
+    Section("why", lambda p: {"whys": p.whys}, claims=True, files=_why_files),
     Section("upgrade", _upgrade, "Upgrade", 4, shown="upgrade", files=_upgrade_files),
-    Section("summary", lambda p: {"summary": p.summary()}, "Summary", 3,
+    Section("summary", lambda p: {"summary": p.summary}, "Summary", 3,
             files=lambda p: {"results.csv": results_csv(p.df)}),
     Section("timeline", lambda p: {"timelines": [timeline_view(t) for t in p.history.timelines]}, "Timeline", 7,
             shown="timelines"),
@@ -175,7 +179,7 @@ SECTIONS: tuple[Section, ...] = (
             count=lambda ctx: len(ctx["warnings"])),
     Section("findings", lambda p: {"findings": [finding_view(f, p.claims) for f in p.findings]}, "Findings", 10),
     Section("charts", _charts, "Charts", 11),
-    Section("tables", lambda p: {"tables": p.tables, "summary": p.summary()}, "Tables", 12),
+    Section("tables", lambda p: {"tables": p.tables, "summary": p.summary}, "Tables", 12),
     Section("environment", lambda p: {"env_rows": [env_row(c) for c in p.cells], "schedule": schedule_view(p.cells)},
             "Environment", 13),
     Section("failures", _failures, "Failures", 14,
