@@ -122,13 +122,14 @@ def test_every_subcommand_takes_matrix() -> None:
         positional = {"cell": ["some-cell"], "compare": ["run-a", "run-b"], "duet": ["a", "b"],
                       "sweep": ["a", "b", "--bench", "x"],
                       "ab": ["base.py", "head.py"],
-                      "bisect": ["--claim", "c", "--good", "2.1", "--bad", "2.0"]}.get(sc.name, [])
+                      "bisect": ["--claim", "c", "--good", "2.1", "--bad", "2.0"],
+                      "publish": ["reports", "--out", "site"]}.get(sc.name, [])
         args = parser.parse_args([sc.name, *positional, "--matrix", "x.toml"])
         assert args.matrix == "x.toml" and args.run is sc.run
     assert [sc.name for sc in cli.SUBCOMMANDS] == [
         "validate", "list", "render", "wheels", "base-images", "matrix", "cell", "report", "compare", "duet", "sweep",
         "ab",
-        "explain", "bisect", "timeline", "disk"]
+        "explain", "bisect", "timeline", "series", "publish", "disk"]
 
 
 def test_an_option_is_never_read_as_a_longer_one_it_begins() -> None:

@@ -64,6 +64,7 @@ SUBFOLDERS: dict[str, set[str]] = {
     "explain": set(),           # explain's profiles
     "runs": {"cells", "frame", "statistics"},       # the noise between runs, the runs kept before
     "compare": {"cells", "findings", "frame", "pairing", "runs", "statistics"},     # two result sets side by side
+    "series": {"cells", "claims", "runs"},          # every kept run over time: its cells' means, its claim lines
 }
 
 

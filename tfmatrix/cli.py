@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from . import __version__, paths
-from .commands import ab, bisect, compare, disk, duet, explain, report, run, setup, sweep, timeline
+from .commands import ab, bisect, compare, disk, duet, explain, report, run, series, setup, sweep, timeline
 from .errors import UserError
 
 PROG = "python -m tfmatrix"
@@ -81,6 +81,11 @@ SUBCOMMANDS: tuple[Subcommand, ...] = (
     Subcommand("timeline", "every claim across every TF minor release (or Keras 3 release): one cell per release, "
                "only the claims' variants; timeline.csv and a chart per claim", timeline.cmd_timeline,
                timeline.configure_timeline),
+    Subcommand("series", "every kept run of each cell over time: the steps found (\"X 20% slower since run R, "
+               "confirmed by 3 runs\"), the suspicious ones, the claim lines whose verdict changed",
+               series.cmd_series, series.configure_series),
+    Subcommand("publish", "many machines' reports directories merged into one static site: a report and a "
+               "series per testbed", series.cmd_publish, series.configure_publish),
     Subcommand("disk", "tfmatrix's images, virtualenvs and wheels, who uses each; --prune removes what nothing "
                "uses (never another program's images)", disk.cmd_disk, disk.configure_disk),
 )

@@ -1,9 +1,11 @@
 """Analysis: what the loaded cells answer (frame, pairing, findings, claims, the stopping rule, devices, ...).
 
-Four subfolders, one concern each. ``statistics/`` (the verdict statistics)
+Five subfolders, one concern each. ``statistics/`` (the verdict statistics)
 and ``explain/`` (explain's profiles) import nothing else of analysis/;
 ``runs/`` (the noise between runs: a run's noise model, the runs kept
 before, the run level, the control) reads the cells and their frame;
+``series/`` (every kept run over time: the step rule, pure, and the series
+per testbed and cell) reads the cells, their claims and ``runs/``;
 ``compare/`` (two result sets side by side) builds on those, on ``runs/``
 and on ``pairing``. All of it is pure but for the modules that read files:
 ``cells`` (``load_dir``, ``load_file``: cell files and their logs),

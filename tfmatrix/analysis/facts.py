@@ -21,6 +21,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..results.archive import Testbed
 from ..results.documents import CellDoc
 
 
@@ -175,10 +176,16 @@ class HostSummary:
     hostname: str | None = None
     cpu: str | None = None
     cpus: str | None = None                 # only printed: kept as its text
+    memory_gib: str | None = None           # whole GiB (a file from before it: None)
+    os: str | None = None                   # "Linux Debian GNU/Linux 12 (bookworm)"; before it: None
+    gpus: tuple[str, ...] | None = None     # the host's GPU models (None: a file from before the host said)
 
     @classmethod
     def of(cls, facts: Mapping[str, Any]) -> HostSummary:
-        return cls(bool(facts), _shown(facts.get("hostname")), _shown(facts.get("cpu")), _shown(facts.get("cpus")))
+        gpus = facts.get("gpus")
+        return cls(bool(facts), _shown(facts.get("hostname")), _shown(facts.get("cpu")), _shown(facts.get("cpus")),
+                   _shown(facts.get("memory_gib")), _shown(facts.get("os")),
+                   tuple(str(g) for g in gpus) if isinstance(gpus, list) else None)
 
 
 @dataclass(frozen=True)
@@ -248,6 +255,15 @@ class CellFacts:
     spec: CellSpec = CellSpec()
     runner: RunnerInfo = RunnerInfo()
     host_summary: HostSummary = HostSummary()
+
+    @property
+    def testbed(self) -> Testbed:
+        """The machine the cell ran on, as far as its file says: the host's summary first (seen from outside the
+        cell: a GPU cell and its CPU twin share it), what the suite saw inside where the host said nothing."""
+        host, inside = self.host_summary, self.host
+        gpus = host.gpus if host.gpus is not None else inside.gpu_names
+        return Testbed(host.cpu or inside.cpu.model or "?", host.cpus or inside.cpu.logical_cpus or "?",
+                       host.memory_gib or "?", tuple(gpus), host.os or (inside.platform or "?").split("-")[0])
 
     @classmethod
     def of(cls, doc: CellDoc) -> CellFacts:

@@ -33,8 +33,12 @@ from ..analysis.findings import FINDINGS
 from ..analysis.frame import attach_previous, build_frame, results_rows
 from ..analysis.pairing import FindingResult, compute_all
 from ..analysis.runs import noise_model
+from ..analysis.series.answers import CellSeries, cell_series
+from ..analysis.series.entries import kept_run_of, line_verdicts
 from ..analysis.stopping import attach_stops, run_alpha
 from ..errors import UserError
+from ..results.archive import Archive, digest_of, read_archive
+from ..results.archive import save as save_archive
 from ..results.history_docs import HistoryFound, history_in
 from ..results.noise_history import NoiseHistory, noise_history_at, write_noise_history
 from ..results.profile_docs import ProfilesFound, profiles_in
@@ -107,6 +111,7 @@ class Inputs:
     noise: NoiseHistory            # the noise history kept beside the report (empty: none yet)
     history: HistoryFound          # bisect answers and timelines beside the report
     profiles: ProfilesFound        # ``explain``'s profiles beside the report
+    archive: Archive = Archive()   # every run kept beside the report (``runs/``)
 
 
 def load(cells_dir: Path, out_dir: Path, previous: Path | None = None) -> Inputs:
@@ -115,7 +120,7 @@ def load(cells_dir: Path, out_dir: Path, previous: Path | None = None) -> Inputs
     loaded = load_dir(cells_dir)
     earlier = _cells_in(previous if previous is not None else cells_dir.parent / PREVIOUS_DIR)
     return Inputs(str(cells_dir), loaded, earlier, noise_history_at(out_dir), history_in(out_dir),
-                  profiles_in(out_dir))
+                  profiles_in(out_dir), read_archive(out_dir))
 
 
 def _cells_in(previous_dir: Path) -> list[CellResult]:
@@ -147,6 +152,8 @@ class Analysed:
     devices: list[DevicePair]
     warnings: list[Warning_]       # about the cells (the page adds the refused files)
     noise: NoiseHistory | None
+    archive: Archive = Archive()   # the kept runs with this report's cell files added (``save`` writes them)
+    series: list[CellSeries] = field(default_factory=list)
 
 
 def previous_run(cells: list[CellResult], earlier: list[CellResult]) -> list[CellResult]:
@@ -219,7 +226,21 @@ def analyse(inputs: Inputs, asked: Asked) -> Analysed:
         hardware_view.hardware_pairs(df, cells), devices_view.device_pairs(df, cells),
         warnings_for(cells),
         # a replicated run: kept, with the runs before it, for later runs and comparisons
-        inputs.noise.with_run(this_run, model) if model is not None else None)
+        inputs.noise.with_run(this_run, model) if model is not None else None, *kept(inputs.archive, cells, claims))
+
+
+def kept(archive: Archive, cells: list[CellResult], claims: list[ClaimResult]) -> tuple[Archive, list[CellSeries]]:
+    """The archive with this report's complete cell files added (each once: by digest), and its series."""
+    verdicts = line_verdicts(claims)
+    found = []
+    for cell in cells:
+        digest = digest_of(cell.path)
+        if not archive.has(digest):
+            run = kept_run_of(cell, digest, verdicts.get(cell.name, {}))
+            if run is not None:
+                found.append((run, cell.path))
+    archive = archive.adding(found)
+    return archive, cell_series(archive.runs)
 
 
 # -- render and write --------------------------------------------------------------------------
@@ -231,16 +252,18 @@ def render_files(made: Analysed, inputs: Inputs, generated: str | None,
     page = Page(made.cells, made.df, made.tables, made.baselines, made.findings, made.claims,
                 generated or datetime.datetime.now(datetime.UTC).replace(microsecond=0).isoformat(),
                 made.agreement, inputs.loaded.refused, made.upgrade, made.hardware, made.devices, inputs.history,
-                inputs.profiles, made.warnings + refused_warnings(inputs.loaded.refused))
+                inputs.profiles, made.warnings + refused_warnings(inputs.loaded.refused), made.series)
     return {**files_of(sections, page), "index.html": render(page, sections)}
 
 
-def write(out_dir: Path, files: dict[str, str], noise: NoiseHistory | None) -> None:
-    """The report's files, each atomically, and the noise history when this run adds to it."""
+def write(out_dir: Path, files: dict[str, str], noise: NoiseHistory | None, archive: Archive | None = None) -> None:
+    """The report's files, each atomically, the noise history when this run adds to it, the archive's new runs."""
     for name, text in files.items():
         write_text_atomic(out_dir / name, text)
     if noise is not None:
         write_noise_history(out_dir, noise)
+    if archive is not None and archive.pending:
+        save_archive(out_dir, archive)
 
 
 def build(cells_dir: Path, out_dir: Path, baseline: str | None = None, *, baseline_source: str = "baseline",
@@ -269,7 +292,7 @@ def build(cells_dir: Path, out_dir: Path, baseline: str | None = None, *, baseli
     inputs = load(Path(cells_dir), out_dir, previous)
     made = analyse(inputs, asked)
     files, said = render_files(made, inputs, generated), summary(made, inputs, out_dir)
-    write(out_dir, files, made.noise)
+    write(out_dir, files, made.noise, made.archive)
     return said
 
 

@@ -32,10 +32,11 @@ from ..analysis.claim_records import SEEDS
 from ..analysis.claims import ClaimResult
 from ..analysis.compare.upgrade import UpgradeView
 from ..analysis.pairing import FindingResult
+from ..analysis.series.answers import CellSeries
 from ..results.documents import CELL_FAILURES
 from ..results.history_docs import HistoryFound
 from ..results.profile_docs import PROFILES_DIR, ProfilesFound
-from . import claims_view, devices_view, hardware_view, upgrade_view, why_view
+from . import claims_view, devices_view, hardware_view, series_view, upgrade_view, why_view
 from .bisect_view import bisect_view
 from .charts import chart_html
 from .claims_view import claim_view, sequential_note
@@ -71,6 +72,7 @@ class Page:
     history: HistoryFound = field(default_factory=HistoryFound)
     profiles: ProfilesFound = field(default_factory=ProfilesFound)
     warnings: Sequence[Warning_] = ()
+    series: Sequence[CellSeries] = ()         # every (testbed, cell) series of the kept runs
 
     @cached_property
     def summary(self) -> dict[str, Any]:
@@ -172,6 +174,8 @@ SECTIONS: tuple[Section, ...] = (
             shown="timelines"),
     Section("bisect", lambda p: {"bisections": [bisect_view(b) for b in p.history.bisections]},
             "When did it change", 8, shown="bisections"),
+    Section("series", lambda p: {"series": series_view.page_view(p.series)}, "Over time", 8, shown="series",
+            files=lambda p: {"series.csv": series_view.series_csv(p.series)} if series_view.shown(p.series) else {}),
     Section("hardware", _hardware, "Hardware", 5, shown="hardware",
             files=lambda p: {"hardware.csv": hardware_view.hardware_csv(p.hardware)}),
     Section("devices", lambda p: {"devices": devices_view.page_view(p.devices)}, "Devices", 6, shown="devices"),

@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import functools
 import hashlib
 import json
 import os
 import platform
+import shutil
+import subprocess
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -100,6 +103,8 @@ def suite_fingerprint(root: Path | None = None) -> str:
 
 
 def host_summary() -> dict[str, Any]:
+    """The host (or cluster node) that ran a cell, seen from outside it: what its testbed is made of
+    (``archive.Testbed``: CPU model and count, memory, GPUs, OS) and who ran it."""
     cpu = platform.processor() or platform.machine()
     try:
         with open("/proc/cpuinfo") as f:
@@ -114,9 +119,50 @@ def host_summary() -> dict[str, Any]:
         "platform": platform.platform(),
         "cpu": cpu,
         "cpus": os.cpu_count(),
+        "memory_gib": _memory_gib(),
+        "os": _os_name(),
+        "gpus": list(_gpu_names()),
         "python": platform.python_version(),
         "tfmatrix": __version__,
     }
+
+
+def _memory_gib() -> int | None:
+    """The host's memory in whole GiB (None: not readable here)."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    return round(int(line.split()[1]) / 2**20)
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _os_name() -> str:
+    """The OS and its release ("Linux Debian GNU/Linux 12 (bookworm)"), not the kernel's build: a kernel update
+    leaves a testbed the same."""
+    try:
+        pretty = platform.freedesktop_os_release().get("PRETTY_NAME", "")
+    except OSError:
+        pretty = ""
+    return f"{platform.system()} {pretty}".strip()
+
+
+@functools.lru_cache(maxsize=1)
+def _gpu_names() -> tuple[str, ...]:
+    """The host's GPU models as nvidia-smi lists them (none without nvidia-smi): seen from the host, so that a GPU
+    cell and its CPU twin share a testbed."""
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return ()
+    try:
+        out = subprocess.run([smi, "--query-gpu=name", "--format=csv,noheader"], capture_output=True, text=True,
+                             timeout=20, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return ()
+    return tuple(line.strip() for line in out.stdout.splitlines() if line.strip()) if out.returncode == 0 else ()
+
 
 
 def cell_document(cell: dict[str, Any], outcome: CellOutcome, request: CellRequest | Mapping[str, Any]) -> CellDoc:

@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""Does the series name a step, and only a real one? The series goals on real kept runs (reported, never asserted).
+
+Runs the same cell again and again (an existing environment: ``--python``,
+default the tests' Keras 3 virtualenv), each run the matrix command with a
+user file of ``KINDS`` x ``CASES`` NumPy variants, ``REPS`` calls of their
+work per timed call. From run ``--step-at`` on, one variant does 20% more
+work (12 calls for 10); from run ``--whole-at`` on, every variant does.
+Each run's report keeps the run (``reports/runs/``); after each run the
+script reads the series as ``tfmatrix series`` does and prints after how
+many runs the one variant's step and the whole file's were named, and every
+step named in a variant that never changed (a false step).
+
+    python scripts/bench_series.py --runs 10 --step-at 4 --whole-at 7 --out /tmp/series
+
+Measure with nothing else running on the host.
+"""
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+REPS = 10
+KINDS = ("matmul", "sum", "sort", "cumsum")
+CASES = 2
+CHANGED = "series.work[kind=matmul,case=0]"
+
+TEMPLATE = '''"""bench_series's file, run {run}: {reps} calls of the work, or {more} where this run changed them."""
+from suite.api import UserBenchmark
+
+ONE = {one}          # series.work[kind=matmul,case=0] does 20% more work
+WHOLE = {whole}      # every variant does
+
+
+class Work(UserBenchmark):
+    name = "series.work"
+    params = {{"kind": {kinds!r}, "case": list(range({cases}))}}
+    apis = ("tf",)
+
+    def setup(self, p, env):
+        import numpy as np
+        changed = WHOLE or (ONE and p["kind"] == "matmul" and p["case"] == 0)
+        reps = {more} if changed else {reps}
+        x = env.rng(p["case"]).rand(96, 96)
+        work = {{"matmul": lambda: x @ x, "sum": lambda: np.sum(x * x), "sort": lambda: np.sort(x, axis=None),
+                "cumsum": lambda: np.cumsum(x)}}[p["kind"]]
+
+        def step():
+            for _ in range(reps):
+                work()
+        return step
+
+
+BENCHMARKS = [Work()]
+'''
+
+
+def write_file(bench_dir: Path, run: int, one: bool, whole: bool) -> None:
+    bench_dir.mkdir(parents=True, exist_ok=True)
+    (bench_dir / "series_work.py").write_text(TEMPLATE.format(run=run, reps=REPS, more=REPS * 12 // 10, one=one,
+                                                              whole=whole, kinds=KINDS, cases=CASES))
+
+
+def named(reports: Path) -> list[tuple[str, str, str, int]]:
+    """(variant, kind, first run after the step, runs after it) of every step the series names now."""
+    from tfmatrix.analysis.series.answers import cell_series
+    from tfmatrix.results.archive import read_archive
+
+    out = []
+    for s in cell_series(read_archive(reports).runs):
+        for v in s.stepped:
+            out += [(v.variant, st.kind, st.when, st.after) for st in v.answer.steps]
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--step-at", type=int, default=4, help="the first run in which one variant is 20%% slower")
+    ap.add_argument("--whole-at", type=int, default=7, help="the first run in which every variant is")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--python", default=str(ROOT / ".nox" / "cell-tf2.21-keras3-cpu" / "bin" / "python"))
+    ap.add_argument("--out", type=Path, required=True)
+    args = ap.parse_args()
+    bench, reports = args.out / "benchmarks", args.out / "reports"
+    matrix = args.out / "matrix.toml"
+    matrix.parent.mkdir(parents=True, exist_ok=True)
+    matrix.write_text(f'[suite]\npaths = ["benchmarks/"]\n\n[[cell]]\nname = "mine"\npython = "{args.python}"\n')
+    for run in range(args.runs):
+        write_file(bench, run, run >= args.step_at, run >= args.whole_at)
+        started = time.monotonic()
+        proc = subprocess.run([sys.executable, "-m", "tfmatrix", "matrix", "--matrix", str(matrix), "--reports",
+                               str(reports), "--rounds", str(args.rounds), "--bench", "series.*", "--preset", "quick",
+                               "--redo"], cwd=ROOT, capture_output=True, text=True)
+        if proc.returncode != 0:
+            print(proc.stderr[-3000:])
+            return 1
+        steps = named(reports)
+        print(f"run {run}: {time.monotonic() - started:.0f} s; steps named: "
+              + ("; ".join(f"{v} {k} from {w[:19]} ({a} after)" for v, k, w, a in steps) or "none"), flush=True)
+    subprocess.run([sys.executable, "-m", "tfmatrix", "series", "--reports", str(reports)], cwd=ROOT, check=False)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

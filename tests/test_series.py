@@ -1,0 +1,79 @@
+"""The series of kept runs on the path a user's runs take: each run a report build, the steps the series names,
+on the page, in ``series.csv`` and from the ``series`` command; the claim lines whose verdict changed."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from report_docs import parse_html
+from series_runs import run_series
+
+from tfmatrix.analysis.series.answers import WHOLE, cell_series, line_changes
+from tfmatrix.cli import main
+from tfmatrix.results import archive
+from tfmatrix.results.archive import KeptRun, read_archive
+
+SLOW = {"loop": "fit", "mode": "graph", "input": "tf.data"}
+
+
+def _one_variant_slower(k: int, v: dict[str, str]) -> float:
+    return 1.2 if k >= 5 and v == SLOW else 1.0
+
+
+def test_one_variant_20_percent_slower_from_run_6_is_named_with_its_run(tmp_path: Path,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    run_series(tmp_path, 8, _one_variant_slower)
+    (series,) = cell_series(read_archive(tmp_path).runs)
+    stepped = [v for v in series.stepped if any(s.kind == "regression" for s in v.answer.steps)]
+    assert [v.variant for v in stepped] == [
+        "training.question[model=small,data=question,batch_shape=8x40x16,width=0.125,loop=fit,input=tf.data,"
+        "api=tf.keras,mode=graph]"]
+    (step,) = stepped[0].answer.steps
+    assert step.when.startswith("2026-11-06") and step.after == 3 and step.low > 1.1
+    assert main(["series", "--reports", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "slower [" in out and "since run" in out and "confirmed by 3 runs" in out
+    page = parse_html((tmp_path / "index.html").read_text())
+    section = page.by_id("series")
+    assert "confirmed by 3 runs" in section.text
+    assert "loop=fit" in (tmp_path / "series.csv").read_text()
+
+
+def test_a_step_in_the_newest_run_only_is_suspicious(tmp_path: Path) -> None:
+    run_series(tmp_path, 7, lambda k, v: 1.3 if k == 6 and v == SLOW else 1.0)
+    (series,) = cell_series(read_archive(tmp_path).runs)
+    kinds = [s.kind for v in series.stepped for s in v.answer.steps]
+    assert kinds == ["suspicious"]
+
+
+def test_the_whole_cell_slower_is_a_step_of_the_cell_not_of_each_variant(tmp_path: Path) -> None:
+    run_series(tmp_path, 8, lambda k, v: 1.25 if k >= 5 else 1.0)
+    (series,) = cell_series(read_archive(tmp_path).runs)
+    assert series.stepped and series.stepped[0].variant == WHOLE
+    assert [s.kind for s in series.whole.answer.steps] == ["regression"]
+    assert not any(v.answer.steps for v in series.variants)
+
+
+def test_unchanged_runs_name_no_step(tmp_path: Path) -> None:
+    run_series(tmp_path, 8, lambda k, v: 1.0)
+    (series,) = cell_series(read_archive(tmp_path).runs)
+    assert series.stepped == [] and series.whole.answer.status == "steady"
+
+
+def test_one_run_shows_no_series_section(tmp_path: Path) -> None:
+    run_series(tmp_path, 1, lambda k, v: 1.0)
+    assert 'id="series"' not in (tmp_path / "index.html").read_text()
+    assert not (tmp_path / "series.csv").exists()
+
+
+def _run(day: int, verdict: str) -> KeptRun:
+    return KeptRun("c", f"r{day}", f"2026-11-{day:02d}", str(day), archive.Testbed(), "q", None,
+                   lines={"x | n=2": verdict})
+
+
+def test_a_claim_line_whose_verdict_changed_says_when() -> None:
+    runs = [_run(1, "holds"), _run(2, "not enough replication"), _run(3, "holds"), _run(4, "reversed"),
+            _run(5, "reversed")]
+    (change,) = line_changes(runs)
+    assert (change.before, change.after, change.run, change.held) == ("holds", "reversed", "r4", 2)
+    assert line_changes(runs[:3]) == []        # a run that could not answer is not a change

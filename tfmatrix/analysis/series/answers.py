@@ -1,0 +1,179 @@
+"""The series of kept runs and what they say: per testbed and cell, which variants stepped, when, by how much.
+
+A step is found in two places, as ``compare`` finds a change in two
+(``--normalise cell`` and ``control``): each variant against its cell's
+common move of that run (one variant got slower while the rest did not),
+and the cell's common move against its containers' reference workload (the
+whole cell or user file got slower; without a reference, against nothing,
+and the answer says so). Runs are compared only within one testbed and one
+request (the same benchmarks, preset and rounds): a run of other benchmarks
+starts a series of its own. A claim line whose verdict changed says when.
+"""
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from ...results.archive import KeptRun, Testbed
+from ..claims import CANNOT, THIN
+from ..runs.noise_model import CONTROL
+from .steps import Point, SeriesAnswer, Step, common_move, find_steps, pooled_wander
+
+WHOLE = "~whole cell"      # the variant id the cell's common move goes by
+
+
+@dataclass(frozen=True)
+class VariantSeries:
+    """One variant's points over the kept runs (its offset from the cell's move of each run) and their answer."""
+
+    variant: str
+    points: tuple[Point, ...]
+    answer: SeriesAnswer
+
+
+@dataclass(frozen=True)
+class LineChange:
+    """A claim line whose verdict changed: from ``before`` to ``after`` at ``run``; ``held``: the runs since (that
+    one included) that gave ``after``."""
+
+    line: str
+    before: str
+    after: str
+    run: str
+    when: str
+    held: int
+
+
+@dataclass(frozen=True)
+class CellSeries:
+    """A cell's kept runs on one testbed, with one request: the whole cell's answer, each variant's, the lines'."""
+
+    testbed: Testbed
+    cell: str
+    runs: tuple[KeptRun, ...]
+    whole: VariantSeries
+    normalised: str                   # what the whole cell's move is taken against ("its reference workload", ...)
+    variants: tuple[VariantSeries, ...]
+    changes: tuple[LineChange, ...]
+
+    @property
+    def stepped(self) -> list[VariantSeries]:
+        """The series with a step, the whole cell first, then the largest steps."""
+        found = [s for s in self.variants if s.answer.steps]
+        found.sort(key=lambda s: -max(abs(math.log(st.ratio)) for st in s.answer.steps))
+        return ([self.whole] if self.whole.answer.steps else []) + found
+
+    def code_changed(self, step: Step) -> bool:
+        """Whether the measured code (the suite, the user's files) changed between the run before ``step`` and its
+        first run."""
+        at = next((i for i, r in enumerate(self.runs) if r.run == step.run), 0)
+        return at > 0 and self.runs[at].code != self.runs[at - 1].code
+
+    def resolves(self) -> float | None:
+        """The median variant's smallest step this series resolves (as a ratio; None: too few runs)."""
+        values = sorted(s.answer.resolves for s in self.variants if math.isfinite(s.answer.resolves))
+        return values[len(values) // 2] if values else None
+
+
+def step_text(name: str, step: Step, code_changed: bool = False) -> str:
+    """ "X 20% slower since run R (date), confirmed by 3 runs" (or "suspicious: one run so far"); ``code_changed``:
+    the measured code (the suite, the user's benchmark files) changed in that run, said beside it."""
+    change = step.ratio - 1.0
+    way = "slower" if change > 0 else "faster"
+    size = f"{abs(change):.0%} {way} [{step.low:.3f}, {step.high:.3f}]"
+    code = "; the measured code changed in that run" if code_changed else ""
+    if step.kind == "suspicious":
+        return f"{name}: {size} in the newest run ({step.when}) only: suspicious, not confirmed yet{code}"
+    run = f"run {step.when}" if step.run == step.when else f"run {step.run} ({step.when})"
+    return f"{name}: {size} since {run}, confirmed by {step.after} runs{code}"
+
+
+def change_text(change: LineChange) -> str:
+    return (f"{change.line}: {change.before} until {change.run} ({change.when}), {change.after} since "
+            f"({change.held} run{'s' if change.held != 1 else ''})")
+
+
+def groups(runs: Sequence[KeptRun]) -> dict[tuple[str, str, str], list[KeptRun]]:
+    """The kept runs by (testbed key, cell, request), oldest first."""
+    out: dict[tuple[str, str, str], list[KeptRun]] = defaultdict(list)
+    for r in sorted(runs, key=lambda r: r.finished):
+        out[(r.testbed.key, r.cell, r.request)].append(r)
+    return dict(out)
+
+
+def cell_series(runs: Sequence[KeptRun]) -> list[CellSeries]:
+    """Every (testbed, cell, request) series of the kept runs.
+
+    The run-to-run wander a step is judged against is measured over many
+    series at once (``steps.pooled_wander``), never one series' few runs: a
+    variant's, over its cell's variants; a whole cell's, over every cell's
+    whole series on its testbed (cells on one host wander alike).
+    """
+    made = [_one(group) for group in groups(runs).values()]
+    wanders: dict[str, float] = {}
+    for key in {s.testbed.key for s, _ in made}:
+        wanders[key] = pooled_wander([w for s, w in made if s.testbed.key == key])
+    out = []
+    for s, whole in made:
+        wander = wanders[s.testbed.key]
+        answer = find_steps(whole, wander if math.isfinite(wander) else None)
+        out.append(replace(s, whole=VariantSeries(WHOLE, whole, answer)))
+    return sorted(out, key=lambda s: (s.testbed.key, s.cell, s.runs[0].finished))
+
+
+def _one(runs: Sequence[KeptRun]) -> tuple[CellSeries, tuple[Point, ...]]:
+    """One series without its whole cell's answer (``cell_series`` judges it), and the whole cell's points."""
+    raw: dict[str, list[Point]] = defaultdict(list)
+    for r in runs:
+        for vid, (mean, var) in r.means.items():
+            if vid != CONTROL and math.isfinite(mean):
+                raw[vid].append(Point(r.run, r.finished, mean, var))
+    moves = {p.run: p for p in common_move(raw)} if raw else {}
+    offsets = {vid: tuple(Point(p.run, p.when, p.log_mean - moves[p.run].log_mean, p.var)
+                          for p in points if p.run in moves) for vid, points in sorted(raw.items())}
+    wander = pooled_wander(list(offsets.values())) if offsets else math.nan
+    variants = tuple(VariantSeries(vid, points, find_steps(points, wander if math.isfinite(wander) else None))
+                     for vid, points in offsets.items())
+    whole_points, normalised = _whole(runs, moves)
+    pending = VariantSeries(WHOLE, whole_points, find_steps(()))
+    return (CellSeries(runs[0].testbed, runs[0].cell, tuple(runs), pending, normalised, variants,
+                       tuple(line_changes(runs))), whole_points)
+
+
+def _whole(runs: Sequence[KeptRun], moves: Mapping[str, Point]) -> tuple[tuple[Point, ...], str]:
+    """The cell's common move per run against its reference workload, else the host's, else as measured."""
+    if all(CONTROL in r.means and math.isfinite(r.means[CONTROL][0]) for r in runs):
+        ref = {r.run: r.means[CONTROL] for r in runs}
+        normalised = "against its containers' reference workload"
+    elif all(r.host_reference_s for r in runs):
+        ref = {r.run: (math.log(r.host_reference_s or 1.0), math.nan) for r in runs}
+        normalised = "against the host's reference workload"
+    else:
+        ref = {r.run: (0.0, 0.0) for r in runs}
+        normalised = "as measured (some run timed no reference workload)"
+    points = tuple(Point(p.run, p.when, p.log_mean - ref[p.run][0], _plus(p.var, ref[p.run][1]))
+                   for p in moves.values() if p.run in ref)
+    return points, normalised
+
+
+def _plus(a: float, b: float) -> float:
+    return a + b if math.isfinite(b) else a
+
+
+def line_changes(runs: Sequence[KeptRun]) -> list[LineChange]:
+    """Each claim line's last verdict change over ``runs`` (oldest first); a run that could not answer the line
+    (one round, or no such configuration) is skipped, not counted as a change."""
+    by_line: dict[str, list[tuple[KeptRun, str]]] = defaultdict(list)
+    for r in runs:
+        for line, verdict in r.lines.items():
+            if verdict not in (THIN, CANNOT):        # no answer in that run: neither a change nor a hold
+                by_line[line].append((r, verdict))
+    out = []
+    for line, seen in sorted(by_line.items()):
+        last = max((i for i in range(1, len(seen)) if seen[i][1] != seen[i - 1][1]), default=None)
+        if last is not None:
+            run, after = seen[last]
+            out.append(LineChange(line, seen[last - 1][1], after, run.run, run.finished, len(seen) - last))
+    return out

@@ -1,0 +1,62 @@
+"""A cell's run as the archive keeps it (``results.archive.KeptRun``): what a series reads of it, made once.
+
+Each variant's run mean of per-round log times (``runs.kept.run_means``,
+with the cell's containers' reference workload as ``CONTROL``), and each
+claim line's verdict in this run: the series of later runs then read the
+archive's index, never the cell files again.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+
+from ...results.archive import KeptRun
+from ..cells import CellResult
+from ..claims import ClaimResult
+from ..runs.kept import run_means
+from ..runs.noise_model import run_of
+
+CODE = ("suite", "bench")       # the request's keys that hash code (the suite's, the user's files): what a series
+#                                 is there to follow, so they split no series; ``code_key`` marks where they changed
+
+
+def _hash(doc: object) -> str:
+    return hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest()[:12]
+
+
+def request_key(cell: CellResult) -> str:
+    """The cell's request but its code, hashed: runs asked the same (preset, benchmarks, rounds, schedule) share it
+    however the code they measured changed."""
+    return _hash({k: v for k, v in cell.doc.request.items() if k not in CODE})
+
+
+def code_key(cell: CellResult) -> str:
+    """The code the run measured, hashed (the suite's source, the user's benchmark files)."""
+    return _hash({k: cell.doc.request.get(k) for k in CODE})
+
+
+def line_key(claim_key: str, label: str, ref: str | None = None) -> str:
+    """A claim line's name across runs: the claim, the other cell for a cross-cell claim, the line's label."""
+    return " | ".join(p for p in (claim_key, f"against {ref}" if ref else "", label) if p)
+
+
+def line_verdicts(claims: Sequence[ClaimResult]) -> dict[str, dict[str, str]]:
+    """Per cell name, per claim line: its verdict in this run."""
+    out: dict[str, dict[str, str]] = {}
+    for result in claims:
+        for cc in result.cells:
+            ref = cc.ref.name if cc.ref is not None and cc.ref.name != cc.cell.name else None
+            for line in cc.lines:
+                out.setdefault(cc.cell.name, {})[line_key(result.claim.key, line.label, ref)] = line.verdict
+    return out
+
+
+def kept_run_of(cell: CellResult, digest: str, lines: dict[str, str]) -> KeptRun | None:
+    """The archive's record of one complete cell file (None: a failed or empty cell, nothing to keep)."""
+    if not cell.doc.complete or not cell.has_records:
+        return None
+    means = {vid: m for (_, vid), m in run_means([cell]).items()}
+    return KeptRun(cell.name, run_of([cell]), cell.finished, digest, cell.facts.testbed, request_key(cell),
+                   cell.results.host_reference_s if cell.results is not None else None, means, lines,
+                   code=code_key(cell))

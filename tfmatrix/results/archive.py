@@ -1,0 +1,273 @@
+"""Every run kept: ``<reports>/runs/``, each complete cell file of every run, and one index of what they hold.
+
+A pair of runs resolves little on a shared machine; a series of them shows a
+step that persists apart from a stray process (``analysis.series``). So the
+report keeps every complete cell file it is built from, as it was written
+(gzipped: a cell file is mostly repeated keys), once however often the report
+is rebuilt (its name carries its digest), and writes beside them one index
+(``runs/index.json``) with what a series reads of each: its cell, run, date,
+testbed, host reference, request digest, each variant's run mean and each
+claim line's verdict. Reading a series then reads one small file, not every
+cell file again (asv's ``results/<machine>/`` plus its benchmarks index, in
+one directory per reports directory).
+
+The archive has a size budget (``BUDGET_MB``, ``TFMATRIX_ARCHIVE_MB``): past
+it, the oldest kept files go first, never a cell's newest. What the numbers
+mean is ``analysis.series``'s; this module is the files: their layout, their
+one record (``KeptRun``), reading and writing them atomically.
+"""
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from ..errors import UserError
+from .formats import Format, upgrade
+from .store import write_text_atomic
+
+ARCHIVE_DIR = "runs"            # <reports>/runs/
+INDEX_FILE = "index.json"       # <reports>/runs/index.json
+BUDGET_MB = 500                 # the archive's default size budget (ten default runs take a few MB)
+ARCHIVE_FORMAT = Format("tfmatrix.run-archive", 1, {}, "run archive index")
+
+
+@dataclass(frozen=True)
+class Testbed:
+    """What makes two machines' numbers comparable (Bencher's testbed): CPU model and count, memory, GPUs, OS.
+
+    Numbers are compared only within one testbed; ``key`` names it in files and the published site.
+    """
+
+    cpu: str = "?"
+    cpus: str = "?"
+    memory_gib: str = "?"
+    gpus: tuple[str, ...] = ()
+    os: str = "?"
+
+    @property
+    def key(self) -> str:
+        text = json.dumps([self.cpu, self.cpus, self.memory_gib, list(self.gpus), self.os])
+        return "tb-" + hashlib.sha256(text.encode()).hexdigest()[:10]
+
+    def text(self) -> str:
+        gpus = ", ".join(self.gpus) if self.gpus else "no GPU"
+        return f"{self.cpu}, {self.cpus} CPUs, {self.memory_gib} GiB, {gpus}, {self.os}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"cpu": self.cpu, "cpus": self.cpus, "memory_gib": self.memory_gib, "gpus": list(self.gpus),
+                "os": self.os}
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> Testbed:
+        return cls(str(doc["cpu"]), str(doc["cpus"]), str(doc["memory_gib"]), tuple(str(g) for g in doc["gpus"]),
+                   str(doc["os"]))
+
+
+@dataclass(frozen=True)
+class KeptRun:
+    """One kept cell file: one run of one cell, and what a series reads of it.
+
+    ``means``: per variant id, the run mean of its per-round log times and
+    that mean's variance within the run (NaN: one round); ``lines``: per claim
+    line (its key), the verdict the report gave it in this run.
+    """
+
+    cell: str
+    run: str
+    finished: str
+    digest: str                     # the cell file's sha256, short: one entry per file however often kept
+    testbed: Testbed
+    request: str                    # the cell's request, hashed: the same benchmarks, preset, rounds, user files
+    host_reference_s: float | None
+    means: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    lines: Mapping[str, str] = field(default_factory=dict)
+    file: str = ""                  # under runs/; "" until written
+    bytes: int = 0
+    code: str = ""                  # the measured code, hashed (the suite's source, the user's benchmark files)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"cell": self.cell, "run": self.run, "finished": self.finished, "digest": self.digest,
+                "testbed": self.testbed.to_json(), "request": self.request,
+                "host_reference_s": self.host_reference_s,
+                "means": {k: [_num(m), _num(v)] for k, (m, v) in sorted(self.means.items())},
+                "lines": dict(sorted(self.lines.items())), "file": self.file, "bytes": self.bytes,
+                "code": self.code}
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> KeptRun:
+        ref = doc.get("host_reference_s")
+        return cls(str(doc["cell"]), str(doc["run"]), str(doc["finished"]), str(doc["digest"]),
+                   Testbed.from_json(doc["testbed"]), str(doc["request"]), None if ref is None else float(ref),
+                   {str(k): (_float(m), _float(v)) for k, (m, v) in doc["means"].items()},
+                   {str(k): str(v) for k, v in doc["lines"].items()}, str(doc["file"]), int(doc["bytes"]),
+                   str(doc.get("code") or ""))
+
+
+def _num(x: float) -> float | None:
+    return None if x != x else x        # NaN as null: JSON has no NaN
+
+
+def _float(x: Any) -> float:
+    return float("nan") if x is None else float(x)
+
+
+@dataclass(frozen=True)
+class Archive:
+    """The kept runs of one reports directory (oldest first), and those this report adds (``pending``: each with the
+    cell file it copies), written by ``save``."""
+
+    runs: tuple[KeptRun, ...] = ()
+    pending: tuple[tuple[KeptRun, Path], ...] = ()
+
+    def has(self, digest: str) -> bool:
+        return any(r.digest == digest for r in self.runs)
+
+    def adding(self, found: Sequence[tuple[KeptRun, Path]]) -> Archive:
+        """This archive with the cell files not kept yet (by digest) added, in memory: ``save`` writes them."""
+        new = [(r, p) for r, p in found if not self.has(r.digest)]
+        return Archive(tuple(sorted((*self.runs, *(r for r, _ in new)), key=_order)), (*self.pending, *new))
+
+    def of_testbed(self, key: str) -> list[KeptRun]:
+        return [r for r in self.runs if r.testbed.key == key]
+
+    @property
+    def testbeds(self) -> dict[str, Testbed]:
+        return {r.testbed.key: r.testbed for r in self.runs}
+
+    @property
+    def bytes(self) -> int:
+        return sum(r.bytes for r in self.runs)
+
+
+def _order(run: KeptRun) -> tuple[str, str]:
+    return (run.finished, run.cell)
+
+
+def digest_of(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+
+
+def archive_dir(reports_dir: Path) -> Path:
+    return Path(reports_dir) / ARCHIVE_DIR
+
+
+def read_archive(reports_dir: Path) -> Archive:
+    """The archive beside a report (empty where there is none yet); a broken index is one line with the fix."""
+    path = archive_dir(reports_dir) / INDEX_FILE
+    if not path.exists():
+        return Archive()
+    try:
+        doc = json.loads(path.read_text())
+        if not isinstance(doc, dict) or doc.get("schema") != ARCHIVE_FORMAT.schema:
+            raise ValueError(f"schema {doc.get('schema') if isinstance(doc, dict) else None!r}")
+        doc = upgrade(doc, ARCHIVE_FORMAT, path)
+        runs = tuple(sorted((KeptRun.from_json(r) for r in doc["runs"]), key=_order))
+    except UserError:
+        raise
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+        raise UserError(f"{path}: cannot read the run archive's index ({e}); move {path.parent} away to start a "
+                        "new archive (its cell files stay readable as cell files)") from None
+    return Archive(runs)
+
+
+def budget_bytes() -> int:
+    """The archive's size budget: ``TFMATRIX_ARCHIVE_MB`` (a positive number), else ``BUDGET_MB``."""
+    text = os.environ.get("TFMATRIX_ARCHIVE_MB")
+    if text is None:
+        return BUDGET_MB * 10**6
+    try:
+        mb = float(text)
+        if not mb > 0:
+            raise ValueError
+    except ValueError:
+        raise UserError(f"TFMATRIX_ARCHIVE_MB={text!r}: expected a positive number of megabytes, e.g. 500") from None
+    return int(mb * 10**6)
+
+
+def within_budget(runs: Sequence[KeptRun], budget: int) -> tuple[list[KeptRun], list[KeptRun]]:
+    """(kept, dropped): the oldest files go first until the rest fit ``budget`` bytes; a cell's newest stays."""
+    newest = {r.cell: r.digest for r in sorted(runs, key=_order)}
+    kept, total = list(runs), sum(r.bytes for r in runs)
+    dropped: list[KeptRun] = []
+    for r in sorted(runs, key=_order):
+        if total <= budget:
+            break
+        if newest[r.cell] == r.digest:
+            continue
+        kept.remove(r)
+        dropped.append(r)
+        total -= r.bytes
+    return kept, dropped
+
+
+def save(reports_dir: Path, archive: Archive, budget: int | None = None) -> Archive:
+    """Write ``archive.pending`` (each cell file gzipped, then the index, each atomically) and prune to the budget.
+
+    The index is written after the files it names, so an interrupted save
+    leaves at worst a file the index does not name (written again next time),
+    never an index naming a file that is not there.
+    """
+    root = archive_dir(reports_dir)
+    written: dict[str, KeptRun] = {}
+    for run, source in archive.pending:
+        name = f"{_safe(run.cell)}/{run.finished.replace(':', '')[:17] or 'undated'}-{run.digest}.json.gz"
+        data = gzip.compress(source.read_bytes(), mtime=0)
+        _write_bytes_atomic(root / name, data)
+        written[run.digest] = replace(run, file=name, bytes=len(data))
+    if not written and not archive.runs:
+        return archive
+    runs = [written.get(r.digest, r) for r in archive.runs]
+    kept, dropped = within_budget(runs, budget_bytes() if budget is None else budget)
+    if written or dropped:
+        _write_index(root, kept)
+    for r in dropped:
+        (root / r.file).unlink(missing_ok=True)
+    return Archive(tuple(kept))
+
+
+def copy_runs(found: Sequence[tuple[KeptRun, Path]], reports_dir: Path) -> Archive:
+    """A new archive in ``reports_dir`` holding ``found`` (each kept run with the reports directory it is kept in):
+    their files copied as they are, then the index (``publish``: one testbed's runs from many machines)."""
+    root = archive_dir(reports_dir)
+    runs = []
+    for run, source in found:
+        _write_bytes_atomic(root / run.file, (archive_dir(source) / run.file).read_bytes())
+        runs.append(run)
+    archive = Archive(tuple(sorted(runs, key=_order)))
+    _write_index(root, archive.runs)
+    return archive
+
+
+def _write_index(root: Path, runs: Sequence[KeptRun]) -> None:
+    doc = {"schema": ARCHIVE_FORMAT.schema, "schema_version": ARCHIVE_FORMAT.version,
+           "runs": [r.to_json() for r in runs]}
+    write_text_atomic(root / INDEX_FILE, json.dumps(doc, separators=(",", ":"), allow_nan=False) + "\n")
+
+
+def open_cell_file(reports_dir: Path, run: KeptRun) -> bytes:
+    """The kept cell file's bytes, as it was written."""
+    return gzip.decompress((archive_dir(reports_dir) / run.file).read_bytes())
+
+
+def _safe(name: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in name) or "cell"
+
+
+def _write_bytes_atomic(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".tmp-{os.getpid()}-{path.name}")
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
