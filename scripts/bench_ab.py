@@ -7,7 +7,9 @@ unchanged, a sixth each do 5%, 10% or 20% more work (21, 22 or 24 ops for 20).
 Runs them with ``tfmatrix ab`` through the real CLI (Docker, the cell's
 image, the interleaved schedule, both sides window-mates) and prints the
 goals: unchanged variants called different (<= 5%), the 5% and 10% changes
-found (>= 50%, >= 90%), and what the run cost.
+found (>= 80%, >= 90%), how many cases the order test called
+order-dependent (which side went first moved them: no verdict), and what the
+run cost.
 
     python scripts/bench_ab.py --cell tf2.15-cpu            # ab's rounds and samples, the seed preset
     python scripts/bench_ab.py --rounds 8 --samples 16 --cases 15
@@ -84,7 +86,9 @@ def main() -> int:
     args = ap.parse_args()
     from tfmatrix.analysis.cells import load_dir
     from tfmatrix.analysis.compare.ab import ROUNDS, SAMPLES, compare_sides
-    from tfmatrix.analysis.stopping import run_alpha
+    from tfmatrix.analysis.runs.noise_model import pooled, run_of
+    from tfmatrix.analysis.stopping import run_alpha, run_cap
+    from tfmatrix.results.noise_history import noise_history_at
 
     work = Path(args.work or tempfile.mkdtemp(prefix="bench-ab-"))
     cells = args.cell or ["tf2.15-cpu"]
@@ -105,7 +109,9 @@ def main() -> int:
         (work / "ab.log").write_text(done.stdout + done.stderr)
         print(done.stdout[-3000:])
     loaded = load_dir(work / "run" / "cells").cells
-    result = compare_sides(loaded, alpha=run_alpha(loaded))      # as ab judged it: 5% over its looks
+    # as ab judged it: 5% over its looks; early cases' priors limited by the earlier ab runs' noise kept there
+    result = compare_sides(loaded, alpha=run_alpha(loaded), cap=run_cap(loaded),
+                           history=pooled(noise_history_at(work / "run"), without=[run_of(loaded)]))
     rounds_run = max((len(v.per_process) for c in loaded for v in c.variants if v.ok), default=0)
     by_change: dict[int, list[str]] = {}
     for v in result.variants:
@@ -120,8 +126,9 @@ def main() -> int:
         what = "called different" if change == 0 else "found slower"
         share = (called if change == 0 else slower) / len(verdicts)
         goal = {0: "goal <= 5%", 5: "goal >= 80%", 10: "goal >= 90%"}.get(change, "")
+        ordered = sum(1 for x in verdicts if x == "order-dependent")
         print(f"  +{change:2d}% work: {share:5.1%} {what} ({called if change == 0 else slower} of {len(verdicts)}; "
-              f"{goal})")
+              f"{goal}); {ordered} order-dependent")
     mdes = sorted(v.ci.mde for v in result.variants if v.ci.mde == v.ci.mde)
     if mdes:
         print(f"  smallest change resolved (80%): median {mdes[len(mdes) // 2]:.1%}, best {mdes[0]:.1%}, "

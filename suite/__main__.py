@@ -101,7 +101,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             print("python -m suite run: --plan, --slice and --pass go together", file=sys.stderr)
             return 2
         return run_slice(_preset(args), args.plan, args.slice, args.pass_no, args.out, rounds=args.of or 1,
-                         ids=args.variant)
+                         ids=args.variant, order_seed=args.order_seed)
     return run(_preset(args), args.only, args.out, _cell_from(args))
 
 
@@ -151,6 +151,9 @@ def main(argv: Optional[List[str]] = None) -> int:
             sp.add_argument("--variant", action="append", default=[], metavar="ID",
                             help="with --slice: measure only these of its variants (a later round of a sequential "
                                  "run: the variants whose claim lines are still open)")
+            sp.add_argument("--order-seed", type=int, metavar="N",
+                            help="with --slice, in an ab run (SIDE=FILE plugins): the run's seed; which side goes "
+                                 "first in each process takes turns from it round by round (suite.sides.lead_side)")
         if name == "profile":
             sp.add_argument("--calls", type=_positive, default=20,
                             help="samples' worth of calls profiled per variant (default 20), after its first call "

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from .definitions import Preset, Variant, preset_to_json
+from .sides import Order
 
 STARTUP_TIMEOUT = 600.0   # importing TensorFlow on a cold, busy disk
 LOG_TAIL_LINES = 40
@@ -121,8 +122,10 @@ def run_worker(
     on_event: Optional[Callable[[Dict[str, Any]], None]] = None,
     python: str = sys.executable,
     profile: int = 0,
+    order: Optional[Order] = None,
 ) -> WorkerResult:
-    """Run one worker over ``variant_ids`` until it finishes, crashes or hangs (``profile``: N calls, profiled)."""
+    """Run one worker over ``variant_ids`` until it finishes, crashes or hangs (``profile``: N calls, profiled;
+    ``order``: an ``ab`` process's, ``sides.Order``)."""
     result = WorkerResult()
     kills = oom_kills()
     r_fd, w_fd = os.pipe()
@@ -136,6 +139,8 @@ def run_worker(
     cmd += ["--fingerprint"] if fingerprint else ["--plan", plan or ""]
     if profile:
         cmd += ["--profile", str(profile)]
+    if order is not None:
+        cmd += ["--order", order.arg()]
     proc = subprocess.Popen(cmd, pass_fds=(w_fd,), stdout=out_fd, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                             env=_child_env(), cwd=SUITE_ROOT, start_new_session=True)
     os.close(w_fd)
@@ -248,13 +253,16 @@ def run_group(
     on_record: Optional[Callable[[Dict[str, Any]], None]] = None,
     python: str = sys.executable,
     profile: int = 0,
+    order: Optional[Order] = None,
 ) -> "OrderedDict[str, Dict[str, Any]]":
-    """Run every variant of one process group once, restarting after crashes (``profile``: see ``run_worker``)."""
+    """Run every variant of one process group once, restarting after crashes (``profile``, ``order``: see
+    ``run_worker``)."""
     timeouts = {v.id: (v.timeout or preset.timeout) for v in variants}
     remaining = [v.id for v in variants]
     records: "OrderedDict[str, Dict[str, Any]]" = OrderedDict()
     while remaining:
-        res = run_worker(mode, preset, remaining, timeouts, log, on_event=on_event, python=python, profile=profile)
+        res = run_worker(mode, preset, remaining, timeouts, log, on_event=on_event, python=python, profile=profile,
+                         order=order)
         for vid, rec in res.records.items():
             records[vid] = rec
             if on_record is not None:

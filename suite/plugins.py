@@ -132,11 +132,14 @@ def split_sides(value: str) -> Tuple[str, List[Tuple[str, str]]]:
     return os.pathsep.join(plain), sided
 
 
-def load_plugins(value: str) -> List[Benchmark]:
+def load_plugins(value: str, lead: str = "") -> List[Benchmark]:
     """The benchmarks of every file ``value`` names; a file that fails is one ``BrokenFile``.
 
     ``SIDE=FILE`` entries are versions of one file (``tfmatrix ab``): their
     benchmarks are paired by name into ``sides.Sides``, one benchmark each.
+    ``lead``: the side whose file is imported first (the process's
+    ``sides.Order``: where a module lands is a position too); the pairing
+    keeps the entries' order.
     """
     value, sided = split_sides(value)
     for directory in _directories(value):
@@ -146,10 +149,16 @@ def load_plugins(value: str) -> List[Benchmark]:
     for path in plugin_paths(value):
         found.extend(_load_file(path))
     if sided:
-        found.extend(pair_up([(side, _load_file(path, side)) for side, path in sided]))
+        loaded = {side: _load_file(path, side) for side, path in sorted(sided, key=lambda e: e[0] != lead)}
+        found.extend(pair_up([(side, loaded[side]) for side, _ in sided]))
     return found
 
 
-def from_environment() -> List[Benchmark]:
-    """The plugin benchmarks ``$TFMATRIX_SUITE_PLUGINS`` names (none when unset)."""
-    return load_plugins(os.environ.get(PLUGINS_ENV, ""))
+def from_environment(lead: str = "") -> List[Benchmark]:
+    """The plugin benchmarks ``$TFMATRIX_SUITE_PLUGINS`` names (none when unset); ``lead``: see ``load_plugins``."""
+    return load_plugins(os.environ.get(PLUGINS_ENV, ""), lead)
+
+
+def side_names() -> List[str]:
+    """The sides ``$TFMATRIX_SUITE_PLUGINS`` names (``SIDE=FILE``), in order: none outside ``tfmatrix ab``."""
+    return [side for side, _ in split_sides(os.environ.get(PLUGINS_ENV, ""))[1]]

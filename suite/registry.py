@@ -18,14 +18,15 @@ from .plugins import from_environment
 from .schema import setting_target
 
 
-def load_benchmarks() -> List[Benchmark]:
+def load_benchmarks(lead: str = "") -> List[Benchmark]:
     """Every ``Benchmark`` in ``suite.benchmarks.*.BENCHMARKS``, then in plugin files.
 
     Plugin files and directories (``$TFMATRIX_SUITE_PLUGINS``, separated by
     ``os.pathsep``) add benchmarks without editing the suite: a user's own
     (``suite.api``, ``[suite] paths`` in matrix.toml) and the tests' faults.
     ``suite.plugins`` loads them; a file that fails to import becomes one
-    variant that records the error.
+    variant that records the error. ``lead``: the side of an ``ab`` run whose
+    file is imported first (``plugins.load_plugins``).
     """
     from . import benchmarks as pkg
 
@@ -35,7 +36,7 @@ def load_benchmarks() -> List[Benchmark]:
             continue
         module = importlib.import_module("%s.%s" % (pkg.__name__, info.name))
         found.extend(getattr(module, "BENCHMARKS", []))
-    found.extend(from_environment())
+    found.extend(from_environment(lead))
     names = [b.name for b in found]
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:

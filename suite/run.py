@@ -21,8 +21,10 @@ from .document import finish, header, now_iso, take_fingerprint
 from .frameworks import outside
 from .harness import spread_over
 from .isolation import run_group
+from .plugins import side_names
 from .registry import all_variants, benchmark_by_name, load_benchmarks, select
 from .schema import OUTSIDE_KEY, PROGRESS_FORMAT
+from .sides import Order, lead_side
 
 
 def plan_groups(variants: Sequence[Variant]) -> "OrderedDict[str, List[Variant]]":
@@ -103,6 +105,9 @@ def combine(variant: Variant, bench: Benchmark, runs: List[Dict[str, Any]], pres
         "peak_rss_mb": max([r["peak_rss_mb"] for r in runs if r.get("peak_rss_mb") is not None], default=None),
         "wall_s": sum(float(r.get("wall_s") or 0.0) for r in runs),
     }
+    leads = [str(r.get("lead") or "") for r in ok]
+    if any(leads):      # an ab run's: per process, the side that went first in this variant's pair (sides.Order)
+        record["schedule"]["leads"] = leads
     figures = figures_of(ok)
     if figures:
         record["figures"] = figures
@@ -159,11 +164,14 @@ def format_seconds(s: float) -> str:
 
 
 def measure(variants: Sequence[Variant], settled: Dict[str, Dict[str, Any]], preset: Preset, log: IO[str],
-            by_name: Dict[str, Benchmark], passes: Optional[List[int]] = None) -> List[Dict[str, Any]]:
+            by_name: Dict[str, Benchmark], passes: Optional[List[int]] = None,
+            order_seed: Optional[int] = None) -> List[Dict[str, Any]]:
     """Run every variant not ``settled`` (id -> its n/a record) in ``preset.processes`` processes per group.
 
     ``passes``: the matrix rounds these processes belong to (an interleaved
     schedule's slice), recorded per process so the host pairs cells by round.
+    ``order_seed``: an ``ab`` run's seed; each process is then told its
+    ``sides.Order`` (which side goes first: ``lead_side``).
     """
     groups = plan_groups(variants)
     progress = Progress(len(variants) * preset.processes, log)
@@ -182,7 +190,8 @@ def measure(variants: Sequence[Variant], settled: Dict[str, Dict[str, Any]], pre
             mode = todo[0].mode
             log.write("[suite] process %d/%d, group %s: %d variants\n"
                       % (round_no + 1, preset.processes, group, len(todo)))
-            recs = run_group(mode, todo, preset, log, on_record=progress)
+            recs = run_group(mode, todo, preset, log, on_record=progress,
+                             order=process_order(order_seed, (passes or [0])[0], round_no))
             for vid, rec in recs.items():
                 runs[vid].append(rec)
                 if rec.get("status") != "ok":
@@ -194,6 +203,14 @@ def measure(variants: Sequence[Variant], settled: Dict[str, Dict[str, Any]], pre
             n = len(rec.get("per_process") or [])
             rec.setdefault("schedule", {})["passes"] = [passes[min(i, len(passes) - 1)] for i in range(n)]
     return records
+
+
+def process_order(seed: Optional[int], pass_no: int, process: int) -> Optional[Order]:
+    """The ``sides.Order`` of an ``ab`` run's ``process``-th process in round ``pass_no`` (None outside ``ab``)."""
+    names = side_names()
+    if seed is None or not names:
+        return None
+    return Order(lead_side(names, seed, pass_no, process), "%d/%d/%d" % (seed, pass_no, process))
 
 
 def settle(facts: Dict[str, Any], variants: Sequence[Variant]) -> Dict[str, Dict[str, Any]]:
@@ -289,7 +306,7 @@ def plan(preset: Preset, only: Sequence[str], out_path: str, cell: Dict[str, Any
 
 
 def run_slice(preset: Preset, plan_path: str, key: str, pass_no: int, out_path: str, log: IO[str] = sys.stderr,
-              rounds: int = 1, ids: Sequence[str] = ()) -> int:
+              rounds: int = 1, ids: Sequence[str] = (), order_seed: Optional[int] = None) -> int:
     """``python -m suite run --plan P --slice KEY --pass N --of R``: one slice of a planned cell, in fresh processes.
 
     Writes a results document holding only the slice's records, each process
@@ -297,6 +314,7 @@ def run_slice(preset: Preset, plan_path: str, key: str, pass_no: int, out_path: 
     rounds each process takes 1/R of the preset's samples (``spread_over``).
     ``ids``: only these of the slice's variants (a sequential run's later
     rounds measure only what an open line needs; the plan's order is kept).
+    ``order_seed``: an ``ab`` run's seed (``--order-seed``: ``measure``).
     """
     t0 = time.monotonic()
     preset = dataclasses.replace(preset, budget=spread_over(preset.budget, rounds))
@@ -322,7 +340,8 @@ def run_slice(preset: Preset, plan_path: str, key: str, pass_no: int, out_path: 
     variants = [by_id[vid] for vid in wanted]
     log.write("[suite] slice %s, round %d: %d variants\n" % (key, pass_no, len(variants)))
     before = reference.probe()      # this container's own speed, before and after (suite.reference)
-    doc["records"] = measure(variants, {}, preset, log, benchmark_by_name(benchmarks), passes=[pass_no])
+    doc["records"] = measure(variants, {}, preset, log, benchmark_by_name(benchmarks), passes=[pass_no],
+                             order_seed=order_seed)
     doc["config"]["reference_s"] = [before, reference.probe()]
     _warn_unstable(doc, preset)
     return finish(doc, out_path, t0, log, code=0)

@@ -153,6 +153,7 @@ SCHEDULE_KEYS = {
 }
 SCHEDULE_OPTIONAL_KEYS = {
     "passes": list,         # the matrix round (pass) each process came from
+    "leads": list,          # an ab run's: the side that went first in the variant's pair, per process (sides.Order)
 }
 
 # A cell's catalogue is what its framework has. A variant of a framework the cell does not hold (tf.keras, api=tf

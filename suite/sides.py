@@ -15,11 +15,21 @@ A side's file that fails to import, or that lacks a benchmark the other
 defines, costs only what it lacks: its ``BrokenFile`` variant and the
 variants of the other side are still measured, and the host lists what has
 no partner.
+
+Which side goes first in a process (is imported first, builds first in each
+pair, takes the first bout) is a position that may help whoever holds it.
+Drawn afresh in each process it only became noise the rounds must beat, and
+a run of a few rounds could draw one side first in most of them; so an
+``ab`` process is told its ``Order`` (``lead_side``: the two sides take
+turns, round after round, from a side the run's seed draws), builds each
+window as a ``crossover`` and records the side that led, and the host tests
+whether the order mattered (``tfmatrix.analysis.compare.order``).
 """
 from __future__ import annotations
 
+import random
 from collections import OrderedDict
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import Any, Dict, List, NamedTuple, Sequence, Tuple
 
 from .definitions import Benchmark, Prepared, Preset, Variant
 from .schema import SIDE_PARAM
@@ -83,3 +93,42 @@ def pair_up(sided: Sequence[Tuple[str, Sequence[Benchmark]]]) -> List[Benchmark]
         for bench in benchmarks:
             by_name.setdefault(bench.name, OrderedDict())[side] = bench
     return [Sides(name, by_side) for name, by_side in by_name.items()]
+
+
+def lead_side(sides: Sequence[str], seed: int, pass_no: int, process: int = 0) -> str:
+    """The side that goes first in one process of an ``ab`` run: the seed draws round 1's, then the sides take turns
+    round after round (and process after process within a round), so every two processes each side led once and a
+    position's help cancels in the mean, whichever side it falls to."""
+    return sides[(seed + pass_no + process) % len(sides)]
+
+
+class Order(NamedTuple):
+    """How one ``ab`` process orders its windows: ``lead``'s side first in each pair, the pairs' order and the builds'
+    heap pads drawn from ``seed`` (the run's seed, its round and the process: recorded, so a run replays)."""
+
+    lead: str
+    seed: str
+
+    def arg(self) -> str:
+        """As the worker's ``--order`` takes it."""
+        return "%s:%s" % (self.lead, self.seed)
+
+    @classmethod
+    def parse(cls, text: str) -> "Order":
+        lead, _, seed = text.partition(":")
+        return cls(lead, seed)
+
+    def rng(self, window: int) -> random.Random:
+        """The draws of the process's ``window``-th window (a string seed: the same in every Python)."""
+        return random.Random("%s/%d" % (self.seed, window))
+
+
+def crossover(window: Sequence[Variant], lead: str, rng: random.Random) -> List[Variant]:
+    """A window of ``Sides`` variants in build order: its pairs (one parameter set's sides) in a random order, each
+    pair's ``lead`` side first, so the two sides of a case differ in nothing but the order the process gave them."""
+    pairs: "OrderedDict[str, List[Variant]]" = OrderedDict()
+    for v in window:
+        pairs.setdefault(without_side(v)[1].id, []).append(v)
+    keys = list(pairs)
+    rng.shuffle(keys)
+    return [v for k in keys for v in sorted(pairs[k], key=lambda v: str(v.param(SIDE_PARAM)) != lead)]

@@ -24,6 +24,7 @@ from .definitions import NotApplicable, Preset, Variant, preset_from_json
 from .harness import Sampler, interleave, peak_rss_mb, reset_peak_rss, run_loop, timer
 from .registry import all_variants, benchmark_by_name, load_benchmarks
 from .schema import NO_TF_BACKENDS
+from .sides import Order, Sides, crossover
 
 TRACEBACK_LINES = 25
 
@@ -90,23 +91,29 @@ def windows(variants: Sequence[Variant], by_name: Dict[str, Any], size: int) -> 
 
 
 def run_window(window: Sequence[Variant], tag: str, by_name: Dict[str, Any], env: Env,
-               send: Callable[[Dict[str, Any]], None]) -> None:
+               send: Callable[[Dict[str, Any]], None], rng: Optional[random.Random] = None,
+               lead: str = "") -> None:
     """Build every variant of a window, sample them interleaved, then send one record each.
 
     Build, first call, warm-up and calibration happen per variant (timed
     apart, as before); the steady-state samples are taken in rounds over the
     whole window (``harness.interleave``), and each record says which window
     it was sampled in (``window``), so the host can pair two variants of a
-    window sample by sample.
+    window sample by sample. ``rng``: the window's draws (default: seeded by
+    the OS); ``lead``: an ``ab`` process's side that goes first in each pair
+    (``sides.crossover``), recorded in each record (``lead``).
     """
     live: List[Tuple[Variant, Any, Sampler, Dict[str, Any], float]] = []
     # Which variant is built first, where its objects land and whose bout comes first: a position that is the
     # same in every process is a bias no interval sees (two identical sides of an A/B came out 2-4% apart;
-    # Mytkowicz et al. 2009). Shuffled per process (seeded by the OS) and each build's heap offset moved by a
-    # random pad, it becomes noise between processes, which the rounds measure.
-    rng = random.Random()
-    order = list(window)
-    rng.shuffle(order)
+    # Mytkowicz et al. 2009). Shuffled per process and each build's heap offset moved by a random pad, it becomes
+    # noise between processes, which the rounds measure; in an ``ab`` process the two sides of each pair take
+    # turns instead (``lead``), so the host can also see what going first gave them.
+    rng = rng if rng is not None else random.Random()
+    crossed = bool(lead) and isinstance(by_name[window[0].benchmark], Sides)
+    order = crossover(window, lead, rng) if crossed else list(window)
+    if not crossed:
+        rng.shuffle(order)
     pads = []
     for variant in order:
         pads.append(bytearray(rng.randrange(1, 1 << 16)))
@@ -114,6 +121,8 @@ def run_window(window: Sequence[Variant], tag: str, by_name: Dict[str, Any], env
         reset_peak_rss()
         t_start = timer()
         out = _base_record(variant)
+        if crossed:
+            out["lead"] = lead
         prepared = None
         try:
             t0 = timer()
@@ -218,6 +227,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--fingerprint", action="store_true", help="only report the environment")
     p.add_argument("--profile", type=int, default=0, metavar="N",
                    help="profile N calls a sample of each variant instead of sampling it (suite.profiling)")
+    p.add_argument("--order", help="LEAD:SEED: an ab process's order (sides.Order): LEAD's side first in each pair, "
+                                   "its file imported first, the windows' draws from SEED")
     args = p.parse_args(argv)
 
     chan = os.fdopen(args.fd, "w", buffering=1)
@@ -262,13 +273,16 @@ def main(argv: Optional[List[str]] = None) -> int:
     preset = preset_from_json(args.preset)
     with open(args.plan) as f:
         wanted = json.load(f)
-    benchmarks = load_benchmarks()
+    order = Order.parse(args.order) if args.order else None
+    benchmarks = load_benchmarks(order.lead if order else "")
     by_name = benchmark_by_name(benchmarks)
     by_id = {v.id: v for v in all_variants(preset, benchmarks)}
     env = Env(tf, np, compat, args.mode, preset)
     for k, window in enumerate(windows([by_id[vid] for vid in wanted], by_name, preset.window)):
         if args.profile:
             profile_window(window, by_name, env, send, args.profile)
+        elif order is not None:
+            run_window(window, "%d:%d" % (os.getpid(), k), by_name, env, send, order.rng(k), order.lead)
         else:
             run_window(window, "%d:%d" % (os.getpid(), k), by_name, env, send)
         # the window's models are unreachable once run_window has returned: free them before the next one

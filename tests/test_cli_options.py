@@ -22,7 +22,7 @@ from tfmatrix.runners.job import SEQUENTIAL_SHARE
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ("--matrix", "--reports", "--runner", "--rounds", "--preset", "--repeats", "--processes", "--variants",
-          "--schedule", "--seed", "--address", "--bench-path", "--rows", "--fail-on", "--redo", "--bench")
+          "--schedule", "--seed", "--address", "--bench-path", "--rows", "--fail-on", "--redo", "--bench", "--csv")
 # The same flag with another meaning, not a copy: explain's --variants A B names two variant ids, bisect's --bench ID
 # the one variant it bisects.
 OTHER_MEANING = {("explain.py", "--variants"), ("bisect.py", "--bench")}

@@ -51,6 +51,16 @@ def first_look(warm: bool) -> int:
     return 1 if warm else 2
 
 
+def first_look_words(history: str, judge: str) -> str:
+    """Why the first look comes when it does, as a sequential run's opening line says it (``history``: the noise
+    history round 1 is judged with, "" none)."""
+    if history:
+        return "round 1 judged with the noise history %s" % history
+    if judge == "ab":       # its history only bounds what the family's prior lends an early look (compare.ab)
+        return "a case's variance needs two rounds of its own: the first look is after round 2"
+    return "no noise history of these cells here yet: the first look is after round 2"
+
+
 def look_rounds(warm: bool, cap: int = MAX_ROUNDS) -> list[int]:
     """The rounds after which lines are judged: ``LOOK_AT`` from the first look, and the cap (nothing runs after
     it), at most ``LOOKS`` of them (the level each look tests at counts on no more)."""
@@ -166,6 +176,16 @@ def run_alpha(cells: Sequence[CellResult]) -> float:
         if isinstance(alpha, (int, float)):
             return float(alpha)
     return ALPHA
+
+
+def run_cap(cells: Sequence[CellResult]) -> int | None:
+    """A sequential run's cap on rounds (its cell files say it): a line judged on fewer was judged early; None for
+    any other run."""
+    for c in cells:
+        cap = sequential_of(c.results).get("cap")
+        if isinstance(cap, int) and not isinstance(cap, bool):
+            return cap
+    return None
 
 
 def stops(cells: Sequence[CellResult]) -> dict[tuple[str, str, str, str], tuple[int, str]]:

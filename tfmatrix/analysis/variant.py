@@ -89,6 +89,7 @@ class Variant:
     wall_s: float | None = None
     windows: tuple[str, ...] = ()           # schedule.windows: the window each process sampled in
     passes: tuple[Any, ...] = ()            # schedule.passes: the matrix round each process came from
+    leads: tuple[str, ...] = ()             # schedule.leads (ab): the side that went first in its pair, per process
     extra: Mapping[str, Any] = field(default_factory=lambda: _frozen(None))
     figures: Mapping[str, Figure] = field(default_factory=lambda: _frozen(None))   # measured beside the samples
     outside: bool = False                   # another framework's variant, not in the cell's catalogue: n/a, not run
@@ -127,6 +128,7 @@ class Variant:
             unstable=bool(rec.get("unstable")),
             peak_rss_mb=rec.get("peak_rss_mb"), wall_s=rec.get("wall_s"),
             windows=tuple(schedule.get("windows") or ()), passes=tuple(schedule.get("passes") or ()),
+            leads=tuple(str(x) for x in schedule.get("leads") or ()),
             extra=_frozen(rec.get("extra")), figures=_figures(rec.get("figures")),
         )
 

@@ -19,7 +19,7 @@ from ..analysis.compare.ab import ROUNDS, SAMPLES
 from ..errors import UserError
 from .common import find_cell, load_matrix, output_dir
 from .compare import print_table
-from .options import add_bench, add_fail_on, add_paired_options, add_rounds
+from .options import add_bench, add_csv, add_fail_on, add_paired_options, add_rounds
 from .settings import RunSettings, measuring
 
 if TYPE_CHECKING:
@@ -29,11 +29,15 @@ if TYPE_CHECKING:
 def cmd_ab(args: argparse.Namespace) -> int:
     """``python -m tfmatrix ab BASE HEAD --cell NAME``: both versions in one run, head against base."""
     from ..analysis.cells import load_dir
-    from ..analysis.compare.ab import SIDES, compare_sides, summary_lines
-    from ..analysis.stopping import run_alpha
+    from ..analysis.compare.ab import SIDES, compare_sides, summary_lines, with_this_run
+    from ..analysis.runs.noise_model import pooled, run_of
+    from ..analysis.stopping import run_alpha, run_cap
     from ..execution.dispatch import execute
     from ..matrix.user_benchmarks import check_path
     from ..progress import stderr_console
+    from ..report.compare_view import ab_csv, ab_json
+    from ..results.noise_history import noise_history_at, write_noise_history
+    from ..results.store import write_text_atomic
     from ..runners.job import SEQUENTIAL_SHARE
 
     console = stderr_console()
@@ -60,16 +64,26 @@ def cmd_ab(args: argparse.Namespace) -> int:
         print(f"tfmatrix: error: ab: {bad[0].name} {bad[0].status}: {bad[0].reason}", file=sys.stderr)
         return 1
     loaded = [c for c in load_dir(reports / "cells").cells if c.name in {cell.name for cell in cells}]
-    result = compare_sides(loaded, alpha=run_alpha(loaded))
+    kept = noise_history_at(reports)        # the earlier ab runs' noise here: what limits an early look's prior
+    result = compare_sides(loaded, alpha=run_alpha(loaded), history=pooled(kept, without=[run_of(loaded)]),
+                           cap=run_cap(loaded))
     if not result.variants and not result.broke:
         raise UserError(f"ab: no benchmark of {files[0].name} and {files[1].name} ran on both sides; see the cell "
                         f"logs in {reports / 'cells'}")
+    kept_now = with_this_run(loaded, kept, str(reports / "cells"))
+    if kept_now is not None:
+        write_noise_history(reports, kept_now)
     offenders = result.offenders(args.fail_on) if args.fail_on is not None else []
     for line in offenders:
         print(f"tfmatrix: gate: {line}")
     _print_table(result, args.rows)
-    for line in summary_lines(result):
+    summary = summary_lines(result)
+    for line in summary:
         print(line)
+    if args.csv:
+        write_text_atomic(Path(args.csv), ab_csv(result))
+    if args.json:
+        write_text_atomic(Path(args.json), ab_json(result, summary))
     if args.fail_on is not None:
         print(f"tfmatrix: gate: {result.gate_line(args.fail_on)}")
         print(f"tfmatrix: gate: {len(offenders)} offender(s) for --fail-on slower:{args.fail_on:.0%}"
@@ -97,4 +111,7 @@ def configure_ab(p: argparse.ArgumentParser) -> None:
                    help=f"samples per process (default {SAMPLES}: the two sides share each process, so what is left "
                         "is the samples' own noise, which more samples a process reduce; docs/measurement.md)")
     add_paired_options(p, paths.REPORTS_DIR / "ab")
+    add_csv(p, "every case's row as CSV: compare's columns, then its rounds with each side first, its ratio in "
+               "each and the order test's p, and why its verdict is what it is")
+    p.add_argument("--json", metavar="FILE", help="write the summary and every case's row (as --csv) as JSON")
     add_fail_on(p, broke=" in head")

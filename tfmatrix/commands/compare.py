@@ -11,7 +11,7 @@ from pathlib import Path
 
 from rich.markup import escape
 
-from .options import add_fail_on, add_rows
+from .options import add_csv, add_fail_on, add_rows
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -63,7 +63,7 @@ def configure_compare(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cell", action="append", default=[], metavar="NAME", help="only this cell (repeatable)")
     add_rows(p)
     p.add_argument("--all", action="store_true", help="show every variant")
-    p.add_argument("--csv", metavar="FILE", help="write every variant's row as CSV")
+    add_csv(p, "every variant's row as CSV")
     p.add_argument("--html", metavar="FILE", help="write the comparison as a self-contained HTML page")
     add_fail_on(p)
     p.add_argument("--noise-model", metavar="FILE",

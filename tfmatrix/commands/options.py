@@ -94,6 +94,11 @@ def add_rows(p: argparse.ArgumentParser, what: str = "variants that moved most",
     p.add_argument("--rows", type=int, default=default, metavar="N", help=f"show the N {what} (default {default})")
 
 
+def add_csv(p: argparse.ArgumentParser, what: str) -> None:
+    """``--csv FILE``: the comparison's rows as CSV (``compare``, ``ab``); ``what`` says which."""
+    p.add_argument("--csv", metavar="FILE", help=f"write {what}")
+
+
 def add_redo(p: argparse.ArgumentParser, what: str) -> None:
     p.add_argument("--redo", action="store_true", help=f"measure {what} again, even where earlier cell files answer")
 

@@ -45,6 +45,7 @@ from ..analysis.stopping import (
     SAME,
     LineState,
     first_look,
+    first_look_words,
     is_look,
     look_rounds,
     open_variants,
@@ -146,6 +147,8 @@ def measure_and_write(live: dict[str, LiveCell], request: RunRequest, reports_di
     Interrupted: every cell's file says so (earlier complete results stay) and
     the journal stays for a resume; else the journal goes.
     """
+    for lc in live.values():
+        lc.seed = head.seed         # an ab job's processes take turns at going first from it (``CellJob.slice_args``)
     try:
         if request.sequential:
             from ..analysis.runs.noise_model import pooled
@@ -260,7 +263,7 @@ def measure_until_decided(live: dict[str, LiveCell], request: RunRequest, journa
     judged = ab_look if request.judge == "ab" else functools.partial(look, claims=request.claims)
     margin = same_margin(request.judge)
     cap = request.rounds
-    warm = covers(history, live)
+    warm = request.judge != "ab" and covers(history, live)     # ab's looks lend no history a variance: round 2
     head.sequential = seq = {"cap": cap, "alpha": LOOK_ALPHA, "judge": request.judge, "looks": look_rounds(warm, cap),
                           "first_look": first_look(warm), "history": history.source if warm and history else "",
                           "lines": []}
@@ -273,8 +276,7 @@ def measure_until_decided(live: dict[str, LiveCell], request: RunRequest, journa
     t_start = time.monotonic()
     console.print("\\[tfmatrix] sequential rounds: up to %d; lines judged after rounds %s at %.2f%% each (%s)" % (
         cap, ", ".join(str(r) for r in look_rounds(warm, cap)), 100 * LOOK_ALPHA,
-        "round 1 judged with the noise history %s" % history.source if warm and history else
-        "no noise history of these cells here yet: the first look is after round 2"))
+        first_look_words(history.source if warm and history else "", request.judge)))
     round_no = 0
     for round_no in range(1, cap + 1):
         turns = plan_round(live, round_no, head.seed, len(head.turns))

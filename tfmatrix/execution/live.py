@@ -77,6 +77,7 @@ class LiveCell:
     focus: dict[str, list[str]] | None = None   # a sequential round's slices and their open variants (None: all)
     overhead_s: dict[str, float] = field(default_factory=dict)  # slice -> its last run's seconds beyond its variants
     variant_s: dict[str, float] = field(default_factory=dict)   # variant id -> seconds of its last run
+    seed: int | None = None                  # the run's seed (journal head): an ab job's processes order by it
 
     @property
     def cell(self) -> Cell:
@@ -136,7 +137,8 @@ def run_slice(lc: LiveCell, turn: Turn, journal: Path, cpus: str | None = None) 
     cell, env = lc.cell, lc.env
     out = "r%d-%s.json" % (turn.round, turn.slice.replace(":", "_"))
     args = lc.job.slice_args(env.suite_path(PLAN_FILE), turn.slice, turn.round, env.suite_path(out),
-                             env.runner.get("image"), env.runner["name"], (lc.focus or {}).get(turn.slice, ()))
+                             env.runner.get("image"), env.runner["name"], (lc.focus or {}).get(turn.slice, ()),
+                             lc.seed)
     lc.log("== turn %d: round %d, slice %s" % (turn.number, turn.round, turn.slice))
     budget = cell.timeout_s - lc.used_s      # the cell's limit is for its whole measurement, as in a whole run
     if budget <= 0:

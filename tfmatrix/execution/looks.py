@@ -18,7 +18,7 @@ from ..analysis.claim_records import Claim
 from ..analysis.claims import compute_claims
 from ..analysis.frame import build_frame
 from ..analysis.runs.noise_model import annotate
-from ..analysis.stopping import LOOK_ALPHA, LineState, case_state, line_states, needed_here
+from ..analysis.stopping import LOOK_ALPHA, OPEN, LineState, case_state, line_states, needed_here
 from ..matrix import Cell
 from ..results.documents import SuiteResults
 from ..results.journal import JournalHead
@@ -53,20 +53,23 @@ def look(live: Mapping[str, LiveCell], head: JournalHead, history: NoiseModel | 
 def ab_look(live: Mapping[str, LiveCell], head: JournalHead, history: NoiseModel | None,
             alpha: float = LOOK_ALPHA) -> list[LineState]:
     """Every case of an ``ab`` run (head against base, window-mates), judged at ``alpha`` on its rounds so far:
-    ``analysis.stopping.case_state``."""
+    ``analysis.stopping.case_state``; before the cap each case's prior is limited by its own ``history`` (the
+    earlier runs' noise, ``compare.ab.early_limits``), and an order-dependent case stays open (more rounds, each
+    side first in turn, to the cap)."""
     from ..analysis.compare.ab import SIDES, compare_sides, split_side
 
     cells = live_results(live, head)
     if not cells:
         return []
     full = {(name, *split_side(vid)): vid for name, lc in live.items() for ids in lc.slices.values() for vid in ids}
+    cap = (head.sequential or {}).get("cap")
     out = []
-    for v in compare_sides(cells, alpha=alpha).variants:
+    for v in compare_sides(cells, alpha=alpha, history=history, cap=cap if isinstance(cap, int) else None).variants:
         base, new = full.get((v.cell_a, SIDES[0], v.id)), full.get((v.cell_b, SIDES[1], v.id))
         if base is None or new is None:
             continue
-        out.append(LineState("ab", v.cell_a, (v.cell_b, new), (v.cell_a, base), v.verdict, case_state(v.ci, alpha),
-                             v.ci.ratio))
+        out.append(LineState("ab", v.cell_a, (v.cell_b, new), (v.cell_a, base), v.verdict,
+                             OPEN if v.order_dependent else case_state(v.ci, alpha), v.ci.ratio))
     return out
 
 

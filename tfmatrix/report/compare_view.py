@@ -1,4 +1,5 @@
-"""``tfmatrix compare`` as it is shown: the terminal table's rows, ``--csv`` and ``--html``.
+"""``tfmatrix compare`` as it is shown: the terminal table's rows, ``--csv`` and ``--html``; ``ab``'s ``--csv`` and
+``--json`` (``ab_rows``: compare's columns and each case's order test).
 
 The numbers are ``analysis.compare.sets``'s (``CompareResult``); this module only
 formats them.
@@ -7,10 +8,13 @@ from __future__ import annotations
 
 import csv
 import io
+import json
+import math
 from collections.abc import Iterable, Sequence
 from html import escape as esc
+from typing import Any
 
-from ..analysis.compare.result import CompareResult
+from ..analysis.compare.result import CompareResult, VariantChange
 from .tables import fmt_interval
 
 CSV_COLUMNS = ["cell_a", "cell_b", "id", "benchmark", "time_a", "time_b", "ratio", "ci_low", "ci_high",
@@ -73,3 +77,53 @@ def compare_html(result: CompareResult) -> str:
         "</body></html>\n",
     ]
     return "".join(parts)
+
+
+AB_COLUMNS = [*CSV_COLUMNS, "rounds", "base_first", "head_first", "ratio_base_first", "ratio_head_first", "order_p",
+              "why"]
+
+
+def ab_rows(result: CompareResult) -> list[dict[str, Any]]:
+    """``ab``'s rows: compare's columns, then the case's rounds, how many had each side first and its ratio in them,
+    the order test's p (None: not testable) and why its verdict is what it is (an order-dependent or unclear case;
+    "" for a clear one)."""
+    def number(x: float) -> float | None:
+        return float(x) if math.isfinite(x) else None
+
+    def why(v: VariantChange) -> str:
+        if v.order_dependent and v.order is not None:
+            return v.order.why
+        return v.ci.why_unclear if v.verdict in ("no clear difference", "not enough replication") else ""
+
+    rows = []
+    for v in result.variants:
+        test = v.order
+        firsts = test.firsts if test is not None else (None, None)
+        means = test.means if test is not None else (math.nan, math.nan)
+        values = [v.cell_a, v.cell_b, v.id, v.benchmark, number(v.time_a), number(v.time_b), number(v.ci.ratio),
+                  number(v.ci.low), number(v.ci.high), number(v.deviation), number(v.noise), v.verdict,
+                  number(v.pooled[0]), number(v.pooled[1]),
+                  v.ci.rounds, *firsts, *(number(math.exp(m)) for m in means),
+                  number(test.p) if test is not None else None, why(v)]
+        rows.append(dict(zip(AB_COLUMNS, values, strict=True)))
+    return rows
+
+
+def ab_csv(result: CompareResult) -> str:
+    """``ab --csv``: one row per case (``ab_rows``; an empty cell where a number is unknown)."""
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(AB_COLUMNS)
+    for row in ab_rows(result):
+        w.writerow(["" if x is None else f"{x:.9g}" if isinstance(x, float) else x for x in row.values()])
+    return out.getvalue()
+
+
+def ab_json(result: CompareResult, summary: Sequence[str]) -> str:
+    """``ab --json``: the two sides, the level each case was judged at, the ``summary`` lines and every case's row
+    (``ab_rows``; null where a number is unknown)."""
+    from ..analysis.compare.order import ORDER_ALPHA
+
+    doc = {"base": result.label_a, "head": result.label_b, "alpha": result.alpha, "order_alpha": ORDER_ALPHA,
+           "summary": list(summary), "variants": ab_rows(result)}
+    return json.dumps(doc, indent=1) + "\n"

@@ -26,7 +26,7 @@ UNSTABLE = "variants are unstable"      # the words of the warning each round wr
 # Lists in a record that hold one entry per process, concatenated across rounds.
 PER_PROCESS_LISTS = (("iterations", "per_repeat"), ("iterations", "repeats"), ("iterations", "warmup_calls"),
                      ("setup", "build_s"), ("setup", "first_call_s"), ("schedule", "windows"),
-                     ("schedule", "rounds"), ("schedule", "stopped"), ("schedule", "passes"))
+                     ("schedule", "rounds"), ("schedule", "stopped"), ("schedule", "passes"), ("schedule", "leads"))
 
 
 def merge_results(earlier: SuiteResults, later: SuiteResults) -> SuiteResults:

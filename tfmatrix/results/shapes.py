@@ -76,7 +76,8 @@ RECORD_DETAIL: Mapping[str, Shape] = {
     "stats": Obj(rest=NUM),
     "between_process": Obj({"cv": NUM}),
     "setup": Obj({"build_s": ListOf(NUM), "first_call_s": ListOf(NUM)}),
-    "schedule": Obj({"windows": ListOf(STR), "rounds": ListOf(NUM), "stopped": ListOf(STR), "passes": ListOf(NUM)}),
+    "schedule": Obj({"windows": ListOf(STR), "rounds": ListOf(NUM), "stopped": ListOf(STR), "passes": ListOf(NUM),
+                     "leads": ListOf(STR)}),
     "info": Obj({"keras": Obj({"flavour": STR})}),
 }
 RECORD = Obj({key: RECORD_DETAIL.get(key, from_types(types)) for key, types in suite_schema.ALL_RECORD_KEYS.items()})

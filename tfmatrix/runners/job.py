@@ -51,8 +51,11 @@ class CellJob:
         return ["plan", *self.suite_args(out, image, runner)[1:]]
 
     def slice_args(self, plan: str, key: str, round_no: int, out: str, image: str | None, runner: str,
-                   ids: Sequence[str] = ()) -> list[str]:
-        """``python -m suite run`` arguments for one slice of the planned cell in one round (``ids``: only these)."""
+                   ids: Sequence[str] = (), seed: int | None = None) -> list[str]:
+        """``python -m suite run`` arguments for one slice of the planned cell in one round (``ids``: only these).
+        ``seed``: the run's; a job of two sides (``ab``) passes it on, and its processes take turns at going first
+        from it (``suite.sides.lead_side``)."""
         share = SEQUENTIAL_SHARE if self.asked.sequential else self.asked.rounds
+        order = ["--order-seed", str(seed)] if self.sides and seed is not None else []
         return [*self.suite_args(out, image, runner), "--plan", plan, "--slice", key, "--pass", str(round_no),
-                "--of", str(share), *(a for vid in ids for a in ("--variant", vid))]
+                "--of", str(share), *(a for vid in ids for a in ("--variant", vid)), *order]

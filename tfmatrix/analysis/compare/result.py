@@ -20,6 +20,7 @@ from ..statistics.multiplicity import GateCall, gate
 from ..statistics.stats import deviation
 from ..statistics.tails import one_process
 from .agreement import Agreement, ComparisonChange
+from .order import ORDER_DEPENDENT, OrderTest
 
 FDR = 0.05      # the false-discovery rate a list of changed variants is read at
 SUSPECT = ("one process a side, as far as this host's processes stray now and then; rounds on both sides or ab "
@@ -51,14 +52,28 @@ class VariantChange:
     contrast: Contrast | None = None
     q: float = math.nan         # its Benjamini-Hochberg adjusted p-value among the variants compared
     pooled: tuple[float, float] = (math.nan, math.nan)   # the pooled p10 of all samples, A and B (labelled so)
+    order: OrderTest | None = None      # ab: whether which side went first moved it (``order``; None: not tested)
 
     @property
     def deviation(self) -> float:
         return deviation(self.time_a, self.time_b)
 
     @property
+    def order_dependent(self) -> bool:
+        return self.order is not None and self.order.flagged
+
+    @property
+    def gated(self) -> Contrast | None:
+        """What the gate judges: the contrast, an order-dependent one moved towards 1 by what position moved it
+        (``OrderTest.discounted``)."""
+        if self.order is not None and self.order.flagged and self.contrast is not None:
+            return self.order.discounted(self.contrast)
+        return self.contrast
+
+    @property
     def verdict(self) -> str:
-        return change_verdict(self.ci)
+        """``change_verdict``; ``ORDER_DEPENDENT`` where the side that went first moved it beyond the noise."""
+        return ORDER_DEPENDENT if self.order_dependent else change_verdict(self.ci)
 
     @property
     def discovery(self) -> bool:
@@ -91,7 +106,7 @@ class CompareResult:
 
     def gate_calls(self, slower_than: float) -> list[GateCall]:
         """Each variant at the gate, in ``variants``' order; one process a side: against the measured tail."""
-        return gate([v.contrast for v in self.variants], slower_than, self.alpha, one_process())
+        return gate([v.gated for v in self.variants], slower_than, self.alpha, one_process())
 
     def offenders(self, slower_than: float) -> list[str]:
         """What fails a CI gate (``--fail-on slower:X%``): each variant that broke, then each one slower with
@@ -102,6 +117,12 @@ class CompareResult:
         slow = sorted((v for v, call in zip(self.variants, calls, strict=True) if call.fails),
                       key=lambda v: -v.ci.ratio)
         return out + [f"slower: {self._gated(v)}" for v in slow]
+
+    def order_lines(self) -> list[str]:
+        """Each order-dependent variant (``ab``) with its one-line why, largest order effect first."""
+        found = sorted((v for v in self.variants if v.order is not None and v.order.flagged),
+                       key=lambda v: -abs(v.order.contrast.log_ratio) if v.order is not None else 0.0)
+        return [f"{ORDER_DEPENDENT}: {v.cell_b}: {v.id}: {v.order.why}" for v in found if v.order is not None]
 
     def suspects(self, slower_than: float) -> list[str]:
         """Variants one process a side that their t test would fail but this host's one-process tail does not:
@@ -152,17 +173,19 @@ class CompareResult:
         return [c for c in self.comparisons if c.reversed]
 
     def verdicts(self) -> dict[str, int]:
-        out = {"faster": 0, "slower": 0, "no clear difference": 0, "not enough replication": 0}
+        out = {"faster": 0, "slower": 0, "no clear difference": 0, "not enough replication": 0, ORDER_DEPENDENT: 0}
         for v in self.variants:
             out[v.verdict] += 1
         return out
 
     def counts_text(self) -> str:
-        """'N slower, N faster, N no clear difference[, N not enough replication]': compare's and ab's summary."""
+        """'N slower, N faster, N no clear difference[, N not enough replication][, N order-dependent]': compare's
+        and ab's summary."""
         counts = self.verdicts()
         return (f"{counts['slower']} slower, {counts['faster']} faster, {counts['no clear difference']} no clear "
                 "difference" + (f", {counts['not enough replication']} not enough replication"
-                                if counts["not enough replication"] else ""))
+                                if counts["not enough replication"] else "")
+                + (f", {counts[ORDER_DEPENDENT]} {ORDER_DEPENDENT}" if counts[ORDER_DEPENDENT] else ""))
 
     def summary_lines(self) -> list[str]:
         clear_a = sum(1 for c in self.comparisons if c.verdict_a != "unclear")

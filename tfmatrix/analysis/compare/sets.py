@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +41,7 @@ from ..runs.kept import RunSpread, history_model, pair_priors, run_means, run_sp
 from ..runs.noise_model import pooled, run_of
 from ..runs.run_level import MIN_RUNS, run_levels
 from ..statistics.inference import ratio_ci
-from ..statistics.moderation import judge, summed, with_extra
+from ..statistics.moderation import Limit, judge, summed, with_extra
 from ..statistics.multiplicity import bh
 from .agreement import ComparisonChange, comparison_changes
 from .result import CompareResult, VariantChange
@@ -51,7 +51,7 @@ def variant_changes(df_a: pd.DataFrame, df_b: pd.DataFrame, pairs: Sequence[tupl
                     per_cell: bool = False, noise: NoiseModel | None = None, by_window: bool = False,
                     history: NoiseModel | None = None,
                     controls: dict[tuple[str, str], tuple[float, float, float]] | None = None,
-                    spread: RunSpread | None = None,
+                    spread: RunSpread | None = None, limits: Mapping[tuple[str, str], Limit] | None = None,
                     ) -> tuple[list[VariantChange], list[str], list[str]]:
     """Every variant measured ok in both cells of each pair, and those ok on one side only.
 
@@ -70,6 +70,8 @@ def variant_changes(df_a: pd.DataFrame, df_b: pd.DataFrame, pairs: Sequence[tupl
     its contrast (two runs only: window-mates share their run).
     ``by_window``: A and B are window-mates of one run (``ab``): paired process
     by process, each process's effect estimated from both sides' variants.
+    ``limits``: per (cell B, variant id), what its moderation's prior may lend
+    it when judged early (``moderation.Limit``: ``ab``'s looks).
     """
     found: list[tuple[str, str, str, Any, Any]] = []
     only_a: list[str] = []
@@ -94,7 +96,8 @@ def variant_changes(df_a: pd.DataFrame, df_b: pd.DataFrame, pairs: Sequence[tupl
         if noise is not None or history is not None else None
     anchors = [controls.get((name_a, name_b)) for name_a, name_b, *_ in found] if controls else None
     contrasts, _ = judge(sides, [str(ra["benchmark"]) for *_, ra, _ in found], families, priors,
-                         within=[(name_a, name_b) for name_a, name_b, *_ in found], anchors=anchors)
+                         within=[(name_a, name_b) for name_a, name_b, *_ in found], anchors=anchors,
+                         limits=[limits.get((name_b, vid)) for _, name_b, vid, *_ in found] if limits else None)
     if spread is not None and not by_window:
         added = [[p for p in (spread.of_pair((name_a, vid), (name_b, vid)),
                               spread.level_of_pair(name_a, name_b) if anchors and anchors[i] is not None else None)

@@ -122,7 +122,38 @@ def fit_prior(variances: Sequence[float], dfs: Sequence[float], source: str = "m
     return Prior(math.exp(emean + float(special.digamma(d0 / 2)) - math.log(d0 / 2)), d0, source)
 
 
-def robust_d0(prior: Prior, s2: float, d: float, tail: float = ROBUST_TAIL) -> float:
+@dataclass(frozen=True)
+class Limit:
+    """What a family's prior may lend one comparison of a family that cannot vouch for its own prior (``ab``'s
+    cases: a few rounds each, and kinds of work whose noise differs), so that no look rests on more certainty than
+    the variant's own evidence supports.
+
+    A family fitted from members of one to three degrees of freedom each cannot tell whether their noise is alike (the
+    fit often returns its cap, 100 x their degrees of freedom: a loop noisier than its mates was decided at round 2
+    on 201). So, with a limit, a member keeps of the prior only its share by its own rounds (``robust_d0``'s tail,
+    however strong the prior looks: shrunk whole, a case four times noisier than its mates was called different at
+    the last round too); and when it is judged ``early`` (before its run's last round) the prior counts for at most
+    ``d0`` degrees of freedom (its own kept history's) or ``PRIOR_WORTH`` times its own, whichever is more, with a
+    variance of at least ``s0`` (its own kept variance; 0 unknown).
+    """
+
+    d0: float = 0.0
+    s0: float = 0.0
+    early: bool = True
+
+
+def limited(prior: Prior, c: Contrast, limit: Limit | None = None) -> Prior:
+    """The prior one member ``c`` of a family is moderated with: ``robust_d0``'s share of it; with a ``limit``, its
+    tail share whatever the prior's worth, the prior first capped and floored when the look is early."""
+    if limit is None:
+        return replace(prior, d0=robust_d0(prior, c.s2, c.d))
+    if limit.early:
+        most = max(limit.d0, PRIOR_WORTH * c.d if c.d > 0 and math.isfinite(c.d) else 0.0)
+        prior = Prior(max(prior.s0, limit.s0), min(prior.d0, most), prior.source)
+    return replace(prior, d0=robust_d0(prior, c.s2, c.d, worth=math.inf))
+
+
+def robust_d0(prior: Prior, s2: float, d: float, tail: float = ROBUST_TAIL, worth: float = PRIOR_WORTH) -> float:
     """The prior's degrees of freedom for one member: all of them, or fewer the further its variance lies above it.
 
     A prior worth ``PRIOR_WORTH`` times the member's own ``d`` or more (the
@@ -134,8 +165,10 @@ def robust_d0(prior: Prior, s2: float, d: float, tail: float = ROBUST_TAIL) -> f
     mates is judged mostly on its own rounds. Shrunk whole instead, the
     noisiest tenth were called different 10-15% of the time at 2-3 rounds
     (the reason the old all-or-nothing guard refused such a prior).
+    ``worth``: the prior's worth from which it is given whole (``limited``
+    gives an early look's never whole: infinite).
     """
-    if not (d > 0 and math.isfinite(s2)) or math.isinf(prior.d0) or prior.d0 >= PRIOR_WORTH * d:
+    if not (d > 0 and math.isfinite(s2)) or math.isinf(prior.d0) or prior.d0 >= worth * d:
         return prior.d0
     p = float(special.fdtrc(d, prior.d0, max(s2, MIN_SD ** 2) / prior.s0))
     return prior.d0 * min(1.0, p / tail)
@@ -155,7 +188,8 @@ def moderated(c: Contrast, prior: Prior | None) -> Contrast:
 
 
 def moderate(contrasts: Sequence[Contrast | None], groups: Sequence[Hashable],
-             families: Sequence[Hashable] | None = None) -> list[Contrast | None]:
+             families: Sequence[Hashable] | None = None,
+             limits: Sequence[Limit | None] | None = None) -> list[Contrast | None]:
     """Every contrast moderated across the others of its group: a benchmark, or its whole family.
 
     ``groups`` are benchmarks (variants of similar noise); a benchmark with
@@ -164,7 +198,8 @@ def moderate(contrasts: Sequence[Contrast | None], groups: Sequence[Hashable],
     fitted from a handful of variances is itself noise. The prior is fitted
     from the group's own replicated variances and given to each member that
     has no other source (an unreplicated member takes it whole); one already
-    judged by a stored noise model keeps that.
+    judged by a stored noise model keeps that. ``limits``: per contrast, what
+    the prior may lend it when it is judged early (``limited``).
     """
     fam = list(families) if families is not None else [None] * len(groups)
     size: dict[Hashable, int] = defaultdict(int)
@@ -182,7 +217,7 @@ def moderate(contrasts: Sequence[Contrast | None], groups: Sequence[Hashable],
         for i in idx:
             c = contrasts[i]
             if c is not None and prior is not None:
-                out[i] = moderated(c, replace(prior, d0=robust_d0(prior, c.s2, c.d)))
+                out[i] = moderated(c, limited(prior, c, limits[i] if limits is not None else None))
     return out
 
 
@@ -241,6 +276,7 @@ def judge(pairs: Sequence[tuple[Side, Side]], benchmarks: Sequence[Hashable],
           priors: Sequence[tuple[Prior | None, Prior | None]] | None = None,
           within: Sequence[Hashable] | None = None,
           anchors: Sequence[tuple[float, float, float] | None] | None = None,
+          limits: Sequence[Limit | None] | None = None,
           ) -> tuple[list[Contrast | None], dict[Hashable, tuple[float, float, int]]]:
     """The whole rule for a family of comparisons (first / second of each pair), in one place.
 
@@ -261,6 +297,8 @@ def judge(pairs: Sequence[tuple[Side, Side]], benchmarks: Sequence[Hashable],
     freedom); a pair with one has that move taken out instead of its
     family's (``anchored``), so a change of its whole family is judged, and
     its processes' shared effects return as for unnormalised pairs.
+    ``limits``: per pair, what the moderation's prior may lend it early
+    (``Limit``: a sequential ``ab``'s looks before its last round).
     """
     unique: dict[int, Side] = {}
     for a, b in pairs:
@@ -289,7 +327,7 @@ def judge(pairs: Sequence[tuple[Side, Side]], benchmarks: Sequence[Hashable],
            for c, (v, d) in zip(out, shared, strict=True)]
     if priors is not None:
         out = [with_noise_model(c, *pr) if c is not None else None for c, pr in zip(out, priors, strict=True)]
-    out = moderate(out, benchmarks, within)
+    out = moderate(out, benchmarks, within, limits)
     if anchors is not None:
         out = [anchored(c, anchor) if c is not None and anchor is not None else c
                for c, anchor in zip(out, anchors, strict=True)]
