@@ -80,6 +80,7 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, help="rounds (default: ab's)")
     ap.add_argument("--cases", type=int, default=25, help="cases per kind (4 kinds; default 25: 100 variants a side)")
     ap.add_argument("--preset", default="seed")
+    ap.add_argument("--runner", choices=("docker", "venv"), help="where the cells run (default: ab's, Docker)")
     ap.add_argument("--samples", type=int, help="samples per process (default: ab's)")
     ap.add_argument("--work", help="directory for the files and the run (default: a new one under /tmp)")
     ap.add_argument("--analyse-only", action="store_true", help="re-read the run in --work")
@@ -101,6 +102,8 @@ def main() -> int:
             cmd += ["--samples", str(args.samples)]
         if args.rounds:
             cmd += ["--rounds", str(args.rounds)]
+        if args.runner:
+            cmd += ["--runner", args.runner]
         for c in cells:
             cmd += ["--cell", c]
         t0 = time.monotonic()

@@ -12,6 +12,7 @@ many runs the one variant's step and the whole file's were named, and every
 step named in a variant that never changed (a false step).
 
     python scripts/bench_series.py --runs 10 --step-at 4 --whole-at 7 --out /tmp/series
+    python scripts/bench_series.py --runs 10 --step-at 99 --whole-at 99 --cases 25 --out /tmp/null   # false steps
 
 Measure with nothing else running on the host.
 """
@@ -29,12 +30,14 @@ sys.path.insert(0, str(ROOT))
 REPS = 10
 KINDS = ("matmul", "sum", "sort", "cumsum")
 CASES = 2
-CHANGED = "series.work[kind=matmul,case=0]"
+# NumPy's 96x96 matmul runs at one of two speeds per process here (about 190 or 340 us: a process's state), so
+# with three processes a run its run mean jumps; the changed variant is a sort by default (--changed matmul: the
+# harder case)
 
-TEMPLATE = '''"""bench_series's file, run {run}: {reps} calls of the work, or {more} where this run changed them."""
+TEMPLATE = '''"""bench_series's file: {reps} calls of the work, or {more} where ONE or WHOLE changed them."""
 from suite.api import UserBenchmark
 
-ONE = {one}          # series.work[kind=matmul,case=0] does 20% more work
+ONE = {one}          # series.work[kind={changed},case=0] does 20% more work
 WHOLE = {whole}      # every variant does
 
 
@@ -45,7 +48,7 @@ class Work(UserBenchmark):
 
     def setup(self, p, env):
         import numpy as np
-        changed = WHOLE or (ONE and p["kind"] == "matmul" and p["case"] == 0)
+        changed = WHOLE or (ONE and p["kind"] == "{changed}" and p["case"] == 0)
         reps = {more} if changed else {reps}
         x = env.rng(p["case"]).rand(96, 96)
         work = {{"matmul": lambda: x @ x, "sum": lambda: np.sum(x * x), "sort": lambda: np.sort(x, axis=None),
@@ -61,14 +64,16 @@ BENCHMARKS = [Work()]
 '''
 
 
-def write_file(bench_dir: Path, run: int, one: bool, whole: bool) -> None:
+def write_file(bench_dir: Path, one: bool, whole: bool, cases: int = CASES, changed: str = "sort") -> None:
     bench_dir.mkdir(parents=True, exist_ok=True)
-    (bench_dir / "series_work.py").write_text(TEMPLATE.format(run=run, reps=REPS, more=REPS * 12 // 10, one=one,
-                                                              whole=whole, kinds=KINDS, cases=CASES))
+    # the same bytes while nothing changes: the series sees the file change only where it does (code_key)
+    (bench_dir / "series_work.py").write_text(TEMPLATE.format(reps=REPS, more=REPS * 12 // 10, one=one,
+                                                              whole=whole, kinds=KINDS, cases=cases, changed=changed))
 
 
 def named(reports: Path) -> list[tuple[str, str, str, int]]:
-    """(variant, kind, first run after the step, runs after it) of every step the series names now."""
+    """(variant, kind, first run after the step, runs after it) of every step the series names now (a ``host``
+    step: nothing measured changed in its run)."""
     from tfmatrix.analysis.series.answers import cell_series
     from tfmatrix.results.archive import read_archive
 
@@ -85,6 +90,8 @@ def main() -> int:
     ap.add_argument("--step-at", type=int, default=4, help="the first run in which one variant is 20%% slower")
     ap.add_argument("--whole-at", type=int, default=7, help="the first run in which every variant is")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--cases", type=int, default=CASES, help="variants per kind of work (4 kinds)")
+    ap.add_argument("--changed", choices=KINDS, default="sort", help="the kind whose case 0 gets 20%% slower")
     ap.add_argument("--python", default=str(ROOT / ".nox" / "cell-tf2.21-keras3-cpu" / "bin" / "python"))
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
@@ -93,7 +100,7 @@ def main() -> int:
     matrix.parent.mkdir(parents=True, exist_ok=True)
     matrix.write_text(f'[suite]\npaths = ["benchmarks/"]\n\n[[cell]]\nname = "mine"\npython = "{args.python}"\n')
     for run in range(args.runs):
-        write_file(bench, run, run >= args.step_at, run >= args.whole_at)
+        write_file(bench, run >= args.step_at, run >= args.whole_at, args.cases, args.changed)
         started = time.monotonic()
         proc = subprocess.run([sys.executable, "-m", "tfmatrix", "matrix", "--matrix", str(matrix), "--reports",
                                str(reports), "--rounds", str(args.rounds), "--bench", "series.*", "--preset", "quick",

@@ -26,8 +26,12 @@ def variants() -> list[dict[str, str]]:
 
 
 def run_cell(cells_dir: Path, k: int, factor: Callable[[dict[str, str]], float], name: str = "tf2.15-cpu",
-             noise: float = 0.03, host: dict[str, object] | None = None, seed: int = 0) -> Path:
-    """Run ``k`` of one cell: each variant three processes of three samples, its time times ``factor(variant)``."""
+             noise: float = 0.03, host: dict[str, object] | None = None, seed: int = 0, code: str | None = None) -> Path:
+    """Run ``k`` of one cell: each variant three processes of three samples, its time times ``factor(variant)``.
+
+    The request's hash of the user's files (``bench``) is ``code``, else the factors themselves: a run whose
+    variants the test changed measured other code, as a user's edited file is.
+    """
     rnd = random.Random(seed * 1000 + k)
     level = 1 + rnd.gauss(0, noise / 2)                  # the whole run's move
     recs = []
@@ -41,11 +45,13 @@ def run_cell(cells_dir: Path, k: int, factor: Callable[[dict[str, str]], float],
     doc["finished"] = doc["results"]["finished"] = when
     if host is not None:
         doc["host"] = {**doc["host"], **host}
+    doc["request"]["bench"] = code if code is not None else repr([round(factor(v), 6) for v in variants()])
     return write(cells_dir, json.loads(json.dumps(doc)))
 
 
 def run_series(reports: Path, runs: int, factor_of_run: Callable[[int, dict[str, str]], float], **kw: object) -> Path:
-    """``runs`` runs of one cell into ``reports/cells``, the report built after each (as ``matrix`` does)."""
+    """``runs`` runs of one cell into ``reports/cells``, the report built after each (as ``matrix`` does); ``kw``:
+    ``run_cell``'s (``code="same"``: a change the files did not make, the host's)."""
     for k in range(runs):
         run_cell(reports / "cells", k, lambda v, k=k: factor_of_run(k, v), **kw)  # type: ignore[arg-type]
         build(reports / "cells", reports, generated="2026-11-28T00:00:00+00:00")

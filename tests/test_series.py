@@ -37,13 +37,21 @@ def test_one_variant_20_percent_slower_from_run_6_is_named_with_its_run(tmp_path
     section = page.by_id("series")
     assert "confirmed by 3 runs" in section.text
     assert "loop=fit" in (tmp_path / "series.csv").read_text()
+    # the kept runs as a CI gate's baseline: a confirmed step above 10% among the newest 3 runs fails it
+    assert main(["series", "--reports", str(tmp_path), "--fail-on", "slower:10%"]) == 1
+    out = capsys.readouterr().out
+    assert "offender: tf2.15-cpu: training.question[" in out and "gate FAILED: 1 confirmed regression(s)" in out
+    assert main(["series", "--reports", str(tmp_path), "--fail-on", "slower:10%", "--within", "2"]) == 0
+    assert main(["series", "--reports", str(tmp_path), "--fail-on", "slower:30%"]) == 0
 
 
-def test_a_step_in_the_newest_run_only_is_suspicious(tmp_path: Path) -> None:
+def test_a_step_in_the_newest_run_only_is_suspicious(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     run_series(tmp_path, 7, lambda k, v: 1.3 if k == 6 and v == SLOW else 1.0)
     (series,) = cell_series(read_archive(tmp_path).runs)
     kinds = [s.kind for v in series.stepped for s in v.answer.steps]
     assert kinds == ["suspicious"]
+    assert main(["series", "--reports", str(tmp_path), "--fail-on", "slower:10%"]) == 0     # one run fails nothing
+    assert "suspect: tf2.15-cpu:" in capsys.readouterr().out
 
 
 def test_the_whole_cell_slower_is_a_step_of_the_cell_not_of_each_variant(tmp_path: Path) -> None:
@@ -52,6 +60,18 @@ def test_the_whole_cell_slower_is_a_step_of_the_cell_not_of_each_variant(tmp_pat
     assert series.stepped and series.stepped[0].variant == WHOLE
     assert [s.kind for s in series.whole.answer.steps] == ["regression"]
     assert not any(v.answer.steps for v in series.variants)
+
+
+def test_a_step_where_nothing_measured_changed_is_the_hosts_and_fails_no_gate(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run_series(tmp_path, 8, _one_variant_slower, code="the same file every run")
+    (series,) = cell_series(read_archive(tmp_path).runs)
+    (step,) = [s for v in series.stepped for s in v.answer.steps]
+    assert step.kind == "host" and series.measured_same(step)
+    assert main(["series", "--reports", str(tmp_path), "--fail-on", "slower:10%"]) == 0
+    out = capsys.readouterr().out
+    assert "nothing measured changed in that run (the code, the environment): the host's state" in out
+    assert "gate passed: 0 confirmed regression(s)" in out
 
 
 def test_unchanged_runs_name_no_step(tmp_path: Path) -> None:

@@ -197,11 +197,13 @@ class RunnerInfo:
     image_id: str | None = None
     base: str | None = None
     interpreter: str | None = None          # an existing environment's Python
+    inputs: str | None = None               # what the environment was made from (its fingerprint): a change of it
+    #                                         is a change of what was measured (the series reads it)
 
     @classmethod
     def of(cls, facts: Mapping[str, Any]) -> RunnerInfo:
         return cls(facts.get("name"), facts.get("image"), facts.get("image_id"), facts.get("base"),
-                   facts.get("interpreter"))
+                   facts.get("interpreter"), _shown(facts.get("inputs")))
 
 
 @dataclass(frozen=True)

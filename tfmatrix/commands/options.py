@@ -137,10 +137,12 @@ def fail_on(text: str) -> float:
     return threshold
 
 
-def add_fail_on(p: argparse.ArgumentParser, broke: str = "") -> None:
-    """``--fail-on slower:PERCENT``, the CI gate (``compare``, ``ab``); ``broke``: where a broken variant counts."""
+def add_fail_on(p: argparse.ArgumentParser, broke: str = "", gate: str = "") -> None:
+    """``--fail-on slower:PERCENT``, the CI gate (``compare``, ``ab``; ``series``'s over the kept runs: ``gate``, its
+    help); ``broke``: where a broken variant counts."""
     p.add_argument("--fail-on", type=fail_on, metavar="slower:PERCENT",
-                   help=f"exit 1 when a variant broke{broke}, or is slower with family-wise confidence (Holm over "
+                   help=gate or f"exit 1 when a variant broke{broke}, or is slower with family-wise confidence (Holm "
+                        "over "
                         "every variant compared: an unchanged run fails at most 5%% of the time) and its own 95%% "
                         "interval above 1 + PERCENT (a variant with one process a side: judged against this "
                         "host's measured one-process tail, tfmatrix/data/noise_tails.toml); offenders are printed "

@@ -12,9 +12,13 @@ from __future__ import annotations
 import argparse
 import fnmatch
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .common import output_dir
-from .options import add_only, add_reports
+
+if TYPE_CHECKING:
+    from ..analysis.series.answers import CellSeries
+from .options import add_fail_on, add_only, add_reports
 
 
 def cmd_series(args: argparse.Namespace) -> int:
@@ -38,12 +42,35 @@ def cmd_series(args: argparse.Namespace) -> int:
         print("\n".join("  " + line for line in lines))
     kept = sum(len(s.runs) for s in found)
     print(f"{kept} kept cell runs in {len(found)} series ({archive.bytes / 1e6:.1f} MB in {archive_dir(reports)})")
-    return 0
+    if args.fail_on is None:
+        return 0
+    return _gate(found, args.fail_on, args.within)
+
+
+def _gate(found: list[CellSeries], threshold: float, within: int) -> int:
+    """The series gate's lines and exit code (1: a confirmed regression above the threshold)."""
+    from ..analysis.series.answers import gate, step_text
+    from ..report.series_view import name_of
+
+    offenders, suspects = gate(found, threshold, within)
+    for word, hits in (("offender", offenders), ("suspect", suspects)):
+        for h in hits:
+            print(f"{word}: {h.series.cell}: {step_text(name_of(h.series, h.variant), h.step)}")
+    verdict = "FAILED" if offenders else "passed"
+    print(f"gate {verdict}: {len(offenders)} confirmed regression(s) above {threshold:.0%} among each series' "
+          f"newest {within} runs, {len(suspects)} suspect(s) in the newest run alone")
+    return 1 if offenders else 0
 
 
 def configure_series(p: argparse.ArgumentParser) -> None:
     add_reports(p, "the report and its kept runs (runs/) are")
     add_only(p)
+    add_fail_on(p, gate="a CI gate with the kept runs as its baseline: exit 1 when a variant (or a whole cell) "
+                "stepped up by more than PERCENT (its step's 95%% interval above 1 + PERCENT), confirmed by two "
+                "runs or more, its step among each series' newest --within runs; a step in the newest run alone is "
+                "a suspect, printed, never failed (the next run confirms it or not)")
+    p.add_argument("--within", type=int, default=3, metavar="N", help="how recent a step the gate reads: among "
+                   "each series' newest N runs (default 3)")
 
 
 def cmd_publish(args: argparse.Namespace) -> int:

@@ -46,7 +46,7 @@ def cell_lines(s: CellSeries) -> list[str]:
     """What one cell's series says: its head, each step, each changed claim line."""
     lines = [head_line(s)]
     for v in s.stepped:
-        lines += ["  " + step_text(name_of(s, v.variant), st, s.code_changed(st)) for st in v.answer.steps]
+        lines += ["  " + step_text(name_of(s, v.variant), st, s.measured_same(st)) for st in v.answer.steps]
     if not s.stepped and s.whole.answer.status != "insufficient data":
         lines.append("  no step in any variant")
     lines += ["  claim line " + change_text(c) for c in s.changes]
@@ -63,13 +63,19 @@ def page_view(series: Sequence[CellSeries]) -> dict[str, Any] | None:
         tb = testbeds.setdefault(s.testbed.key, {"key": s.testbed.key, "text": s.testbed.text(), "cells": []})
         tb["cells"].append({
             "cell": s.cell, "head": head_line(s),
-            "steps": [{"text": step_text(name_of(s, v.variant), st, s.code_changed(st)), "kind": st.kind}
+            "steps": [{"text": step_text(name_of(s, v.variant), st, s.measured_same(st)), "kind": st.kind}
                       for v in s.stepped for st in v.answer.steps],
             "changes": [change_text(c) for c in s.changes],
-            "points": [{"run": p.run, "when": p.when[:16], "move": f"{math.exp(p.log_mean):.3f}"}
-                       for p in s.whole.points],
+            "points": [{"run": p.run, "when": p.when[:16], "move": f"{math.exp(p.log_mean - centre):.3f}"}
+                       for p in s.whole.points for centre in [_centre(s)]],
         })
     return {"testbeds": list(testbeds.values())}
+
+
+def _centre(s: CellSeries) -> float:
+    """The whole cell's median level: its moves are shown against it (1.000: a typical run)."""
+    values = sorted(p.log_mean for p in s.whole.points)
+    return values[len(values) // 2] if values else 0.0
 
 
 def series_csv(series: Sequence[CellSeries]) -> str:

@@ -65,11 +65,10 @@ class CellSeries:
         found.sort(key=lambda s: -max(abs(math.log(st.ratio)) for st in s.answer.steps))
         return ([self.whole] if self.whole.answer.steps else []) + found
 
-    def code_changed(self, step: Step) -> bool:
-        """Whether the measured code (the suite, the user's files) changed between the run before ``step`` and its
-        first run."""
-        at = next((i for i, r in enumerate(self.runs) if r.run == step.run), 0)
-        return at > 0 and self.runs[at].code != self.runs[at - 1].code
+    def measured_same(self, step: Step) -> bool:
+        """Whether nothing measured (the code, the environment: ``entries.code_key``) changed between the run before
+        ``step`` and its first run, as far as the kept files say (a file from before they said: unknown, False)."""
+        return measured_same(self.runs, step.run)
 
     def resolves(self) -> float | None:
         """The median variant's smallest step this series resolves (as a ratio; None: too few runs)."""
@@ -77,13 +76,36 @@ class CellSeries:
         return values[len(values) // 2] if values else None
 
 
-def step_text(name: str, step: Step, code_changed: bool = False) -> str:
-    """ "X 20% slower since run R (date), confirmed by 3 runs" (or "suspicious: one run so far"); ``code_changed``:
-    the measured code (the suite, the user's benchmark files) changed in that run, said beside it."""
+HOST = "host"       # a step's kind where nothing measured changed in its run: the host's state, not a regression
+
+
+def measured_same(runs: Sequence[KeptRun], run: str) -> bool:
+    """Whether nothing measured changed between ``run`` and the run before it in ``runs`` (unknown: False)."""
+    at = next((i for i, r in enumerate(runs) if r.run == run), 0)
+    return at > 0 and bool(runs[at].code) and runs[at].code == runs[at - 1].code
+
+
+def attributed(answer: SeriesAnswer, runs: Sequence[KeptRun]) -> SeriesAnswer:
+    """``answer`` with each confirmed step in a run where nothing measured changed (the code, the environment) made
+    a ``HOST`` step: the machine's state moved, as on this host a whole kind of work does now and then (measured:
+    every matmul variant of a file 30% faster from one run on, nothing changed). As asv lays steps on commits, a
+    regression is a step where what was measured changed."""
+    steps = tuple(replace(s, kind=HOST) if s.kind in ("regression", "improvement") and measured_same(runs, s.run)
+                  else s for s in answer.steps)
+    if steps == answer.steps:
+        return answer
+    named = [s for s in steps if s.kind in ("regression", "improvement")]
+    status = "step" if named else ("suspicious" if any(s.kind == "suspicious" for s in steps) else "steady")
+    return replace(answer, steps=steps, status=status)
+
+
+def step_text(name: str, step: Step, same: bool = False) -> str:
+    """ "X 20% slower since run R (date), confirmed by 3 runs" (or "suspicious: one run so far"); ``same``: nothing
+    measured changed in that run, said beside it (a ``HOST`` step is the machine's)."""
     change = step.ratio - 1.0
     way = "slower" if change > 0 else "faster"
     size = f"{abs(change):.0%} {way} [{step.low:.3f}, {step.high:.3f}]"
-    code = "; the measured code changed in that run" if code_changed else ""
+    code = "; nothing measured changed in that run (the code, the environment): the host's state" if same else ""
     if step.kind == "suspicious":
         return f"{name}: {size} in the newest run ({step.when}) only: suspicious, not confirmed yet{code}"
     run = f"run {step.when}" if step.run == step.when else f"run {step.run} ({step.when})"
@@ -118,7 +140,7 @@ def cell_series(runs: Sequence[KeptRun]) -> list[CellSeries]:
     out = []
     for s, whole in made:
         wander = wanders[s.testbed.key]
-        answer = find_steps(whole, wander if math.isfinite(wander) else None)
+        answer = attributed(find_steps(whole, wander if math.isfinite(wander) else None), s.runs)
         out.append(replace(s, whole=VariantSeries(WHOLE, whole, answer)))
     return sorted(out, key=lambda s: (s.testbed.key, s.cell, s.runs[0].finished))
 
@@ -134,8 +156,8 @@ def _one(runs: Sequence[KeptRun]) -> tuple[CellSeries, tuple[Point, ...]]:
     offsets = {vid: tuple(Point(p.run, p.when, p.log_mean - moves[p.run].log_mean, p.var)
                           for p in points if p.run in moves) for vid, points in sorted(raw.items())}
     wander = pooled_wander(list(offsets.values())) if offsets else math.nan
-    variants = tuple(VariantSeries(vid, points, find_steps(points, wander if math.isfinite(wander) else None))
-                     for vid, points in offsets.items())
+    variants = tuple(VariantSeries(vid, points, attributed(
+        find_steps(points, wander if math.isfinite(wander) else None), runs)) for vid, points in offsets.items())
     whole_points, normalised = _whole(runs, moves)
     pending = VariantSeries(WHOLE, whole_points, find_steps(()))
     return (CellSeries(runs[0].testbed, runs[0].cell, tuple(runs), pending, normalised, variants,
@@ -160,6 +182,34 @@ def _whole(runs: Sequence[KeptRun], moves: Mapping[str, Point]) -> tuple[tuple[P
 
 def _plus(a: float, b: float) -> float:
     return a + b if math.isfinite(b) else a
+
+
+@dataclass(frozen=True)
+class GateHit:
+    """A step the series gate reads: in ``cell``, ``variant`` (``WHOLE``: the cell as a whole) stepped by ``step``."""
+
+    series: CellSeries
+    variant: str
+    step: Step
+
+
+def gate(series: Sequence[CellSeries], threshold: float, within: int) -> tuple[list[GateHit], list[GateHit]]:
+    """(offenders, suspects) of the kept runs as a CI gate's baseline: a confirmed regression whose 95% interval
+    lies above 1 + ``threshold`` and whose first run is among each series' newest ``within`` runs fails it; a
+    suspicious step of that size on the newest run alone is a suspect (one run cannot fail a series gate: the
+    next run confirms it or not). A ``HOST`` step (nothing measured changed) is neither."""
+    offenders, suspects = [], []
+    for s in series:
+        newest = {r.run for r in s.runs[-within:]}
+        for v in (s.whole, *s.variants):
+            for st in v.answer.steps:
+                if st.run not in newest or st.ratio <= 1.0:
+                    continue
+                if st.kind == "regression" and st.low > 1.0 + threshold:
+                    offenders.append(GateHit(s, v.variant, st))
+                elif st.kind == "suspicious" and st.ratio > 1.0 + threshold and not s.measured_same(st):
+                    suspects.append(GateHit(s, v.variant, st))
+    return offenders, suspects
 
 
 def line_changes(runs: Sequence[KeptRun]) -> list[LineChange]:

@@ -32,8 +32,11 @@ def request_key(cell: CellResult) -> str:
 
 
 def code_key(cell: CellResult) -> str:
-    """The code the run measured, hashed (the suite's source, the user's benchmark files)."""
-    return _hash({k: cell.doc.request.get(k) for k in CODE})
+    """What the run measured, hashed: the code (the suite's source, the user's benchmark files) and the environment
+    it ran in (the image, or what the virtualenv or existing environment was made from). A step in a run where this
+    did not change is the host's, not a regression."""
+    runner = cell.facts.runner
+    return _hash({**{k: cell.doc.request.get(k) for k in CODE}, "image": runner.image_id, "inputs": runner.inputs})
 
 
 def line_key(claim_key: str, label: str, ref: str | None = None) -> str:
