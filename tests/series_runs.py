@@ -26,7 +26,8 @@ def variants() -> list[dict[str, str]]:
 
 
 def run_cell(cells_dir: Path, k: int, factor: Callable[[dict[str, str]], float], name: str = "tf2.15-cpu",
-             noise: float = 0.03, host: dict[str, object] | None = None, seed: int = 0, code: str | None = None) -> Path:
+             noise: float = 0.03, host: dict[str, object] | None = None, seed: int = 0,
+             code: str | None = None) -> Path:
     """Run ``k`` of one cell: each variant three processes of three samples, its time times ``factor(variant)``.
 
     The request's hash of the user's files (``bench``) is ``code``, else the factors themselves: a run whose
