@@ -57,10 +57,19 @@ class Budget:
     seconds: float
     start: float = field(default_factory=time.monotonic)
     reserve_s: float = REPORT_RESERVE_S
+    rounds: int = 0                 # the whole rounds ``start_round`` let start
 
     def left(self) -> float:
         """Seconds still free for measuring (negative: over)."""
         return self.seconds - self.reserve_s - (time.monotonic() - self.start)
+
+    def start_round(self, need_s: float, console: Console) -> bool:
+        """Whether the next whole round may start: round 1 always, a later one when ``need_s`` fits what is left
+        (``round_fits``, which says so when it does not); counts the rounds it lets start."""
+        if self.rounds and not round_fits(self, self.rounds + 1, need_s, console):
+            return False
+        self.rounds += 1
+        return True
 
 
 class Costs(Protocol):

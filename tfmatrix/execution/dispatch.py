@@ -29,7 +29,7 @@ from ..results.store import CellOutcome
 from ..runners.base import Runner
 from ..runners.job import CellJob
 from . import hostspeed
-from .budget import Budget, round_fits
+from .budget import Budget
 from .estimates import cell_estimates, last_runs, unknown_estimates
 from .request import RunRequest
 from .sequential import one_cell
@@ -182,7 +182,7 @@ class Sequential:
         try:
             for round_no in range(1, rounds + 1):
                 took, t_round = time.monotonic() - t_round, time.monotonic()   # a round costs what the last took
-                if budget is not None and round_no > 1 and not round_fits(budget, round_no, took, console):
+                if budget is not None and not budget.start_round(took, console):
                     break
                 if rounds > 1:
                     console.print("\\[tfmatrix] round %d of %d" % (round_no, rounds))

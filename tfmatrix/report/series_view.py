@@ -66,10 +66,16 @@ def page_view(series: Sequence[CellSeries]) -> dict[str, Any] | None:
             "steps": [{"text": step_text(name_of(s, v.variant), st, s.measured_same(st)), "kind": st.kind}
                       for v in s.stepped for st in v.answer.steps],
             "changes": [change_text(c) for c in s.changes],
-            "points": [{"run": p.run, "when": p.when[:16], "move": f"{math.exp(p.log_mean - centre):.3f}"}
-                       for p in s.whole.points for centre in [_centre(s)]],
+            "points": [{"run": p.run, "when": p.when[:16], "move": f"{math.exp(p.log_mean - centre):.3f}",
+                        "ref": _ref_ms(s, p.run)} for p in s.whole.points for centre in [_centre(s)]],
         })
     return {"testbeds": list(testbeds.values())}
+
+
+def _ref_ms(s: CellSeries, run: str) -> str:
+    """The host's reference workload in that run, as the page prints it ("": not timed)."""
+    ref = next((r.host_reference_s for r in s.runs if r.run == run), None)
+    return f"{ref * 1e3:.1f} ms" if ref else ""
 
 
 def _centre(s: CellSeries) -> float:
