@@ -20,7 +20,8 @@ import pytest
 
 from tfmatrix.analysis.claim_file import BUILTIN, builtin, every_builtin, family_labels, parse_document
 from tfmatrix.analysis.claim_records import NOT_A, SEEDS, CellMatch
-from tfmatrix.commands.claims import cell_view, claims_of, own_claims
+from tfmatrix.analysis.claim_sources import cell_view, own_claims
+from tfmatrix.commands.claims import claims_of
 from tfmatrix.errors import UserError
 from tfmatrix.matrix import load
 from tfmatrix.report.build import build

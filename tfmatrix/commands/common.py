@@ -112,8 +112,8 @@ def refresh_report(reports: Path, matrix: Matrix, console: Any, own: tuple[Claim
                    ) -> list[Refused]:
     """Rebuild the report after a run; the cell files it had to leave out. ``own``: the user's claims (default: the
     matrix file's)."""
+    from ..analysis.claim_sources import own_claims
     from ..report.build import build
-    from .claims import own_claims
 
     cells = reports / "cells"
     upgrade = matrix.settings.compare

@@ -103,9 +103,9 @@ def claim_sides(key: str, cell_name: str | None, reports: str, matrix: Matrix) -
 
     from ..analysis.cells import load_dir
     from ..analysis.claim_file import every_builtin, find
+    from ..analysis.claim_sources import own_claims
     from ..analysis.claims import compute_claim
     from ..analysis.frame import build_frame
-    from .claims import own_claims
 
     claim = find(every_builtin() + own_claims(matrix), key, "explain --claim")
     if not cell_name:

@@ -28,10 +28,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         baseline, source, fallback = matrix.settings.baseline, f"{matrix.path.name}: baseline", True
     upgrade, upgrade_source = _upgrade_pair(args, matrix, baseline)
     previous = Path(args.previous) if args.previous else None
-    from .claims import own_claims
-
     summary = build(cells, out, baseline, baseline_source=source, baseline_fallback=fallback, previous=previous,
-                    upgrade=upgrade, upgrade_source=upgrade_source, own=own_claims(matrix) if matrix else ())
+                    upgrade=upgrade, upgrade_source=upgrade_source, claims_from=matrix)
     print(summary.line())
     for note in summary.unanswered:
         print(note)

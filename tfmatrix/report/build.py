@@ -27,6 +27,7 @@ import pandas as pd
 from ..analysis.cells import CellResult, Loaded, Refused, load_dir
 from ..analysis.claim_file import BUILTIN, builtin
 from ..analysis.claim_records import SEEDS, Claim
+from ..analysis.claim_sources import ClaimSource, own_claims
 from ..analysis.claims import ClaimResult, compute_claims
 from ..analysis.compare.upgrade import UpgradeView, check_pair, upgrade_view
 from ..analysis.findings import FINDINGS
@@ -195,6 +196,13 @@ class Asked:
     upgrade: tuple[str, str] | None = None
     upgrade_source: str = "[report] compare"
     own: tuple[Claim, ...] = ()
+    claims_from: ClaimSource | None = None      # a matrix file whose own claims are gathered here (``own`` given: not)
+
+    def user_claims(self) -> tuple[Claim, ...]:
+        """The user's claims: ``own``, else those of ``claims_from`` (read and checked), else none."""
+        if self.own or self.claims_from is None:
+            return self.own
+        return own_claims(self.claims_from)
 
 
 def asked_claims(cells: list[CellResult], own: tuple[Claim, ...] = ()) -> tuple[Claim, ...]:
@@ -216,7 +224,7 @@ def analyse(inputs: Inputs, asked: Asked) -> Analysed:
     compared = attach_previous(df, build_frame(earlier)) if earlier else df
     this_run = noise_model.run_of(cells)
     compared = noise_model.annotate(compared, noise_model.pooled(inputs.noise, without=[this_run]))  # never its own
-    claims = compute_claims(compared, cells, asked_claims(cells, asked.own), alpha=run_alpha(cells))
+    claims = compute_claims(compared, cells, asked_claims(cells, asked.user_claims()), alpha=run_alpha(cells))
     attach_stops(claims, cells)
     model = noise_model.from_frame(df, inputs.source, cells)
     return Analysed(
@@ -269,7 +277,7 @@ def write(out_dir: Path, files: dict[str, str], noise: NoiseHistory | None, arch
 def build(cells_dir: Path, out_dir: Path, baseline: str | None = None, *, baseline_source: str = "baseline",
           baseline_fallback: bool = False, generated: str | None = None, previous: Path | None = None,
           upgrade: tuple[str, str] | None = None, upgrade_source: str = "[report] compare",
-          own: tuple[Claim, ...] = ()) -> Summary:
+          own: tuple[Claim, ...] = (), claims_from: ClaimSource | None = None) -> Summary:
     """Read ``cells_dir/*.json``, write ``out_dir/``: ``index.html``, ``results|claims|hardware.csv``, ``claims.json``.
 
     ``baseline`` names the cell every table colours against (default: the
@@ -285,10 +293,11 @@ def build(cells_dir: Path, out_dir: Path, baseline: str | None = None, *, baseli
     the last complete run before this one: the summary states how well the
     two agree. ``upgrade`` (baseline, candidate) adds the upgrade view for that pair of cells to the page
     and writes ``upgrade.csv``; ``upgrade_source`` names where the pair came from in error messages. ``own``: the
-    user's claims (the matrix file's), judged after the built-in families the cells' run asked.
+    user's claims, judged after the built-in families the cells' run asked; ``claims_from``: the matrix file whose
+    own claims are read and checked here instead (``report``: a claim added after the run is judged too).
     """
     out_dir = Path(out_dir)
-    asked = Asked(baseline, baseline_source, baseline_fallback, upgrade, upgrade_source, own)
+    asked = Asked(baseline, baseline_source, baseline_fallback, upgrade, upgrade_source, own, claims_from)
     inputs = load(Path(cells_dir), out_dir, previous)
     made = analyse(inputs, asked)
     files, said = render_files(made, inputs, generated), summary(made, inputs, out_dir)
