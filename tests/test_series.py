@@ -43,6 +43,13 @@ def test_one_variant_20_percent_slower_from_run_6_is_named_with_its_run(tmp_path
     assert "offender: tf2.15-cpu: training.question[" in out and "gate FAILED: 1 confirmed regression(s)" in out
     assert main(["series", "--reports", str(tmp_path), "--fail-on", "slower:10%", "--within", "2"]) == 0
     assert main(["series", "--reports", str(tmp_path), "--fail-on", "slower:30%"]) == 0
+    # compare with a run archive as A: B joins its cells' series (here it is their newest run already)
+    capsys.readouterr()
+    assert main(["compare", str(tmp_path / "runs"), str(tmp_path / "cells"), "--fail-on", "slower:10%"]) == 1
+    out = capsys.readouterr().out
+    assert "tfmatrix: gate: offender: tf2.15-cpu: training.question[" in out and "1 offender(s)" in out
+    assert main(["compare", str(tmp_path / "runs"), str(tmp_path / "cells"), "--fail-on", "slower:10%",
+                 "--last", "2"]) == 0          # two runs are no series: insufficient data
 
 
 def test_a_step_in_the_newest_run_only_is_suspicious(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -3,6 +3,9 @@
 Per variant the time ratio B/A, its interval and a verdict
 (``analysis.compare.sets``); ``--fail-on slower:PERCENT`` turns the clear
 slowdowns beyond the threshold into exit code 1, offenders printed first.
+With A a run archive (``reports/runs``: every run a report kept), B is read as
+the newest run of each of its cells' series and judged by the series' step
+rule instead (``_against_kept``): the archive is the baseline, not one run.
 """
 from __future__ import annotations
 
@@ -20,6 +23,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from ..report.compare_view import compare_csv, compare_html, table_rows
     from ..results.store import write_text_atomic
 
+    if _is_archive(Path(args.a)):
+        return _against_kept(args)
     result = compare_paths(Path(args.a), Path(args.b), args.cell, args.normalise,
                            Path(args.noise_model) if args.noise_model else None, [Path(k) for k in args.kept])
     offenders = result.offenders(args.fail_on) if args.fail_on is not None else []
@@ -42,6 +47,42 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 1 if offenders else 0
 
 
+def _is_archive(path: Path) -> bool:
+    """A run archive: a directory holding the archive's index (``reports/runs``)."""
+    from ..results.archive import INDEX_FILE
+
+    return path.is_dir() and (path / INDEX_FILE).is_file()
+
+
+def _against_kept(args: argparse.Namespace) -> int:
+    """B against the kept runs in archive A: B's cells added to their series (in memory: nothing is written) and
+    each series read by the step rule; ``--fail-on``: the series gate (``series --fail-on``: a confirmed step among
+    each series' newest ``WITHIN`` runs fails it, a step in B alone is a suspect: the next run confirms it or not)."""
+    from ..analysis.compare.sets import load_side
+    from ..analysis.series.answers import WITHIN, gate, step_text
+    from ..report.build import kept
+    from ..report.series_view import cell_lines, name_of
+    from ..results.archive import Archive, digest_of, read_archive
+
+    cells = [c for c in load_side(Path(args.b)) if not args.cell or c.name in args.cell]
+    runs = read_archive(Path(args.a).parent).runs
+    newest = [r for c in cells for r in [r for r in runs if r.cell == c.name][-args.last:]]
+    _, series = kept(Archive(tuple(sorted(newest, key=lambda r: r.finished))), cells, [])
+    ours = {digest_of(c.path) for c in cells}
+    series = [s for s in series if any(r.digest in ours for r in s.runs)]
+    for s in series:
+        print("\n".join(cell_lines(s)))
+    if args.fail_on is None:
+        return 0
+    offenders, suspects = gate(series, args.fail_on, WITHIN)
+    for word, hits in (("offender", offenders), ("suspect", suspects)):
+        for h in hits:
+            print(f"tfmatrix: gate: {word}: {h.series.cell}: {step_text(name_of(h.series, h.variant), h.step)}")
+    print(f"tfmatrix: gate: {len(offenders)} offender(s) for --fail-on slower:{args.fail_on:.0%} against the "
+          f"series in {args.a} (a confirmed step among each series' newest {WITHIN} runs, B the newest)")
+    return 1 if offenders else 0
+
+
 def print_table(rows: list[list[str]], title: str, sides: tuple[str, str, str]) -> None:
     """``compare``'s terminal table (``report.compare_view.table_rows``); ``sides``: the two sides' and the ratio's
     column names."""
@@ -58,9 +99,12 @@ def print_table(rows: list[list[str]], title: str, sides: tuple[str, str, str]) 
 
 
 def configure_compare(p: argparse.ArgumentParser) -> None:
-    p.add_argument("a", metavar="RUN_A", help="a directory of cell files (a copy of reports/cells) or one cell file")
+    p.add_argument("a", metavar="RUN_A", help="a directory of cell files (a copy of reports/cells) or one cell file; "
+                   "or a run archive (reports/runs): B then joins each of its cells' series, judged by its steps")
     p.add_argument("b", metavar="RUN_B", help="the same for the other side; two files compare two different cells")
     p.add_argument("--cell", action="append", default=[], metavar="NAME", help="only this cell (repeatable)")
+    p.add_argument("--last", type=int, default=10, metavar="N", help="with A a run archive: each cell's newest N "
+                   "kept runs are its baseline (default 10)")
     add_rows(p)
     p.add_argument("--all", action="store_true", help="show every variant")
     add_csv(p, "every variant's row as CSV")

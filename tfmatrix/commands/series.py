@@ -44,7 +44,9 @@ def cmd_series(args: argparse.Namespace) -> int:
     print(f"{kept} kept cell runs in {len(found)} series ({archive.bytes / 1e6:.1f} MB in {archive_dir(reports)})")
     if args.fail_on is None:
         return 0
-    return _gate(found, args.fail_on, args.within)
+    from ..analysis.series.answers import WITHIN
+
+    return _gate(found, args.fail_on, WITHIN if args.within is None else args.within)
 
 
 def _gate(found: list[CellSeries], threshold: float, within: int) -> int:
@@ -69,8 +71,8 @@ def configure_series(p: argparse.ArgumentParser) -> None:
                 "stepped up by more than PERCENT (its step's 95%% interval above 1 + PERCENT), confirmed by two "
                 "runs or more, its step among each series' newest --within runs; a step in the newest run alone is "
                 "a suspect, printed, never failed (the next run confirms it or not)")
-    p.add_argument("--within", type=int, default=3, metavar="N", help="how recent a step the gate reads: among "
-                   "each series' newest N runs (default 3)")
+    p.add_argument("--within", type=int, metavar="N", help="how recent a step the gate reads: among each series' "
+                   "newest N runs (default: the gate's, analysis.series.answers.WITHIN: 3)")
 
 
 def cmd_publish(args: argparse.Namespace) -> int:

@@ -22,6 +22,8 @@ from ..runs.noise_model import CONTROL
 from .steps import Point, SeriesAnswer, Step, common_move, find_steps, pooled_wander
 
 WHOLE = "~whole cell"      # the variant id the cell's common move goes by
+WITHIN = 3                 # the series gate reads steps among each series' newest WITHIN runs: one run after a
+#                            step is a suspect, the second confirms it, the third still fails while it stays
 
 
 @dataclass(frozen=True)
