@@ -59,9 +59,9 @@ def _against_kept(args: argparse.Namespace) -> int:
     each series read by the step rule; ``--fail-on``: the series gate (``series --fail-on``: a confirmed step among
     each series' newest ``WITHIN`` runs fails it, a step in B alone is a suspect: the next run confirms it or not)."""
     from ..analysis.compare.sets import load_side
-    from ..analysis.series.answers import WITHIN, gate, step_text
+    from ..analysis.series.answers import WITHIN, gate
     from ..report.build import kept
-    from ..report.series_view import cell_lines, name_of
+    from ..report.series_view import cell_lines, gate_lines
     from ..results.archive import Archive, digest_of, read_archive
 
     cells = [c for c in load_side(Path(args.b)) if not args.cell or c.name in args.cell]
@@ -75,9 +75,8 @@ def _against_kept(args: argparse.Namespace) -> int:
     if args.fail_on is None:
         return 0
     offenders, suspects = gate(series, args.fail_on, WITHIN)
-    for word, hits in (("offender", offenders), ("suspect", suspects)):
-        for h in hits:
-            print(f"tfmatrix: gate: {word}: {h.series.cell}: {step_text(name_of(h.series, h.variant), h.step)}")
+    for line in gate_lines(offenders, suspects):
+        print(f"tfmatrix: gate: {line}")
     print(f"tfmatrix: gate: {len(offenders)} offender(s) for --fail-on slower:{args.fail_on:.0%} against the "
           f"series in {args.a} (a confirmed step among each series' newest {WITHIN} runs, B the newest)")
     return 1 if offenders else 0

@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .common import output_dir
+from .options import add_fail_on, add_only, add_reports
 
 if TYPE_CHECKING:
     from ..analysis.series.answers import CellSeries
-from .options import add_fail_on, add_only, add_reports
 
 
 def cmd_series(args: argparse.Namespace) -> int:
@@ -28,11 +28,11 @@ def cmd_series(args: argparse.Namespace) -> int:
 
     reports = Path(args.reports)
     archive = read_archive(reports)
-    found = [s for s in cell_series(archive.runs)
-             if not args.only or any(fnmatch.fnmatchcase(s.cell, g) for g in args.only)]
     if not archive.runs:
         print(f"{archive_dir(reports)}: no kept runs yet; every report keeps the runs it is built from")
         return 0
+    found = [s for s in cell_series(archive.runs)
+             if not args.only or any(fnmatch.fnmatchcase(s.cell, g) for g in args.only)]
     testbed = None
     for s in found:
         if s.testbed.key != testbed:
@@ -51,13 +51,12 @@ def cmd_series(args: argparse.Namespace) -> int:
 
 def _gate(found: list[CellSeries], threshold: float, within: int) -> int:
     """The series gate's lines and exit code (1: a confirmed regression above the threshold)."""
-    from ..analysis.series.answers import gate, step_text
-    from ..report.series_view import name_of
+    from ..analysis.series.answers import gate
+    from ..report.series_view import gate_lines
 
     offenders, suspects = gate(found, threshold, within)
-    for word, hits in (("offender", offenders), ("suspect", suspects)):
-        for h in hits:
-            print(f"{word}: {h.series.cell}: {step_text(name_of(h.series, h.variant), h.step)}")
+    for line in gate_lines(offenders, suspects):
+        print(line)
     verdict = "FAILED" if offenders else "passed"
     print(f"gate {verdict}: {len(offenders)} confirmed regression(s) above {threshold:.0%} among each series' "
           f"newest {within} runs, {len(suspects)} suspect(s) in the newest run alone")

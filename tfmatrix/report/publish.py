@@ -25,7 +25,7 @@ from markupsafe import Markup
 
 from ..analysis.series.answers import cell_series
 from ..errors import UserError
-from ..results.archive import Archive, KeptRun, Testbed, archive_dir, copy_runs, open_cell_file, read_archive
+from ..results.archive import KeptRun, Testbed, archive_dir, copy_runs, open_cell_file, read_archive
 from ..results.store import write_text_atomic
 from . import series_view
 from .build import build
@@ -104,8 +104,8 @@ def site_index(pages: Sequence[TestbedPage], out: Path, generated: str | None) -
     rows = []
     for page in pages:
         runs = [r for r, _ in page.runs]
-        series = series_view.shown(cell_series(Archive(tuple(runs)).runs))
-        steps = [line for s in series for line in series_view.cell_lines(s)[1:] if "no step" not in line]
+        series = series_view.shown(cell_series(runs))
+        steps = [line for s in series for line in series_view.step_lines(s)]
         rows.append({"key": page.testbed.key, "text": page.testbed.text(), "cells": sorted(page.latest),
                      "runs": len(runs), "first": min(r.finished for r in runs)[:10],
                      "last": max(r.finished for r in runs)[:10], "sources": page.sources, "steps": steps,

@@ -12,7 +12,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ..analysis.series.answers import WHOLE, CellSeries, change_text, step_text
+from ..analysis.series.answers import WHOLE, CellSeries, GateHit, change_text, step_text
 from ..analysis.series.steps import MIN_POINTS
 
 MIN_RUNS = 2        # a cell with fewer kept runs has no series to show
@@ -42,15 +42,24 @@ def head_line(s: CellSeries) -> str:
     return f"{s.cell}: {n} kept run{'s' if n != 1 else ''} ({dates}){ref}; {what}"
 
 
+def step_lines(s: CellSeries) -> list[str]:
+    """Each step of the series (the whole cell first), then each claim line whose verdict changed."""
+    return ([step_text(name_of(s, v.variant), st, s.measured_same(st)) for v in s.stepped for st in v.answer.steps]
+            + ["claim line " + change_text(c) for c in s.changes])
+
+
 def cell_lines(s: CellSeries) -> list[str]:
     """What one cell's series says: its head, each step, each changed claim line."""
     lines = [head_line(s)]
-    for v in s.stepped:
-        lines += ["  " + step_text(name_of(s, v.variant), st, s.measured_same(st)) for st in v.answer.steps]
     if not s.stepped and s.whole.answer.status != "insufficient data":
         lines.append("  no step in any variant")
-    lines += ["  claim line " + change_text(c) for c in s.changes]
-    return lines
+    return lines + ["  " + line for line in step_lines(s)]
+
+
+def gate_lines(offenders: Sequence[GateHit], suspects: Sequence[GateHit]) -> list[str]:
+    """The series gate's hits, offenders first ("offender: CELL: <step>"), as ``series`` and ``compare`` print them."""
+    return [f"{word}: {h.series.cell}: {step_text(name_of(h.series, h.variant), h.step)}"
+            for word, hits in (("offender", offenders), ("suspect", suspects)) for h in hits]
 
 
 def page_view(series: Sequence[CellSeries]) -> dict[str, Any] | None:

@@ -133,13 +133,6 @@ class Archive:
         new = [(r, p) for r, p in found if not self.has(r.digest)]
         return Archive(tuple(sorted((*self.runs, *(r for r, _ in new)), key=_order)), (*self.pending, *new))
 
-    def of_testbed(self, key: str) -> list[KeptRun]:
-        return [r for r in self.runs if r.testbed.key == key]
-
-    @property
-    def testbeds(self) -> dict[str, Testbed]:
-        return {r.testbed.key: r.testbed for r in self.runs}
-
     @property
     def bytes(self) -> int:
         return sum(r.bytes for r in self.runs)
