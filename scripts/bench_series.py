@@ -19,6 +19,7 @@ Measure with nothing else running on the host.
 from __future__ import annotations
 
 import argparse
+import re
 import subprocess
 import sys
 import time
@@ -37,7 +38,7 @@ CASES = 2
 TEMPLATE = '''"""bench_series's file: {reps} calls of the work, or {more} where ONE or WHOLE changed them."""
 from suite.api import UserBenchmark
 
-ONE = {one}          # series.work[kind={changed},case=0] does 20% more work
+ONE = {one}          # series.work[kind={changed},case<{ncases}] do 20% more work ("all": of every kind)
 WHOLE = {whole}      # every variant does
 
 
@@ -48,7 +49,7 @@ class Work(UserBenchmark):
 
     def setup(self, p, env):
         import numpy as np
-        changed = WHOLE or (ONE and p["kind"] == "{changed}" and p["case"] == 0)
+        changed = WHOLE or (ONE and p["case"] < {ncases} and "{changed}" in ("all", p["kind"]))
         reps = {more} if changed else {reps}
         x = env.rng(p["case"]).rand(96, 96)
         work = {{"matmul": lambda: x @ x, "sum": lambda: np.sum(x * x), "sort": lambda: np.sort(x, axis=None),
@@ -64,24 +65,61 @@ BENCHMARKS = [Work()]
 '''
 
 
-def write_file(bench_dir: Path, one: bool, whole: bool, cases: int = CASES, changed: str = "sort") -> None:
+def write_file(bench_dir: Path, one: bool, whole: bool, cases: int = CASES, changed: str = "sort",
+               ncases: int = 1) -> None:
     bench_dir.mkdir(parents=True, exist_ok=True)
     # the same bytes while nothing changes: the series sees the file change only where it does (code_key)
     (bench_dir / "series_work.py").write_text(TEMPLATE.format(reps=REPS, more=REPS * 12 // 10, one=one,
-                                                              whole=whole, kinds=KINDS, cases=cases, changed=changed))
+                                                              whole=whole, kinds=KINDS, cases=cases, changed=changed,
+                                                              ncases=ncases))
 
 
-def named(reports: Path) -> list[tuple[str, str, str, int]]:
-    """(variant, kind, first run after the step, runs after it) of every step the series names now (a ``host``
-    step: nothing measured changed in its run)."""
+def named(reports: Path) -> list[tuple[str, str, str, int, int]]:
+    """(variant, kind, first run after the step, runs after it, its index) of every step the series names now (a
+    ``host`` step: nothing measured changed in its run)."""
     from tfmatrix.analysis.series.answers import cell_series
     from tfmatrix.results.archive import read_archive
 
     out = []
     for s in cell_series(read_archive(reports).runs):
         for v in s.stepped:
-            out += [(v.variant, st.kind, st.when, st.after) for st in v.answer.steps]
+            out += [(v.variant, st.kind, st.when, st.after, st.index) for st in v.answer.steps]
     return out
+
+
+def changed_ids(variants: list[str], changed: str, ncases: int) -> set[str]:
+    """Which of the series' variant ids (``series.work[kind=sort,case=0,api=tf,mode=eager]``) the change touches."""
+    out = set()
+    for v in variants:
+        m = re.search(r"kind=(\w+),case=(\d+)", v)
+        if m and changed in ("all", m.group(1)) and int(m.group(2)) < ncases:
+            out.add(v)
+    return out
+
+
+def summary(history: list[list[tuple[str, str, str, int, int]]], changed: set[str], step_at: int,
+            variants: int) -> list[str]:
+    """The goals' figures over the runs: after how many runs each changed variant was first named a regression at
+    its step (within one run of it), and the steps named in variants that never changed, at the newest run."""
+    first: dict[str, int] = {}
+    for run, steps in enumerate(history):
+        for v, kind, _, _, index in steps:
+            if v in changed and kind == "regression" and abs(index - step_at) <= 1:
+                first.setdefault(v, run)
+    lines = []
+    if changed and step_at < len(history):
+        seen = len(history) - step_at
+        for k in range(2, min(seen, 4) + 1):
+            hits = sum(1 for r in first.values() if r <= step_at + k - 1)
+            lines.append(f"changed variants named a regression with {k} runs at the new level: {hits} of "
+                         f"{len(changed)}")
+    newest = history[-1] if history else []
+    others = [(v, kind) for v, kind, *_ in newest if v not in changed and not v.startswith("~")]
+    unchanged = variants - len(changed)
+    for kind in ("regression", "improvement", "host", "suspicious"):
+        lines.append(f"unchanged variants with a {kind} step: {sum(1 for _, k in others if k == kind)} of "
+                     f"{unchanged}")
+    return lines
 
 
 def main() -> int:
@@ -91,7 +129,9 @@ def main() -> int:
     ap.add_argument("--whole-at", type=int, default=7, help="the first run in which every variant is")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--cases", type=int, default=CASES, help="variants per kind of work (4 kinds)")
-    ap.add_argument("--changed", choices=KINDS, default="sort", help="the kind whose case 0 gets 20%% slower")
+    ap.add_argument("--changed", choices=(*KINDS, "all"), default="sort",
+                    help="the kind whose first --changed-cases cases get 20%% slower (all: every kind's)")
+    ap.add_argument("--changed-cases", type=int, default=1)
     ap.add_argument("--python", default=str(ROOT / ".nox" / "cell-tf2.21-keras3-cpu" / "bin" / "python"))
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
@@ -99,8 +139,9 @@ def main() -> int:
     matrix = args.out / "matrix.toml"
     matrix.parent.mkdir(parents=True, exist_ok=True)
     matrix.write_text(f'[suite]\npaths = ["benchmarks/"]\n\n[[cell]]\nname = "mine"\npython = "{args.python}"\n')
+    history = []
     for run in range(args.runs):
-        write_file(bench, run >= args.step_at, run >= args.whole_at, args.cases, args.changed)
+        write_file(bench, run >= args.step_at, run >= args.whole_at, args.cases, args.changed, args.changed_cases)
         started = time.monotonic()
         proc = subprocess.run([sys.executable, "-m", "tfmatrix", "matrix", "--matrix", str(matrix), "--reports",
                                str(reports), "--rounds", str(args.rounds), "--bench", "series.*", "--preset", "quick",
@@ -109,9 +150,15 @@ def main() -> int:
             print(proc.stderr[-3000:])
             return 1
         steps = named(reports)
+        history.append(steps)
         print(f"run {run}: {time.monotonic() - started:.0f} s; steps named: "
-              + ("; ".join(f"{v} {k} from {w[:19]} ({a} after)" for v, k, w, a in steps) or "none"), flush=True)
+              + ("; ".join(f"{v} {k} from {w[:19]} ({a} after)" for v, k, w, a, _ in steps) or "none"), flush=True)
     subprocess.run([sys.executable, "-m", "tfmatrix", "series", "--reports", str(reports)], cwd=ROOT, check=False)
+    from tfmatrix.analysis.series.answers import cell_series
+    from tfmatrix.results.archive import read_archive
+    ids = [v.variant for s in cell_series(read_archive(reports).runs) for v in s.variants]
+    changed = changed_ids(ids, args.changed, args.changed_cases) if args.step_at < args.runs else set()
+    print("\n".join(summary(history, changed, args.step_at, len(ids))))
     return 0
 
 

@@ -104,3 +104,15 @@ def test_a_claim_line_whose_verdict_changed_says_when() -> None:
     (change,) = line_changes(runs)
     assert (change.before, change.after, change.run, change.held) == ("holds", "reversed", "r4", 2)
     assert line_changes(runs[:3]) == []        # a run that could not answer is not a change
+
+
+def test_a_cell_line_points_to_more_rounds_only_where_its_series_cannot_resolve_20_percent(tmp_path: Path) -> None:
+    from tfmatrix.report.series_view import head_line
+
+    run_series(tmp_path / "quiet", 5, lambda k, v: 1.0)
+    run_series(tmp_path / "loud", 5, lambda k, v: 1.0, noise=0.25)
+    (quiet,) = cell_series(read_archive(tmp_path / "quiet").runs)
+    (loud,) = cell_series(read_archive(tmp_path / "loud").runs)
+    assert (quiet.resolves() or 9) < 1.2 < (loud.resolves() or 0)
+    assert "--rounds N" not in head_line(quiet) and "stands out" in head_line(quiet)
+    assert "more rounds a run resolve smaller steps: --rounds N, docs/series.md" in head_line(loud)

@@ -27,6 +27,9 @@ def name_of(s: CellSeries, variant: str) -> str:
     return f"the cell as a whole ({s.normalised})" if variant == WHOLE else variant
 
 
+FEW_ROUNDS = 1.2       # past a 20% step at the median variant, the cell's line says where more rounds are explained
+
+
 def head_line(s: CellSeries) -> str:
     """ "tf2.15-cpu: 9 kept runs (2026-11-20 .. 2026-11-28), host reference 9.8-14.1 ms; resolves 12%" """
     refs = [r.host_reference_s for r in s.runs if r.host_reference_s]
@@ -37,6 +40,8 @@ def head_line(s: CellSeries) -> str:
         what = f"{status}: a step is named from {MIN_POINTS} runs on"
     else:
         what = f"a step of {resolves - 1:.0%} or more stands out at the median variant"
+        if resolves > FEW_ROUNDS:
+            what += " (more rounds a run resolve smaller steps: --rounds N, docs/series.md)"
     n = len(s.runs)
     dates = f"{s.runs[0].finished[:10]} .. {s.runs[-1].finished[:10]}"
     return f"{s.cell}: {n} kept run{'s' if n != 1 else ''} ({dates}){ref}; {what}"

@@ -40,6 +40,7 @@ MIN_POINTS = 4          # fewer runs than this: "insufficient data" (2 runs a si
 MIN_LEVEL = 2           # runs a level between two steps needs (the newest run alone: "suspicious")
 ALPHA = 0.008           # two-sided level of a series, shared over its n - 3 places for a step (Bonferroni)
 HUBER_K = 1.5           # Huber's clip, in each point's SD: a stray run counts as 1.5 SD from its level
+VAR_FLOOR = 0.5         # no run's variance is taken below this share of the series' median (1-2 df)
 TAIL_DF = 4.0           # the Student t whose likelihood fits the noise (heavy tails: a stray run barely counts)
 
 
@@ -188,7 +189,7 @@ class _Noise:
     def __init__(self, y: np.ndarray, var: np.ndarray, wander: float | None, one_process: float | None) -> None:
         known = np.isfinite(var)
         if known.any():
-            var = np.where(known, np.maximum(var, 0.5 * float(np.median(var[known]))), np.nan)
+            var = np.where(known, np.maximum(var, VAR_FLOOR * float(np.median(var[known]))), np.nan)
         own = np.nan_to_num(var)
         base = max(float(np.median(np.diff(y) ** 2)) / 0.4549 / 2, 1e-12)
         grid = base * 2.0 ** np.arange(-10.0, 4.5, 0.5)
