@@ -27,11 +27,12 @@ def variants() -> list[dict[str, str]]:
 
 def run_cell(cells_dir: Path, k: int, factor: Callable[[dict[str, str]], float], name: str = "tf2.15-cpu",
              noise: float = 0.03, host: dict[str, object] | None = None, seed: int = 0,
-             code: str | None = None) -> Path:
+             code: str | None = None, api: str = "tf.keras") -> Path:
     """Run ``k`` of one cell: each variant three processes of three samples, its time times ``factor(variant)``.
 
     The request's hash of the user's files (``bench``) is ``code``, else the factors themselves: a run whose
-    variants the test changed measured other code, as a user's edited file is.
+    variants the test changed measured other code, as a user's edited file is. ``api="keras"``: the variants a
+    seed's claim compares (TF2 graph against eager, standalone keras), so the run has claim lines.
     """
     rnd = random.Random(seed * 1000 + k)
     level = 1 + rnd.gauss(0, noise / 2)                  # the whole run's move
@@ -39,8 +40,8 @@ def run_cell(cells_dir: Path, k: int, factor: Callable[[dict[str, str]], float],
     for i, v in enumerate(variants()):
         centre = 0.004 * (1 + i / 4) * level * factor(v)
         per_process = [[centre * (1 + rnd.gauss(0, noise)) for _ in range(3)] for _ in range(3)]
-        recs.append(record("training.question", training_params(loop=v["loop"], mode=v["mode"], input=v["input"]),
-                           per_process=per_process))
+        params = training_params(loop=v["loop"], mode=v["mode"], input=v["input"], api=api)
+        recs.append(record("training.question", params, per_process=per_process))
     doc = cell_doc(name, "2.15", results=results_doc(recs, tf="2.15.1", cell=name))
     when = f"2026-11-{k + 1:02d}T12:00:00+00:00"
     doc["finished"] = doc["results"]["finished"] = when

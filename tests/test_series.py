@@ -2,6 +2,7 @@
 on the page, in ``series.csv`` and from the ``series`` command; the claim lines whose verdict changed."""
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -116,3 +117,37 @@ def test_a_cell_line_points_to_more_rounds_only_where_its_series_cannot_resolve_
     assert (quiet.resolves() or 9) < 1.2 < (loud.resolves() or 0)
     assert "--rounds N" not in head_line(quiet) and "stands out" in head_line(quiet)
     assert "more rounds a run resolve smaller steps: --rounds N, docs/series.md" in head_line(loud)
+
+
+def test_every_series_value_is_kept_with_its_interval_and_a_claim_lines_ratio_steps_too(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The variant TF2 graph of seed claim tf2_graph_no_help (standalone keras) 20% slower from run 6 on: the
+    variant steps, and so does the claim line's ratio (time graph/eager), its verdict unchanged."""
+    import csv
+
+    graph = {"loop": "train_on_batch", "mode": "graph", "input": "numpy"}
+    run_series(tmp_path, 8, lambda k, v: 1.2 if k >= 5 and v == graph else 1.0, api="keras")
+    rows = list(csv.DictReader((tmp_path / "series-values.csv").open()))
+    slow = [r for r in rows if r["kind"] == "variant" and "loop=train_on_batch,input=numpy,api=keras,mode=graph"
+            in r["series"]]
+    assert len(slow) == 8 and all(r["unit"] == "s" and float(r["low"]) < float(r["value"]) < float(r["high"])
+                                  for r in slow)
+    assert [round(float(r["against_move"]), 1) for r in slow] == [1.0] * 5 + [1.2] * 3
+    assert len([r for r in rows if r["kind"] == "cell"]) == 8
+    lines = [r for r in rows if r["kind"] == "claim line" and r["series"].startswith("tf2_graph_no_help")]
+    assert len(lines) == 8 and all(r["unit"] == "ratio" and r["verdict"] == "holds" for r in lines)
+    assert all(float(r["low"]) < float(r["value"]) < float(r["high"]) for r in lines)
+    kept = read_archive(tmp_path).runs[-1]
+    assert set(kept.values) == set(kept.lines) and all(math.isfinite(v[3]) for v in kept.values.values())
+    (series,) = cell_series(read_archive(tmp_path).runs)
+    (line,) = series.stepped_lines
+    (step,) = line.answer.steps
+    assert line.variant.startswith("tf2_graph_no_help") and step.kind == "regression" and step.index == 5
+    assert step.low < 1.2 < step.high
+    assert main(["series", "--reports", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "claim line tf2_graph_no_help" in out and "its ratio (time A/B) x1.2" in out
+    assert "claim line tf2_graph_no_help" in (tmp_path / "series.csv").read_text()
+    page = parse_html((tmp_path / "index.html").read_text()).by_id("series")
+    heads = " ".join(th.text for th in page.find_all("th"))
+    assert "mode=graph" in heads and "claim line tf2_graph_no_help" in heads

@@ -35,7 +35,7 @@ from ..analysis.frame import attach_previous, build_frame, results_rows
 from ..analysis.pairing import FindingResult, compute_all
 from ..analysis.runs import noise_model
 from ..analysis.series.answers import CellSeries, cell_series
-from ..analysis.series.entries import kept_run_of, line_verdicts
+from ..analysis.series.entries import claim_lines, kept_run_of
 from ..analysis.stopping import attach_stops, run_alpha
 from ..errors import UserError
 from ..results.archive import Archive, digest_of, read_archive
@@ -239,12 +239,12 @@ def analyse(inputs: Inputs, asked: Asked) -> Analysed:
 
 def kept(archive: Archive, cells: list[CellResult], claims: list[ClaimResult]) -> tuple[Archive, list[CellSeries]]:
     """The archive with this report's complete cell files added (each once: by digest), and its series."""
-    verdicts = line_verdicts(claims)
+    lines = claim_lines(claims)
     found = []
     for cell in cells:
         digest = digest_of(cell.path)
         if not archive.has(digest):
-            run = kept_run_of(cell, digest, verdicts.get(cell.name, {}))
+            run = kept_run_of(cell, digest, lines.get(cell.name, {}))
             if run is not None:
                 found.append((run, cell.path))
     archive = archive.adding(found)

@@ -175,7 +175,9 @@ SECTIONS: tuple[Section, ...] = (
     Section("bisect", lambda p: {"bisections": [bisect_view(b) for b in p.history.bisections]},
             "When did it change", 8, shown="bisections"),
     Section("series", lambda p: {"series": series_view.page_view(p.series)}, "Over time", 8, shown="series",
-            files=lambda p: {"series.csv": series_view.series_csv(p.series)} if series_view.shown(p.series) else {}),
+            files=lambda p: ({"series.csv": series_view.series_csv(p.series),
+                              "series-values.csv": series_view.values_csv(p.series)}
+                             if series_view.shown(p.series) else {})),
     Section("hardware", _hardware, "Hardware", 5, shown="hardware",
             files=lambda p: {"hardware.csv": hardware_view.hardware_csv(p.hardware)}),
     Section("devices", lambda p: {"devices": devices_view.page_view(p.devices)}, "Devices", 6, shown="devices"),

@@ -2,7 +2,9 @@
 
 One view for both (the page and the terminal say the same sentences):
 ``cell_lines`` is what a cell's series says, ``page_view`` the section's
-context, ``series_csv`` one row per step found.
+context, ``series_csv`` one row per step found, ``values_csv`` one row per
+series and run (every variant's time, the cell's move, each claim line's
+ratio, with their intervals).
 """
 from __future__ import annotations
 
@@ -13,9 +15,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..analysis.series.answers import WHOLE, CellSeries, GateHit, change_text, step_text
-from ..analysis.series.steps import MIN_POINTS
+from ..analysis.series.steps import MIN_POINTS, Point
 
 MIN_RUNS = 2        # a cell with fewer kept runs has no series to show
+SHOWN = 4           # the page's table shows this many stepped variants' and changed claim lines' values a run
+Z95 = 1.959963984540054
 
 
 def shown(series: Sequence[CellSeries]) -> list[CellSeries]:
@@ -50,6 +54,8 @@ def head_line(s: CellSeries) -> str:
 def step_lines(s: CellSeries) -> list[str]:
     """Each step of the series (the whole cell first), then each claim line whose verdict changed."""
     return ([step_text(name_of(s, v.variant), st, s.measured_same(st)) for v in s.stepped for st in v.answer.steps]
+            + ["claim line " + step_text(v.variant, st, s.measured_same(st), line=True)
+               for v in s.stepped_lines for st in v.answer.steps]
             + ["claim line " + change_text(c) for c in s.changes])
 
 
@@ -75,15 +81,40 @@ def page_view(series: Sequence[CellSeries]) -> dict[str, Any] | None:
     testbeds: dict[str, dict[str, Any]] = {}
     for s in cells:
         tb = testbeds.setdefault(s.testbed.key, {"key": s.testbed.key, "text": s.testbed.text(), "cells": []})
+        variants = [v for v in s.stepped if v.variant != WHOLE][:SHOWN]
+        lines = list(dict.fromkeys([*(v.variant for v in s.stepped_lines), *(c.line for c in s.changes)]))[:SHOWN]
         tb["cells"].append({
             "cell": s.cell, "head": head_line(s),
             "steps": [{"text": step_text(name_of(s, v.variant), st, s.measured_same(st)), "kind": st.kind}
-                      for v in s.stepped for st in v.answer.steps],
+                      for v in s.stepped for st in v.answer.steps]
+            + [{"text": "claim line " + step_text(v.variant, st, s.measured_same(st), line=True), "kind": st.kind}
+               for v in s.stepped_lines for st in v.answer.steps],
             "changes": [change_text(c) for c in s.changes],
             "points": [{"run": p.run, "when": p.when[:16], "move": f"{math.exp(p.log_mean - centre):.3f}",
-                        "ref": _ref_ms(s, p.run)} for p in s.whole.points for centre in [_centre(s)]],
+                        "ref": _ref_ms(s, p.run),
+                        "values": [_variant_at(v.points, p.run) for v in variants]
+                        + [_line_at(s, line, p.run) for line in lines]}
+                       for p in s.whole.points for centre in [_centre(s)]],
+            "heads": [v.variant for v in variants] + ["claim line " + line for line in lines],
         })
     return {"testbeds": list(testbeds.values())}
+
+
+def _variant_at(points: Sequence[Point], run: str) -> str:
+    """A variant's time in ``run`` against its cell's move, as a ratio to its median run ("": not measured)."""
+    centre = sorted(p.log_mean for p in points)[len(points) // 2] if points else 0.0
+    p = next((p for p in points if p.run == run), None)
+    return "" if p is None else f"{math.exp(p.log_mean - centre):.3f}"
+
+
+def _line_at(s: CellSeries, line: str, run: str) -> str:
+    """A claim line's ratio and interval in ``run`` ("": no value kept), with its verdict."""
+    r = next((r for r in s.runs if r.run == run), None)
+    if r is None or line not in r.values:
+        return ""
+    ratio, low, high, _ = r.values[line]
+    ci = f" [{low:.3f}, {high:.3f}]" if math.isfinite(low) and math.isfinite(high) else ""
+    return f"{ratio:.3f}{ci} {r.lines.get(line, '')}".strip()
 
 
 def _ref_ms(s: CellSeries, run: str) -> str:
@@ -99,13 +130,53 @@ def _centre(s: CellSeries) -> float:
 
 
 def series_csv(series: Sequence[CellSeries]) -> str:
-    """One row per step found: testbed, cell, variant, kind, run, date, ratio and its interval, runs after it."""
+    """One row per step found: testbed, cell, variant (or "claim line K": its ratio stepped), kind, run, date, ratio
+    and its interval, runs after it."""
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
     w.writerow(["testbed", "cell", "variant", "kind", "run", "when", "ratio", "low", "high", "runs_after"])
     for s in shown(series):
-        for v in s.stepped:
+        named = [(v.variant, v) for v in s.stepped] + [("claim line " + v.variant, v) for v in s.stepped_lines]
+        for name, v in named:
             for st in v.answer.steps:
-                w.writerow([s.testbed.key, s.cell, v.variant, st.kind, st.run, st.when, f"{st.ratio:.4f}",
+                w.writerow([s.testbed.key, s.cell, name, st.kind, st.run, st.when, f"{st.ratio:.4f}",
                             f"{st.low:.4f}", f"{st.high:.4f}", st.after])
     return out.getvalue()
+
+
+def values_csv(series: Sequence[CellSeries]) -> str:
+    """One row per series and run: each variant's run mean (seconds) with its 95% interval from its rounds (blank:
+    one process) and its time against the cell's move (a ratio to its median run), the cell's move against its
+    reference, each claim line's ratio with its interval and verdict."""
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(["testbed", "cell", "kind", "series", "run", "when", "value", "low", "high", "unit", "against_move",
+                "verdict", "host_reference_ms"])
+    for s in shown(series):
+        offsets = {v.variant: v.points for v in s.variants}
+        centre = _centre(s)
+        for p in s.whole.points:
+            low, high = _interval(p.log_mean - centre, p.var)
+            w.writerow([s.testbed.key, s.cell, "cell", WHOLE, p.run, p.when, f"{math.exp(p.log_mean - centre):.4f}",
+                        low, high, "relative", "", "", _ref_ms(s, p.run).removesuffix(" ms")])
+        for r in s.runs:
+            ref = _ref_ms(s, r.run).removesuffix(" ms")
+            for vid, (mean, var) in sorted(r.means.items()):
+                if vid not in offsets or not math.isfinite(mean):
+                    continue
+                low, high = _interval(mean, var)
+                w.writerow([s.testbed.key, s.cell, "variant", vid, r.run, r.finished, f"{math.exp(mean):.6g}", low,
+                            high, "s", _variant_at(offsets[vid], r.run), "", ref])
+            for line, (ratio, lo, hi, _) in sorted(r.values.items()):
+                w.writerow([s.testbed.key, s.cell, "claim line", line, r.run, r.finished, f"{ratio:.4f}",
+                            f"{lo:.4f}" if math.isfinite(lo) else "", f"{hi:.4f}" if math.isfinite(hi) else "",
+                            "ratio", "", r.lines.get(line, ""), ref])
+    return out.getvalue()
+
+
+def _interval(log_value: float, var: float) -> tuple[str, str]:
+    """A log value's 95% interval as two numbers ("", "": its variance unknown, one process)."""
+    if not math.isfinite(var):
+        return "", ""
+    half = Z95 * math.sqrt(var)
+    return f"{math.exp(log_value - half):.6g}", f"{math.exp(log_value + half):.6g}"

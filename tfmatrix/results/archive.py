@@ -75,7 +75,10 @@ class KeptRun:
 
     ``means``: per variant id, the run mean of its per-round log times and
     that mean's variance within the run (NaN: one round); ``lines``: per claim
-    line (its key), the verdict the report gave it in this run.
+    line (its key), the verdict the report gave it in this run; ``values``:
+    per claim line, its ratio, its interval as the report gave it (95%, or
+    98.75% in sequential rounds) and its log ratio's variance (NaN: not
+    replicated; absent: a file kept before values were).
     """
 
     cell: str
@@ -90,6 +93,7 @@ class KeptRun:
     file: str = ""                  # under runs/; "" until written
     bytes: int = 0
     code: str = ""                  # the measured code, hashed (the suite's source, the user's benchmark files)
+    values: Mapping[str, tuple[float, float, float, float]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {"cell": self.cell, "run": self.run, "finished": self.finished, "digest": self.digest,
@@ -97,7 +101,8 @@ class KeptRun:
                 "host_reference_s": self.host_reference_s,
                 "means": {k: [_num(m), _num(v)] for k, (m, v) in sorted(self.means.items())},
                 "lines": dict(sorted(self.lines.items())), "file": self.file, "bytes": self.bytes,
-                "code": self.code}
+                "code": self.code,
+                "values": {k: [_num(x) for x in v] for k, v in sorted(self.values.items())}}
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> KeptRun:
@@ -106,7 +111,9 @@ class KeptRun:
                    Testbed.from_json(doc["testbed"]), str(doc["request"]), None if ref is None else float(ref),
                    {str(k): (_float(m), _float(v)) for k, (m, v) in doc["means"].items()},
                    {str(k): str(v) for k, v in doc["lines"].items()}, str(doc["file"]), int(doc["bytes"]),
-                   str(doc.get("code") or ""))
+                   str(doc.get("code") or ""),
+                   {str(k): (_float(r), _float(lo), _float(hi), _float(var))
+                    for k, (r, lo, hi, var) in (doc.get("values") or {}).items()})
 
 
 def _num(x: float) -> float | None:

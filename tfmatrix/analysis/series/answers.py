@@ -59,6 +59,14 @@ class CellSeries:
     normalised: str                   # what the whole cell's move is taken against ("its reference workload", ...)
     variants: tuple[VariantSeries, ...]
     changes: tuple[LineChange, ...]
+    lines: tuple[VariantSeries, ...] = ()      # each claim line's ratio over the runs (``variant``: the line's key)
+
+    @property
+    def stepped_lines(self) -> list[VariantSeries]:
+        """The claim lines whose ratio stepped, the largest steps first."""
+        found = [s for s in self.lines if s.answer.steps]
+        found.sort(key=lambda s: -max(abs(math.log(st.ratio)) for st in s.answer.steps))
+        return found
 
     @property
     def stepped(self) -> list[VariantSeries]:
@@ -101,12 +109,14 @@ def attributed(answer: SeriesAnswer, runs: Sequence[KeptRun]) -> SeriesAnswer:
     return replace(answer, steps=steps, status=status)
 
 
-def step_text(name: str, step: Step, same: bool = False) -> str:
+def step_text(name: str, step: Step, same: bool = False, line: bool = False) -> str:
     """ "X 20% slower since run R (date), confirmed by 3 runs" (or "suspicious: one run so far"); ``same``: nothing
-    measured changed in that run, said beside it (a ``HOST`` step is the machine's)."""
+    measured changed in that run, said beside it (a ``HOST`` step is the machine's); ``line``: X is a claim line,
+    whose ratio (time A/B) moved ("its ratio x1.20")."""
     change = step.ratio - 1.0
     way = "slower" if change > 0 else "faster"
-    size = f"{abs(change):.0%} {way} [{step.low:.3f}, {step.high:.3f}]"
+    size = (f"its ratio (time A/B) x{step.ratio:.3f} [{step.low:.3f}, {step.high:.3f}]" if line
+            else f"{abs(change):.0%} {way} [{step.low:.3f}, {step.high:.3f}]")
     code = "; nothing measured changed in that run (the code, the environment): the host's state" if same else ""
     if step.kind == "suspicious":
         return f"{name}: {size} in the newest run ({step.when}) only: suspicious, not confirmed yet{code}"
@@ -163,7 +173,22 @@ def _one(runs: Sequence[KeptRun]) -> tuple[CellSeries, tuple[Point, ...]]:
     whole_points, normalised = _whole(runs, moves)
     pending = VariantSeries(WHOLE, whole_points, find_steps(()))
     return (CellSeries(runs[0].testbed, runs[0].cell, tuple(runs), pending, normalised, variants,
-                       tuple(line_changes(runs))), whole_points)
+                       tuple(line_changes(runs)), line_series(runs)), whole_points)
+
+
+def line_series(runs: Sequence[KeptRun]) -> tuple[VariantSeries, ...]:
+    """Each claim line's ratio over ``runs`` (oldest first) and its steps: a point per run that kept its value, with
+    its log variance (NaN: one process a side); the wander pooled over the cell's lines. A claim's
+    ratio moves when either of its variants does: this says when the answer's size changed, as ``line_changes``
+    says when its verdict did."""
+    raw: dict[str, list[Point]] = defaultdict(list)
+    for r in runs:
+        for line, (ratio, _, _, var) in r.values.items():
+            if math.isfinite(ratio) and ratio > 0:
+                raw[line].append(Point(r.run, r.finished, math.log(ratio), var))
+    wander = pooled_wander(list(raw.values())) if raw else math.nan
+    return tuple(VariantSeries(line, tuple(points), attributed(
+        find_steps(points, wander if math.isfinite(wander) else None), runs)) for line, points in sorted(raw.items()))
 
 
 def _whole(runs: Sequence[KeptRun], moves: Mapping[str, Point]) -> tuple[tuple[Point, ...], str]:

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from ...results.archive import KeptRun
 from ..cells import CellResult
-from ..claims import ClaimResult
+from ..claims import ClaimLine, ClaimResult
 from ..runs.kept import run_means
 from ..runs.noise_model import run_of
 
@@ -44,22 +44,25 @@ def line_key(claim_key: str, label: str, ref: str | None = None) -> str:
     return " | ".join(p for p in (claim_key, f"against {ref}" if ref else "", label) if p)
 
 
-def line_verdicts(claims: Sequence[ClaimResult]) -> dict[str, dict[str, str]]:
-    """Per cell name, per claim line: its verdict in this run."""
-    out: dict[str, dict[str, str]] = {}
+def claim_lines(claims: Sequence[ClaimResult]) -> dict[str, dict[str, ClaimLine]]:
+    """Per cell name, per claim line's name across runs (``line_key``): the line in this run."""
+    out: dict[str, dict[str, ClaimLine]] = {}
     for result in claims:
         for cc in result.cells:
             ref = cc.ref.name if cc.ref is not None and cc.ref.name != cc.cell.name else None
             for line in cc.lines:
-                out.setdefault(cc.cell.name, {})[line_key(result.claim.key, line.label, ref)] = line.verdict
+                out.setdefault(cc.cell.name, {})[line_key(result.claim.key, line.label, ref)] = line
     return out
 
 
-def kept_run_of(cell: CellResult, digest: str, lines: dict[str, str]) -> KeptRun | None:
-    """The archive's record of one complete cell file (None: a failed or empty cell, nothing to keep)."""
+def kept_run_of(cell: CellResult, digest: str, lines: Mapping[str, ClaimLine]) -> KeptRun | None:
+    """The archive's record of one complete cell file (None: a failed or empty cell, nothing to keep): each
+    variant's run mean, each claim line's verdict and its ratio with its interval."""
     if not cell.doc.complete or not cell.has_records:
         return None
     means = {vid: m for (_, vid), m in run_means([cell]).items()}
+    values = {k: (line.comparison.ci.ratio, line.comparison.ci.low, line.comparison.ci.high,
+                  line.comparison.ci.log_se ** 2) for k, line in lines.items()}
     return KeptRun(cell.name, run_of([cell]), cell.finished, digest, cell.facts.testbed, request_key(cell),
-                   cell.results.host_reference_s if cell.results is not None else None, means, lines,
-                   code=code_key(cell))
+                   cell.results.host_reference_s if cell.results is not None else None, means,
+                   {k: line.verdict for k, line in lines.items()}, code=code_key(cell), values=values)

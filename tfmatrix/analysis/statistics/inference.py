@@ -213,6 +213,16 @@ class RatioCI:
             return "unclear"
         return "a" if self.high < 1.0 else "b"
 
+    @property
+    def log_se(self) -> float:
+        """The standard error of the log ratio its interval was made from (its half-width in logs over the t quantile
+        of its confidence on its degrees of freedom): a series of runs weighs each run's ratio by it. NaN: not
+        replicated."""
+        if not (self.replicated and self.df > 0 and 0 < self.low < self.high < math.inf):
+            return math.nan
+        half = (math.log(self.high) - math.log(self.low)) / 2
+        return half / float(special.stdtrit(self.df, 0.5 + self.confidence / 2))
+
     def at(self, confidence: float) -> RatioCI:
         """The same estimate with its interval at another level (a sequential run's looks test at alpha / looks):
         the half-width in logs scaled by the ratio of Student's t quantiles on the same degrees of freedom."""
