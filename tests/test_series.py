@@ -139,6 +139,9 @@ def test_every_series_value_is_kept_with_its_interval_and_a_claim_lines_ratio_st
     assert all(float(r["low"]) < float(r["value"]) < float(r["high"]) for r in lines)
     kept = read_archive(tmp_path).runs[-1]
     assert set(kept.values) == set(kept.lines) and all(math.isfinite(v[3]) for v in kept.values.values())
+    assert set(kept.rounds.values()) == {3}          # three processes a variant: its interval a t on 2 df
+    mean, var = kept.means[slow[-1]["series"]]
+    assert math.log(float(slow[-1]["high"])) - mean == pytest.approx(4.302653 * math.sqrt(var), rel=2e-3)
     (series,) = cell_series(read_archive(tmp_path).runs)
     (line,) = series.stepped_lines
     (step,) = line.answer.steps

@@ -14,12 +14,14 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from scipy import special
+
 from ..analysis.series.answers import WHOLE, CellSeries, GateHit, change_text, step_text
 from ..analysis.series.steps import MIN_POINTS, Point
 
 MIN_RUNS = 2        # a cell with fewer kept runs has no series to show
 SHOWN = 4           # the page's table shows this many stepped variants' and changed claim lines' values a run
-Z95 = 1.959963984540054
+FEW_ROUNDS = 1.2    # past a 20% step at the median variant, the cell's line says where more rounds are explained
 
 
 def shown(series: Sequence[CellSeries]) -> list[CellSeries]:
@@ -29,9 +31,6 @@ def shown(series: Sequence[CellSeries]) -> list[CellSeries]:
 
 def name_of(s: CellSeries, variant: str) -> str:
     return f"the cell as a whole ({s.normalised})" if variant == WHOLE else variant
-
-
-FEW_ROUNDS = 1.2       # past a 20% step at the median variant, the cell's line says where more rounds are explained
 
 
 def head_line(s: CellSeries) -> str:
@@ -156,7 +155,7 @@ def values_csv(series: Sequence[CellSeries]) -> str:
         offsets = {v.variant: v.points for v in s.variants}
         centre = _centre(s)
         for p in s.whole.points:
-            low, high = _interval(p.log_mean - centre, p.var)
+            low, high = _interval(p.log_mean - centre, p.var, math.inf)
             w.writerow([s.testbed.key, s.cell, "cell", WHOLE, p.run, p.when, f"{math.exp(p.log_mean - centre):.4f}",
                         low, high, "relative", "", "", _ref_ms(s, p.run).removesuffix(" ms")])
         for r in s.runs:
@@ -164,7 +163,7 @@ def values_csv(series: Sequence[CellSeries]) -> str:
             for vid, (mean, var) in sorted(r.means.items()):
                 if vid not in offsets or not math.isfinite(mean):
                     continue
-                low, high = _interval(mean, var)
+                low, high = _interval(mean, var, r.rounds.get(vid, 0) - 1)
                 w.writerow([s.testbed.key, s.cell, "variant", vid, r.run, r.finished, f"{math.exp(mean):.6g}", low,
                             high, "s", _variant_at(offsets[vid], r.run), "", ref])
             for line, (ratio, lo, hi, _) in sorted(r.values.items()):
@@ -174,9 +173,10 @@ def values_csv(series: Sequence[CellSeries]) -> str:
     return out.getvalue()
 
 
-def _interval(log_value: float, var: float) -> tuple[str, str]:
-    """A log value's 95% interval as two numbers ("", "": its variance unknown, one process)."""
-    if not math.isfinite(var):
+def _interval(log_value: float, var: float, df: float) -> tuple[str, str]:
+    """A log mean's 95% interval (a t on ``df`` degrees of freedom: a run's rounds less one; inf, a median over many
+    variants) as two numbers ("", "": its variance unknown: one process, or a file kept before rounds were)."""
+    if not math.isfinite(var) or df < 1:
         return "", ""
-    half = Z95 * math.sqrt(var)
+    half = float(special.stdtrit(df, 0.975)) * math.sqrt(var)
     return f"{math.exp(log_value - half):.6g}", f"{math.exp(log_value + half):.6g}"

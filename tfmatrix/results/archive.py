@@ -74,7 +74,9 @@ class KeptRun:
     """One kept cell file: one run of one cell, and what a series reads of it.
 
     ``means``: per variant id, the run mean of its per-round log times and
-    that mean's variance within the run (NaN: one round); ``lines``: per claim
+    that mean's variance within the run (NaN: one round); ``rounds``: per
+    variant id, the processes its mean rests on (absent: a file kept before
+    they were); ``lines``: per claim
     line (its key), the verdict the report gave it in this run; ``values``:
     per claim line, its ratio, its interval as the report gave it (95%, or
     98.75% in sequential rounds) and its log ratio's variance (NaN: not
@@ -94,6 +96,7 @@ class KeptRun:
     bytes: int = 0
     code: str = ""                  # the measured code, hashed (the suite's source, the user's benchmark files)
     values: Mapping[str, tuple[float, float, float, float]] = field(default_factory=dict)
+    rounds: Mapping[str, int] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {"cell": self.cell, "run": self.run, "finished": self.finished, "digest": self.digest,
@@ -102,7 +105,8 @@ class KeptRun:
                 "means": {k: [_num(m), _num(v)] for k, (m, v) in sorted(self.means.items())},
                 "lines": dict(sorted(self.lines.items())), "file": self.file, "bytes": self.bytes,
                 "code": self.code,
-                "values": {k: [_num(x) for x in v] for k, v in sorted(self.values.items())}}
+                "values": {k: [_num(x) for x in v] for k, v in sorted(self.values.items())},
+                "rounds": dict(sorted(self.rounds.items()))}
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> KeptRun:
@@ -113,7 +117,8 @@ class KeptRun:
                    {str(k): str(v) for k, v in doc["lines"].items()}, str(doc["file"]), int(doc["bytes"]),
                    str(doc.get("code") or ""),
                    {str(k): (_float(r), _float(lo), _float(hi), _float(var))
-                    for k, (r, lo, hi, var) in (doc.get("values") or {}).items()})
+                    for k, (r, lo, hi, var) in (doc.get("values") or {}).items()},
+                   {str(k): int(n) for k, n in (doc.get("rounds") or {}).items()})
 
 
 def _num(x: float) -> float | None:

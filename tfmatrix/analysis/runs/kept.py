@@ -31,6 +31,7 @@ import numpy as np
 from ...results.noise_history import NoiseHistory, NoiseModel
 from ..cells import CellResult
 from ..frame import build_frame, row_side
+from ..statistics.inference import Side
 from ..statistics.moderation import Prior, fit_prior, remove_process_effects, robust_d0, summed
 from .control import reference_side
 from .noise_model import CONTROL, prior, run_mean
@@ -96,23 +97,28 @@ def pair_priors(name_a: str, name_b: str, vid: str, unreplicated: bool, noise: N
     return None, None
 
 
-def run_means(cells: Sequence[CellResult]) -> dict[Key, tuple[float, float]]:
-    """Per (cell, variant id) measured ok: its run mean of per-round log times, and that mean's variance as its
-    rounds estimate it (their variance / n; NaN with one round); each cell's containers' reference workload
-    as the variant ``CONTROL``."""
-    out: dict[Key, tuple[float, float]] = {}
+def run_sides(cells: Sequence[CellResult]) -> dict[Key, Side]:
+    """Per (cell, variant id) measured ok: its rounds' log times (a ``Side``); each cell's containers' reference
+    workload as the variant ``CONTROL``."""
+    out: dict[Key, Side] = {}
     for cell in cells:
         control = reference_side(cell, cell.name)
         if control is not None and control.n:
-            out[(cell.name, CONTROL)] = run_mean(control)
+            out[(cell.name, CONTROL)] = control
     df = build_frame(list(cells))
     if not len(df):
         return out
     for _, row in df[df["status"] == "ok"].iterrows():
         side = row_side(row, str(row["cell"]))
         if side.n:
-            out[(str(row["cell"]), str(row["id"]))] = run_mean(side)
+            out[(str(row["cell"]), str(row["id"]))] = side
     return out
+
+
+def run_means(cells: Sequence[CellResult]) -> dict[Key, tuple[float, float]]:
+    """Per (cell, variant id) measured ok (``run_sides``): its run mean of per-round log times, and that mean's
+    variance as its rounds estimate it (their variance / n; NaN with one round)."""
+    return {key: run_mean(side) for key, side in run_sides(cells).items()}
 
 
 def run_spread(runs: Sequence[Mapping[Key, tuple[float, float]]], source: str = SOURCE) -> RunSpread | None:

@@ -1,6 +1,6 @@
 """A cell's run as the archive keeps it (``results.archive.KeptRun``): what a series reads of it, made once.
 
-Each variant's run mean of per-round log times (``runs.kept.run_means``,
+Each variant's run mean of per-round log times and its rounds (``runs.kept.run_sides``,
 with the cell's containers' reference workload as ``CONTROL``), and each
 claim line's verdict in this run: the series of later runs then read the
 archive's index, never the cell files again.
@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 from ...results.archive import KeptRun
 from ..cells import CellResult
 from ..claims import ClaimLine, ClaimResult
-from ..runs.kept import run_means
-from ..runs.noise_model import run_of
+from ..runs.kept import run_sides
+from ..runs.noise_model import run_mean, run_of
 
 CODE = ("suite", "bench")       # the request's keys that hash code (the suite's, the user's files): what a series
 #                                 is there to follow, so they split no series; ``code_key`` marks where they changed
@@ -57,12 +57,13 @@ def claim_lines(claims: Sequence[ClaimResult]) -> dict[str, dict[str, ClaimLine]
 
 def kept_run_of(cell: CellResult, digest: str, lines: Mapping[str, ClaimLine]) -> KeptRun | None:
     """The archive's record of one complete cell file (None: a failed or empty cell, nothing to keep): each
-    variant's run mean, each claim line's verdict and its ratio with its interval."""
+    variant's run mean and its rounds, each claim line's verdict and its ratio with its interval."""
     if not cell.doc.complete or not cell.has_records:
         return None
-    means = {vid: m for (_, vid), m in run_means([cell]).items()}
+    sides = {vid: side for (_, vid), side in run_sides([cell]).items()}
     values = {k: (line.comparison.ci.ratio, line.comparison.ci.low, line.comparison.ci.high,
                   line.comparison.ci.log_se ** 2) for k, line in lines.items()}
     return KeptRun(cell.name, run_of([cell]), cell.finished, digest, cell.facts.testbed, request_key(cell),
-                   cell.results.host_reference_s if cell.results is not None else None, means,
-                   {k: line.verdict for k, line in lines.items()}, code=code_key(cell), values=values)
+                   cell.results.host_reference_s if cell.results is not None else None,
+                   {vid: run_mean(side) for vid, side in sides.items()}, {k: line.verdict for k, line in lines.items()},
+                   code=code_key(cell), values=values, rounds={vid: side.n for vid, side in sides.items()})
