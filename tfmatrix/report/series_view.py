@@ -50,12 +50,18 @@ def head_line(s: CellSeries) -> str:
     return f"{s.cell}: {n} kept run{'s' if n != 1 else ''} ({dates}){ref}; {what}"
 
 
+def _steps(s: CellSeries) -> list[tuple[str, str]]:
+    """(text, kind) of each step of the series: the whole cell first, then the variants, then the claim lines'
+    ratios."""
+    return ([(step_text(name_of(s, v.variant), st, s.measured_same(st)), st.kind)
+             for v in s.stepped for st in v.answer.steps]
+            + [("claim line " + step_text(v.variant, st, s.measured_same(st), line=True), st.kind)
+               for v in s.stepped_lines for st in v.answer.steps])
+
+
 def step_lines(s: CellSeries) -> list[str]:
     """Each step of the series (the whole cell first), then each claim line whose verdict changed."""
-    return ([step_text(name_of(s, v.variant), st, s.measured_same(st)) for v in s.stepped for st in v.answer.steps]
-            + ["claim line " + step_text(v.variant, st, s.measured_same(st), line=True)
-               for v in s.stepped_lines for st in v.answer.steps]
-            + ["claim line " + change_text(c) for c in s.changes])
+    return [text for text, _ in _steps(s)] + ["claim line " + change_text(c) for c in s.changes]
 
 
 def cell_lines(s: CellSeries) -> list[str]:
@@ -82,18 +88,16 @@ def page_view(series: Sequence[CellSeries]) -> dict[str, Any] | None:
         tb = testbeds.setdefault(s.testbed.key, {"key": s.testbed.key, "text": s.testbed.text(), "cells": []})
         variants = [v for v in s.stepped if v.variant != WHOLE][:SHOWN]
         lines = list(dict.fromkeys([*(v.variant for v in s.stepped_lines), *(c.line for c in s.changes)]))[:SHOWN]
+        centre = _centre(s)
         tb["cells"].append({
             "cell": s.cell, "head": head_line(s),
-            "steps": [{"text": step_text(name_of(s, v.variant), st, s.measured_same(st)), "kind": st.kind}
-                      for v in s.stepped for st in v.answer.steps]
-            + [{"text": "claim line " + step_text(v.variant, st, s.measured_same(st), line=True), "kind": st.kind}
-               for v in s.stepped_lines for st in v.answer.steps],
+            "steps": [{"text": text, "kind": kind} for text, kind in _steps(s)],
             "changes": [change_text(c) for c in s.changes],
             "points": [{"run": p.run, "when": p.when[:16], "move": f"{math.exp(p.log_mean - centre):.3f}",
                         "ref": _ref_ms(s, p.run),
                         "values": [_variant_at(v.points, p.run) for v in variants]
                         + [_line_at(s, line, p.run) for line in lines]}
-                       for p in s.whole.points for centre in [_centre(s)]],
+                       for p in s.whole.points],
             "heads": [v.variant for v in variants] + ["claim line " + line for line in lines],
         })
     return {"testbeds": list(testbeds.values())}

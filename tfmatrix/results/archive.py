@@ -29,7 +29,7 @@ from typing import Any
 
 from ..errors import UserError
 from .formats import Format, upgrade
-from .store import write_text_atomic
+from .store import write_bytes_atomic, write_text_atomic
 
 ARCHIVE_DIR = "runs"            # <reports>/runs/
 INDEX_FILE = "index.json"       # <reports>/runs/index.json
@@ -223,7 +223,7 @@ def save(reports_dir: Path, archive: Archive, budget: int | None = None) -> Arch
     for run, source in archive.pending:
         name = f"{_safe(run.cell)}/{run.finished.replace(':', '')[:17] or 'undated'}-{run.digest}.json.gz"
         data = gzip.compress(source.read_bytes(), mtime=0)
-        _write_bytes_atomic(root / name, data)
+        write_bytes_atomic(root / name, data)
         written[run.digest] = replace(run, file=name, bytes=len(data))
     if not written and not archive.runs:
         return archive
@@ -242,7 +242,7 @@ def copy_runs(found: Sequence[tuple[KeptRun, Path]], reports_dir: Path) -> Archi
     root = archive_dir(reports_dir)
     runs = []
     for run, source in found:
-        _write_bytes_atomic(root / run.file, (archive_dir(source) / run.file).read_bytes())
+        write_bytes_atomic(root / run.file, (archive_dir(source) / run.file).read_bytes())
         runs.append(run)
     archive = Archive(tuple(sorted(runs, key=_order)))
     _write_index(root, archive.runs)
@@ -262,17 +262,3 @@ def open_cell_file(reports_dir: Path, run: KeptRun) -> bytes:
 
 def _safe(name: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in name) or "cell"
-
-
-def _write_bytes_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".tmp-{os.getpid()}-{path.name}")
-    try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise

@@ -17,13 +17,13 @@ import hashlib
 import json
 import os
 import platform
-import shutil
-import subprocess
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from suite.fingerprint import nvidia_smi
 
 from .. import __version__
 from ..errors import UserError
@@ -55,13 +55,13 @@ def now_iso() -> str:
     return datetime.datetime.now(datetime.UTC).replace(microsecond=0).isoformat()
 
 
-def write_text_atomic(path: Path, text: str) -> None:
+def write_bytes_atomic(path: Path, data: bytes) -> None:
     """Readers see the old file or the whole new one, never a half-written one."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=path.suffix, dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, 0o644)
@@ -72,6 +72,11 @@ def write_text_atomic(path: Path, text: str) -> None:
         except OSError:
             pass
         raise
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """``write_bytes_atomic`` of ``text`` in UTF-8, as written (no newline translation)."""
+    write_bytes_atomic(path, text.encode("utf-8"))
 
 
 def write_json_atomic(path: Path, doc: Any) -> None:
@@ -151,18 +156,13 @@ def _os_name() -> str:
 
 @functools.lru_cache(maxsize=1)
 def _gpu_names() -> tuple[str, ...]:
-    """The host's GPU models as nvidia-smi lists them (none without nvidia-smi): seen from the host, so that a GPU
-    cell and its CPU twin share a testbed."""
-    smi = shutil.which("nvidia-smi")
-    if smi is None:
+    """The host's GPU models as nvidia-smi lists them (``suite.fingerprint.nvidia_smi``, the call a cell makes
+    inside; none without nvidia-smi or when it fails): seen from the host, so that a GPU cell and its CPU twin share
+    a testbed."""
+    smi = nvidia_smi()
+    if smi is None or smi.get("rc") != 0:
         return ()
-    try:
-        out = subprocess.run([smi, "--query-gpu=name", "--format=csv,noheader"], capture_output=True, text=True,
-                             timeout=20, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return ()
-    return tuple(line.strip() for line in out.stdout.splitlines() if line.strip()) if out.returncode == 0 else ()
-
+    return tuple(g["name"] for g in smi["gpus"] if g.get("name"))
 
 
 def cell_document(cell: dict[str, Any], outcome: CellOutcome, request: CellRequest | Mapping[str, Any]) -> CellDoc:

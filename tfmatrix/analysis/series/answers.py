@@ -64,16 +64,12 @@ class CellSeries:
     @property
     def stepped_lines(self) -> list[VariantSeries]:
         """The claim lines whose ratio stepped, the largest steps first."""
-        found = [s for s in self.lines if s.answer.steps]
-        found.sort(key=lambda s: -max(abs(math.log(st.ratio)) for st in s.answer.steps))
-        return found
+        return _largest_first(self.lines)
 
     @property
     def stepped(self) -> list[VariantSeries]:
         """The series with a step, the whole cell first, then the largest steps."""
-        found = [s for s in self.variants if s.answer.steps]
-        found.sort(key=lambda s: -max(abs(math.log(st.ratio)) for st in s.answer.steps))
-        return ([self.whole] if self.whole.answer.steps else []) + found
+        return ([self.whole] if self.whole.answer.steps else []) + _largest_first(self.variants)
 
     def measured_same(self, step: Step) -> bool:
         """Whether nothing measured (the code, the environment: ``entries.code_key``) changed between the run before
@@ -84,6 +80,12 @@ class CellSeries:
         """The median variant's smallest step this series resolves (as a ratio; None: too few runs)."""
         values = sorted(s.answer.resolves for s in self.variants if math.isfinite(s.answer.resolves))
         return values[len(values) // 2] if values else None
+
+
+def _largest_first(series: Sequence[VariantSeries]) -> list[VariantSeries]:
+    """The series with a step, the largest step first."""
+    found = [s for s in series if s.answer.steps]
+    return sorted(found, key=lambda s: -max(abs(math.log(st.ratio)) for st in s.answer.steps))
 
 
 HOST = "host"       # a step's kind where nothing measured changed in its run: the host's state, not a regression
@@ -167,9 +169,7 @@ def _one(runs: Sequence[KeptRun]) -> tuple[CellSeries, tuple[Point, ...]]:
     moves = {p.run: p for p in common_move(raw)} if raw else {}
     offsets = {vid: tuple(Point(p.run, p.when, p.log_mean - moves[p.run].log_mean, p.var)
                           for p in points if p.run in moves) for vid, points in sorted(raw.items())}
-    wander = pooled_wander(list(offsets.values())) if offsets else math.nan
-    variants = tuple(VariantSeries(vid, points, attributed(
-        find_steps(points, wander if math.isfinite(wander) else None), runs)) for vid, points in offsets.items())
+    variants = _judged(offsets, runs)
     whole_points, normalised = _whole(runs, moves)
     pending = VariantSeries(WHOLE, whole_points, find_steps(()))
     return (CellSeries(runs[0].testbed, runs[0].cell, tuple(runs), pending, normalised, variants,
@@ -186,9 +186,16 @@ def line_series(runs: Sequence[KeptRun]) -> tuple[VariantSeries, ...]:
         for line, (ratio, _, _, var) in r.values.items():
             if math.isfinite(ratio) and ratio > 0:
                 raw[line].append(Point(r.run, r.finished, math.log(ratio), var))
-    wander = pooled_wander(list(raw.values())) if raw else math.nan
-    return tuple(VariantSeries(line, tuple(points), attributed(
-        find_steps(points, wander if math.isfinite(wander) else None), runs)) for line, points in sorted(raw.items()))
+    return _judged({line: tuple(points) for line, points in sorted(raw.items())}, runs)
+
+
+def _judged(series: Mapping[str, tuple[Point, ...]], runs: Sequence[KeptRun]) -> tuple[VariantSeries, ...]:
+    """Each of a cell's series (its variants', or its claim lines') judged by the step rule, the run-to-run wander
+    pooled over them all (``steps.pooled_wander``), each step laid on what changed in its run (``attributed``)."""
+    wander = pooled_wander(list(series.values())) if series else math.nan
+    given = wander if math.isfinite(wander) else None
+    return tuple(VariantSeries(name, points, attributed(find_steps(points, given), runs))
+                 for name, points in series.items())
 
 
 def _whole(runs: Sequence[KeptRun], moves: Mapping[str, Point]) -> tuple[tuple[Point, ...], str]:
