@@ -112,6 +112,35 @@ def test_run_request_isolates_the_container(tmp_path):
     assert request["mem_limit"] == cell.memory == request["memswap_limit"]
     assert request["cap_drop"] == ["ALL"] and request["security_opt"] == ["no-new-privileges"]
     assert request["pids_limit"] == docker_runner.PIDS_LIMIT
+    assert request["read_only"] is True and request["tmpfs"] == {"/tmp": docker_runner.TMPFS_OPTIONS}
+
+
+def test_the_containers_root_is_read_only_its_tmp_in_memory_and_its_output_folder_private(client, docker_run):
+    """Seen from inside a real container of the run's image: / mounted read-only, /tmp a writable tmpfs, /out
+    writable by the container's user; on the host, /out's folder inside a parent only this user can enter."""
+    import shutil
+    import stat
+
+    cell = load(DOCKER_MATRIX).cell("tf1.15-cpu")
+    out = docker_runner.private_out_dir()
+    try:
+        assert stat.S_IMODE(out.parent.stat().st_mode) == 0o700 and stat.S_IMODE(out.stat().st_mode) == 0o777
+        command = ["sh", "-c", "cat /proc/mounts; touch /tmp/ok && touch /out/ok; touch /etc/x 2>/dev/null "
+                               "|| echo ROOT-READ-ONLY"]
+        container = client.containers.run(**docker_runner.run_request(
+            cell, docker_run.docs["tf1.15-cpu"]["runner"]["image"], out, command))
+        try:
+            container.wait(timeout=120)
+            said = container.logs().decode()
+        finally:
+            container.remove(force=True)
+        assert (out / "ok").is_file()
+    finally:
+        shutil.rmtree(out.parent)
+    mounts = {f[1]: (f[2], f[3].split(",")) for f in (line.split() for line in said.splitlines()) if len(f) >= 4}
+    assert "ro" in mounts["/"][1], said
+    assert mounts["/tmp"][0] == "tmpfs" and "rw" in mounts["/tmp"][1]
+    assert "ROOT-READ-ONLY" in said
 
 
 def test_no_container_is_left_behind(client, docker_run):

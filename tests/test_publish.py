@@ -39,6 +39,8 @@ def test_two_machines_are_two_testbeds_each_with_its_report_and_series(site: Pat
     assert "Laptop CPU, 8 CPUs, 16 GiB, no GPU" in (site / "index.html").read_text()
     assert (site / laptop / "cells").is_dir() and len(list((site / laptop / "cells").glob("*.json"))) == 1
     assert not list(site.glob(".tmp-*")) and not list(site.glob(".old-*"))
+    front = (site / "index.html").read_text()          # each source by its folder's name, not the publisher's path
+    assert str(site.parent) not in front and "laptop" in front and "gpu-box" in front
 
 
 def test_a_directory_without_kept_runs_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -10,6 +10,7 @@ rule instead (``_against_kept``): the archive is the baseline, not one run.
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from rich.markup import escape
@@ -65,7 +66,10 @@ def _against_kept(args: argparse.Namespace) -> int:
     from ..results.archive import Archive, digest_of, read_archive
 
     cells = [c for c in load_side(Path(args.b)) if not args.cell or c.name in args.cell]
-    runs = read_archive(Path(args.a).parent).runs
+    archive = read_archive(Path(args.a).parent)
+    for line in archive.skipped:
+        print(f"tfmatrix: warning: {line}", file=sys.stderr)
+    runs = archive.runs
     newest = [r for c in cells for r in [r for r in runs if r.cell == c.name][-args.last:]]
     _, series = kept(Archive(tuple(sorted(newest, key=lambda r: r.finished))), cells, [])
     ours = {digest_of(c.path) for c in cells}

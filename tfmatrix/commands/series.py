@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,6 +29,8 @@ def cmd_series(args: argparse.Namespace) -> int:
 
     reports = Path(args.reports)
     archive = read_archive(reports)
+    for line in archive.skipped:
+        print(f"tfmatrix: warning: {line}", file=sys.stderr)
     if not archive.runs:
         print(f"{archive_dir(reports)}: no kept runs yet; every report keeps the runs it is built from")
         return 0
@@ -78,11 +81,13 @@ def cmd_publish(args: argparse.Namespace) -> int:
     from ..report.publish import SITE_INDEX, publish
 
     out = output_dir(args.out, "--out")
-    pages = publish([Path(d) for d in args.dirs], out)
-    for page in pages:
+    site = publish([Path(d) for d in args.dirs], out)
+    for line in site.skipped:
+        print(f"tfmatrix: warning: {line}", file=sys.stderr)
+    for page in site.pages:
         print(f"{page.testbed.key}: {page.testbed.text()}: {len(page.latest)} cells, {len(page.runs)} kept runs "
               f"(from {', '.join(page.sources)})")
-    print(f"wrote {out / SITE_INDEX} ({len(pages)} testbed(s)); open it, or serve {out} as it is")
+    print(f"wrote {out / SITE_INDEX} ({len(site.pages)} testbed(s)); open it, or serve {out} as it is")
     return 0
 
 

@@ -40,6 +40,7 @@ from ..analysis.stopping import attach_stops, run_alpha
 from ..errors import UserError
 from ..results.archive import Archive, digest_of, read_archive
 from ..results.archive import save as save_archive
+from ..results.foreign import child
 from ..results.history_docs import HistoryFound, history_in
 from ..results.noise_history import NoiseHistory, noise_history_at, write_noise_history
 from ..results.profile_docs import ProfilesFound, profiles_in
@@ -264,14 +265,19 @@ def render_files(made: Analysed, inputs: Inputs, generated: str | None,
     return {**files_of(sections, page), "index.html": render(page, sections)}
 
 
-def write(out_dir: Path, files: dict[str, str], noise: NoiseHistory | None, archive: Archive | None = None) -> None:
-    """The report's files, each atomically, the noise history when this run adds to it, the archive's new runs."""
+def write(out_dir: Path, files: dict[str, str], noise: NoiseHistory | None,
+          archive: Archive | None = None) -> list[str]:
+    """The report's files, each atomically, the noise history when this run adds to it, the archive's new runs;
+    returns a line for each cell file the archive could not keep. Every file's name is a plain path under
+    ``out_dir`` (``foreign.child``): a name a document chose never writes outside it."""
     for name, text in files.items():
-        write_text_atomic(out_dir / name, text)
+        write_text_atomic(out_dir.joinpath(*child(name)), text)
     if noise is not None:
         write_noise_history(out_dir, noise)
     if archive is not None and archive.pending:
-        save_archive(out_dir, archive)
+        return [f"the run archive: {why}" for why in save_archive(out_dir, archive).skipped
+                if why not in archive.skipped]
+    return []
 
 
 def build(cells_dir: Path, out_dir: Path, baseline: str | None = None, *, baseline_source: str = "baseline",
@@ -301,7 +307,7 @@ def build(cells_dir: Path, out_dir: Path, baseline: str | None = None, *, baseli
     inputs = load(Path(cells_dir), out_dir, previous)
     made = analyse(inputs, asked)
     files, said = render_files(made, inputs, generated), summary(made, inputs, out_dir)
-    write(out_dir, files, made.noise, made.archive)
+    said.warnings += write(out_dir, files, made.noise, made.archive)
     return said
 
 
@@ -317,7 +323,8 @@ def summary(made: Analysed, inputs: Inputs, out_dir: Path) -> Summary:
         warnings=[w.text for w in made.warnings if w.level == "loud"]
         + [f"a bisect answer could not be read: {why}" for why in history.unreadable_bisections]
         + [f"a timeline could not be read: {why}" for why in history.unreadable_timelines]
-        + [f"a profile could not be read: {why}" for why in inputs.profiles.unreadable], refused=list(refused),
+        + [f"a profile could not be read: {why}" for why in inputs.profiles.unreadable]
+        + [f"the run archive: {why}" for why in inputs.archive.skipped], refused=list(refused),
         claims_csv=out_dir / "claims.csv", claims_json=out_dir / "claims.json",
         claims_answered=sum(1 for r in claims if any(c.lines for c in r.cells)), claims_total=len(claims),
         upgrade=made.upgrade.line() if made.upgrade is not None else None,

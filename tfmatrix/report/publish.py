@@ -16,17 +16,19 @@ failed publish leaves the previous site.
 from __future__ import annotations
 
 import datetime
+import os
 import shutil
+import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from markupsafe import Markup
 
 from ..analysis.series.answers import cell_series
 from ..errors import UserError
-from ..results.archive import KeptRun, Testbed, archive_dir, copy_runs, open_cell_file, read_archive
-from ..results.store import write_text_atomic
+from ..results.archive import Archive, KeptRun, Testbed, archive_dir, cell_dir, copy_runs, open_cell_file, read_archive
+from ..results.store import write_bytes_atomic, write_text_atomic
 from . import series_view
 from .build import build
 from .html import HERE, environment
@@ -40,63 +42,105 @@ class TestbedPage:
 
     testbed: Testbed
     runs: tuple[tuple[KeptRun, Path], ...]
-    sources: tuple[str, ...]          # the reports directories it came from, as given
+    sources: tuple[str, ...]          # the reports directories it came from, as the site names them (``label``)
 
     @property
     def latest(self) -> dict[str, tuple[KeptRun, Path]]:
         """The newest kept run of each cell."""
-        out: dict[str, tuple[KeptRun, Path]] = {}
-        for run, where in sorted(self.runs, key=lambda rw: rw[0].finished):
-            out[run.cell] = (run, where)
-        return out
+        return {run.cell: (run, where) for run, where in _newest(self.runs)}
 
 
-def gather(dirs: Sequence[Path]) -> list[TestbedPage]:
-    """The kept runs of every reports directory, by testbed, each file once (``UserError``: a directory keeps none)."""
+def _newest(runs: Sequence[tuple[KeptRun, Path]]) -> list[tuple[KeptRun, Path]]:
+    out: dict[str, tuple[KeptRun, Path]] = {}
+    for run, where in sorted(runs, key=lambda rw: rw[0].finished):
+        out[run.cell] = (run, where)
+    return list(out.values())
+
+
+@dataclass(frozen=True)
+class Site:
+    """What ``publish`` wrote: the testbeds, and one line for each entry or file it left out (the rest published)."""
+
+    pages: tuple[TestbedPage, ...]
+    skipped: tuple[str, ...] = ()
+
+
+def label(d: Path) -> str:
+    """A reports directory as the site names it: its folder's name (and its parent's, where the name alone says
+    little), never the publisher's absolute path."""
+    parts = Path(d).resolve().parts
+    return "/".join(parts[-2:]) if parts[-1:] in (("reports",), ("runs",)) and len(parts) > 2 else parts[-1]
+
+
+def gather(dirs: Sequence[Path]) -> tuple[list[TestbedPage], list[str]]:
+    """The kept runs of every reports directory, by testbed, each file once (``UserError``: a directory keeps none),
+    and a line for each index entry left out."""
     by_key: dict[str, dict[str, tuple[KeptRun, Path]]] = {}
     sources: dict[str, list[str]] = {}
     testbeds: dict[str, Testbed] = {}
+    skipped: list[str] = []
     for d in dirs:
         archive = read_archive(d)
+        skipped += archive.skipped
         if not archive.runs:
-            raise UserError(f"{d}: no kept runs ({archive_dir(d)}/index.json is missing or empty); give a reports "
-                            "directory a run or `python -m tfmatrix report` wrote")
+            raise UserError(f"{d}: no kept runs ({archive_dir(d)}/index.json is missing or empty, or none of its "
+                            "entries can be used); give a reports directory a run or `python -m tfmatrix report` "
+                            "wrote")
         for run in archive.runs:
             key = run.testbed.key
             testbeds[key] = run.testbed
             by_key.setdefault(key, {}).setdefault(run.digest, (run, d))
-            if str(d) not in sources.setdefault(key, []):
-                sources[key].append(str(d))
-    return [TestbedPage(testbeds[k], tuple(by_key[k].values()), tuple(sources[k])) for k in sorted(by_key)]
+            if label(d) not in sources.setdefault(key, []):
+                sources[key].append(label(d))
+    pages = [TestbedPage(testbeds[k], tuple(by_key[k].values()), tuple(sources[k])) for k in sorted(by_key)]
+    return pages, skipped
 
 
-def publish(dirs: Sequence[Path], out: Path, generated: str | None = None) -> list[TestbedPage]:
+def publish(dirs: Sequence[Path], out: Path, generated: str | None = None) -> Site:
     """Write the site into ``out``: a folder per testbed (its runs, its latest cells, their report), then the
-    index. Returns the testbeds published."""
-    pages = gather(dirs)
+    index. Returns the testbeds published and what was left out; ``UserError`` when nothing could be."""
+    found, skipped = gather(dirs)
     out.mkdir(parents=True, exist_ok=True)
-    for page in pages:
-        _testbed_folder(page, out, generated)
+    pages = []
+    for page in found:
+        copied = _testbed_folder(page, out, generated)
+        skipped += copied.skipped
+        if copied.runs:
+            pages.append(page if len(copied.runs) == len(page.runs) else replace(
+                page, runs=tuple(rw for rw in page.runs if copied.has(rw[0].digest))))
+    if not pages:
+        raise UserError(f"nothing to publish: no kept run of {', '.join(map(str, dirs))} could be read; "
+                        + " | ".join(skipped[:3]))
     write_text_atomic(out / SITE_INDEX, site_index(pages, out, generated))
-    return pages
+    return Site(tuple(pages), tuple(skipped))
 
 
-def _testbed_folder(page: TestbedPage, out: Path, generated: str | None) -> None:
+def _testbed_folder(page: TestbedPage, out: Path, generated: str | None) -> Archive:
+    """The testbed's folder, built beside the old one and swapped in whole: its runs' files (each read as its entry
+    says, or left out), the newest cell file of each cell from those copies, their report. Returns what it kept."""
     final = out / page.testbed.key
-    work = out / f".tmp-{page.testbed.key}"
-    shutil.rmtree(work, ignore_errors=True)
-    copy_runs(page.runs, work)
-    cells = work / "cells"
-    cells.mkdir(parents=True)
-    for run, where in page.latest.values():
-        (cells / f"{Path(run.file).parent.name}.json").write_bytes(open_cell_file(where, run))
-    build(cells, work, generated=generated)
-    old = out / f".old-{page.testbed.key}"
-    shutil.rmtree(old, ignore_errors=True)
-    if final.exists():
-        final.rename(old)
-    work.rename(final)
-    shutil.rmtree(old, ignore_errors=True)
+    work = Path(tempfile.mkdtemp(prefix=f".tmp-{page.testbed.key}-", dir=out))
+    try:
+        copied = copy_runs(page.runs, work)
+        if not copied.runs:
+            return copied
+        cells = work / "cells"
+        cells.mkdir()
+        for run, _ in _newest([(r, work) for r in copied.runs]):
+            write_bytes_atomic(cells / f"{cell_dir(run.cell)}.json", open_cell_file(work, run))
+        build(cells, work, generated=generated)
+        os.chmod(work, 0o755)
+        old = out / f".old-{page.testbed.key}"
+        shutil.rmtree(old, ignore_errors=True)
+        if final.is_symlink():
+            final.unlink()
+        if final.exists():
+            final.rename(old)
+        work.rename(final)
+        shutil.rmtree(old, ignore_errors=True)
+        return copied
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def site_index(pages: Sequence[TestbedPage], out: Path, generated: str | None) -> str:

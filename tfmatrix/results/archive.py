@@ -18,16 +18,19 @@ one record (``KeptRun``), reading and writing them atomically.
 """
 from __future__ import annotations
 
+import datetime
 import gzip
 import hashlib
 import json
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
+from .foreign import CELL_FILE_CAP, INDEX_CAP, Refused, gunzip, read_file, read_under, unlink_under
 from .formats import Format, upgrade
 from .store import write_bytes_atomic, write_text_atomic
 
@@ -132,10 +135,12 @@ def _float(x: Any) -> float:
 @dataclass(frozen=True)
 class Archive:
     """The kept runs of one reports directory (oldest first), and those this report adds (``pending``: each with the
-    cell file it copies), written by ``save``."""
+    cell file it copies), written by ``save``; ``skipped``: one line for each index entry or file left out (an
+    entry that names a file outside ``runs/``, a file that is a link or does not match its digest ...)."""
 
     runs: tuple[KeptRun, ...] = ()
     pending: tuple[tuple[KeptRun, Path], ...] = ()
+    skipped: tuple[str, ...] = ()
 
     def has(self, digest: str) -> bool:
         return any(r.digest == digest for r in self.runs)
@@ -143,7 +148,8 @@ class Archive:
     def adding(self, found: Sequence[tuple[KeptRun, Path]]) -> Archive:
         """This archive with the cell files not kept yet (by digest) added, in memory: ``save`` writes them."""
         new = [(r, p) for r, p in found if not self.has(r.digest)]
-        return Archive(tuple(sorted((*self.runs, *(r for r, _ in new)), key=_order)), (*self.pending, *new))
+        return Archive(tuple(sorted((*self.runs, *(r for r, _ in new)), key=_order)), (*self.pending, *new),
+                       self.skipped)
 
     @property
     def bytes(self) -> int:
@@ -155,30 +161,100 @@ def _order(run: KeptRun) -> tuple[str, str]:
 
 
 def digest_of(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    return _digest(path.read_bytes())
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:16]
 
 
 def archive_dir(reports_dir: Path) -> Path:
     return Path(reports_dir) / ARCHIVE_DIR
 
 
+# -- the names of kept files: made here from checked parts, and checked again where an index names them ---------
+
+DIGEST = re.compile(r"[0-9a-f]{16}")
+# what ``kept_name`` makes: <cell>/<date>-<digest>.json.gz
+KEPT_NAME = re.compile(r"(?P<cell>[A-Za-z0-9_-][A-Za-z0-9._-]{0,127})/(?P<stamp>[0-9A-Za-z-]{0,17})-"
+                       r"(?P<digest>[0-9a-f]{16})\.json\.gz")
+
+
+def cell_dir(cell: str) -> str:
+    """The folder a cell's kept files go in: its name with anything but letters, digits and ``._-`` as ``_``, never
+    starting with a dot (a cell file names its cell as it likes: ``..`` is not a folder to write in)."""
+    safe = "".join(ch if ch.isascii() and (ch.isalnum() or ch in "._-") else "_" for ch in cell)[:128]
+    return ("_" + safe[1:] if safe.startswith(".") else safe) or "cell"
+
+
+def stamp(finished: str) -> str:
+    """The date in a kept file's name, parsed from the cell file's ``finished`` ("2026-11-28T160603"); "undated"
+    where it is not a date."""
+    try:
+        return datetime.datetime.fromisoformat(finished).strftime("%Y-%m-%dT%H%M%S")
+    except (ValueError, TypeError):
+        return "undated"
+
+
+def kept_name(run: KeptRun) -> str:
+    """Where ``save`` writes a run under ``runs/``: made only of checked parts."""
+    if not DIGEST.fullmatch(run.digest):
+        raise Refused(f"digest {run.digest!r} is not 16 hex digits")
+    return f"{cell_dir(run.cell)}/{stamp(run.finished)}-{run.digest}.json.gz"
+
+
+def entry_problem(run: KeptRun) -> str | None:
+    """Why an index entry cannot be used (None: it can): its file must be a name ``save`` itself writes, in its
+    cell's folder, carrying its digest; so it resolves inside ``runs/`` whatever the entry says."""
+    if not DIGEST.fullmatch(run.digest):
+        return f"its digest {run.digest!r} is not 16 hex digits"
+    m = KEPT_NAME.fullmatch(run.file)
+    if m is None:
+        return f"its file {run.file!r} is not a name the archive writes (<cell>/<date>-<digest>.json.gz)"
+    if m["cell"] != cell_dir(run.cell) or m["digest"] != run.digest:
+        return f"its file {run.file!r} does not carry its cell {run.cell!r} and digest {run.digest}"
+    return None
+
+
 def read_archive(reports_dir: Path) -> Archive:
-    """The archive beside a report (empty where there is none yet); a broken index is one line with the fix."""
+    """The archive beside a report (empty where there is none yet); a broken index is one line with the fix; an
+    entry that cannot be used is left out, with one line in ``skipped`` naming the folder, the entry and why."""
     path = archive_dir(reports_dir) / INDEX_FILE
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         return Archive()
     try:
-        doc = json.loads(path.read_text())
+        doc = json.loads(read_file(path, INDEX_CAP))
         if not isinstance(doc, dict) or doc.get("schema") != ARCHIVE_FORMAT.schema:
             raise ValueError(f"schema {doc.get('schema') if isinstance(doc, dict) else None!r}")
         doc = upgrade(doc, ARCHIVE_FORMAT, path)
-        runs = tuple(sorted((KeptRun.from_json(r) for r in doc["runs"]), key=_order))
+        entries = doc["runs"]
+        if not isinstance(entries, list):
+            raise ValueError("its runs are not a list")
     except UserError:
         raise
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
         raise UserError(f"{path}: cannot read the run archive's index ({e}); move {path.parent} away to start a "
                         "new archive (its cell files stay readable as cell files)") from None
-    return Archive(runs)
+    runs, skipped = [], []
+    for n, entry in enumerate(entries):
+        try:
+            run = KeptRun.from_json(entry)
+            why = entry_problem(run)
+        except (ValueError, KeyError, TypeError, AttributeError) as e:
+            why, run = f"not a kept run ({type(e).__name__}: {e})", None
+        if why is None and run is not None:
+            runs.append(run)
+        else:
+            skipped.append(f"{path.parent}: index entry {n + 1}{_named(entry)}: {why}; skipped")
+    return Archive(tuple(sorted(runs, key=_order)), skipped=tuple(skipped))
+
+
+def _named(entry: Any) -> str:
+    """An index entry's cell and date as its warning names them (its own text, shortened and made printable)."""
+    if not isinstance(entry, dict):
+        return ""
+    said = " ".join(str(entry.get(k, ""))[:40] for k in ("cell", "finished")).strip()
+    return f" ({said.encode('unicode_escape').decode('ascii')})" if said else ""
 
 
 def budget_bytes() -> int:
@@ -216,36 +292,55 @@ def save(reports_dir: Path, archive: Archive, budget: int | None = None) -> Arch
 
     The index is written after the files it names, so an interrupted save
     leaves at worst a file the index does not name (written again next time),
-    never an index naming a file that is not there.
+    never an index naming a file that is not there. A cell file that cannot be
+    kept is left out with a line in ``skipped`` (kept by a later report, once
+    it can be); the others are kept all the same.
     """
     root = archive_dir(reports_dir)
     written: dict[str, KeptRun] = {}
+    skipped = list(archive.skipped)
     for run, source in archive.pending:
-        name = f"{_safe(run.cell)}/{run.finished.replace(':', '')[:17] or 'undated'}-{run.digest}.json.gz"
-        data = gzip.compress(source.read_bytes(), mtime=0)
-        write_bytes_atomic(root / name, data)
+        try:
+            name = kept_name(run)
+            data = gzip.compress(read_file(source, CELL_FILE_CAP), mtime=0)
+            write_bytes_atomic(root / name, data)
+        except (OSError, Refused) as e:
+            skipped.append(f"{source}: not kept in {root} ({e})")
+            continue
         written[run.digest] = replace(run, file=name, bytes=len(data))
     if not written and not archive.runs:
-        return archive
-    runs = [written.get(r.digest, r) for r in archive.runs]
+        return Archive(skipped=tuple(skipped))
+    runs = [written.get(r.digest, r) for r in archive.runs if r.file or r.digest in written]
     kept, dropped = within_budget(runs, budget_bytes() if budget is None else budget)
     if written or dropped:
         _write_index(root, kept)
     for r in dropped:
-        (root / r.file).unlink(missing_ok=True)
-    return Archive(tuple(kept))
+        try:
+            unlink_under(root, r.file)
+        except (OSError, Refused) as e:
+            skipped.append(f"{root}: {r.file}: not removed past the budget ({e})")
+    return Archive(tuple(kept), skipped=tuple(skipped))
 
 
 def copy_runs(found: Sequence[tuple[KeptRun, Path]], reports_dir: Path) -> Archive:
     """A new archive in ``reports_dir`` holding ``found`` (each kept run with the reports directory it is kept in):
-    their files copied as they are, then the index (``publish``: one testbed's runs from many machines)."""
+    their files copied as they are, then the index (``publish``: one testbed's runs from many machines). A file
+    that cannot be read as its entry says (a link, too large, not gzip, bytes that do not match its digest) is
+    left out, with one line in ``skipped``."""
     root = archive_dir(reports_dir)
-    runs = []
+    runs, skipped = [], []
     for run, source in found:
-        write_bytes_atomic(root / run.file, (archive_dir(source) / run.file).read_bytes())
-        runs.append(run)
-    archive = Archive(tuple(sorted(runs, key=_order)))
-    _write_index(root, archive.runs)
+        try:
+            data = read_under(archive_dir(source), run.file, CELL_FILE_CAP)
+            _check(data, run)
+        except (OSError, Refused) as e:
+            skipped.append(f"{archive_dir(source)}: {run.file}: {e}; skipped")
+            continue
+        write_bytes_atomic(root / kept_name(run), data)
+        runs.append(replace(run, file=kept_name(run), bytes=len(data)))
+    archive = Archive(tuple(sorted(runs, key=_order)), skipped=tuple(skipped))
+    if runs:
+        _write_index(root, archive.runs)
     return archive
 
 
@@ -256,9 +351,14 @@ def _write_index(root: Path, runs: Sequence[KeptRun]) -> None:
 
 
 def open_cell_file(reports_dir: Path, run: KeptRun) -> bytes:
-    """The kept cell file's bytes, as it was written."""
-    return gzip.decompress((archive_dir(reports_dir) / run.file).read_bytes())
+    """The kept cell file's bytes, as it was written: read without following links and inflated with a cap, its
+    digest checked (``Refused`` otherwise)."""
+    return _check(read_under(archive_dir(reports_dir), run.file, CELL_FILE_CAP), run)
 
 
-def _safe(name: str) -> str:
-    return "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in name) or "cell"
+def _check(data: bytes, run: KeptRun) -> bytes:
+    """The cell file inside a kept file's ``data``, when it is the one its entry names (by digest)."""
+    cell_file = gunzip(data, CELL_FILE_CAP)
+    if _digest(cell_file) != run.digest:
+        raise Refused(f"its bytes do not match the entry's digest {run.digest}")
+    return cell_file

@@ -25,6 +25,7 @@ from typing import Any, ClassVar
 from suite import schema as suite_schema
 
 from ..errors import UserError
+from .foreign import CELL_FILE_CAP, Refused, read_file
 from .formats import Format, check, default_of, dump, field_values, shape_of, shaped, upgrade
 from .shapes import BOOL, HOST_FACTS, NUM, OUTSIDE, RECORD, STR, TF_FACTS, Leaf, ListOf, Obj
 
@@ -312,7 +313,9 @@ class CellDoc:
 def read_cell(path: Path, bare_results: bool = True) -> CellDoc:
     """``path`` as a ``CellDoc``, or a UserError naming the file: the one way a cell file is read."""
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = json.loads(read_file(path, CELL_FILE_CAP, follow=True).decode("utf-8"))
+    except Refused as e:
+        raise UserError(f"{path}: cannot read: {e}")
     except OSError as e:
         raise UserError(f"{path}: cannot read: {e.strerror or e}")
     except ValueError as e:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
+from .foreign import RESULTS_CAP, read_file
 from .formats import Format, versioned
 
 BISECT_DIR = "bisect"                      # <reports>/bisect/<target>-<axis>-<good>-<bad>.json
@@ -179,7 +180,7 @@ class HistoryFound:
 
 
 def _read(path: Path) -> Any:
-    return json.loads(path.read_text(encoding="utf-8"))
+    return json.loads(read_file(path, RESULTS_CAP, follow=True))
 
 
 def history_in(reports: Path) -> HistoryFound:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
+from .foreign import RESULTS_CAP, read_file
 from .formats import Format, upgrade
 from .store import write_text_atomic
 
@@ -135,7 +136,7 @@ class NoiseHistory:
 def read_noise_history(path: Path) -> NoiseHistory:
     """A noise model file as its history (``UserError`` with the fix when it cannot be read)."""
     try:
-        doc = json.loads(path.read_text())
+        doc = json.loads(read_file(path, RESULTS_CAP, follow=True))
     except (OSError, ValueError) as e:
         raise UserError(f"{path}: cannot read the noise model ({e}); give a file `python -m tfmatrix report` wrote")
     return NoiseHistory.from_json(doc, str(path))

@@ -20,6 +20,7 @@ from typing import Any
 from suite.schema import PROFILES_SCHEMA_NAME, PROFILES_SCHEMA_VERSION, validate_profiles
 
 from ..errors import UserError
+from .foreign import RESULTS_CAP, read_file
 from .formats import Format
 from .store import write_text_atomic
 
@@ -40,9 +41,10 @@ class ProfilesDoc:
 
     @classmethod
     def of(cls, doc: dict[str, Any], path: Path) -> ProfilesDoc:
-        """A profiles document as it stands (unchecked): the cell named in it, else by the file."""
-        cell = str((doc.get("cell") or {}).get("name") or path.stem)
-        return cls(cell, {str(r.get("id")): r for r in doc.get("records") or []},
+        """A profiles document as it stands (unchecked), named by its file (``profiles/<cell>.json``, a name the
+        host chose): never by the header's ``cell.name``, which the code inside a container writes, and which the
+        report would otherwise put in a path (``<cell>.speedscope.json``)."""
+        return cls(path.stem, {str(r.get("id")): r for r in doc.get("records") or []},
                    {k: v for k, v in doc.items() if k != "records"})
 
     def to_json(self) -> dict[str, Any]:
@@ -75,7 +77,7 @@ class ProfilesDoc:
 def read_profiles(path: Path) -> ProfilesDoc:
     """A profiles file, its shape checked; a file that is not one is one clear line (``UserError``)."""
     try:
-        doc = json.loads(path.read_text())
+        doc = json.loads(read_file(path, RESULTS_CAP))
     except (OSError, ValueError) as e:
         raise UserError(f"{path}: not a readable profiles file ({e})") from None
     if not isinstance(doc, dict) or doc.get("schema") != PROFILES_FORMAT.schema:
@@ -90,7 +92,7 @@ def peek_profiles(path: Path) -> ProfilesDoc | None:
     """The profiles file at ``path`` as it stands, unchecked: what a new profiled run merges into (None: there is
     none, or it is not a profiles file)."""
     try:
-        doc = json.loads(path.read_text())
+        doc = json.loads(read_file(path, RESULTS_CAP))
     except (OSError, ValueError):
         return None
     return ProfilesDoc.of(doc, path) if isinstance(doc, dict) and doc.get("schema") == PROFILES_FORMAT.schema \

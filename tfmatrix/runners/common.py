@@ -14,6 +14,7 @@ from ..matrix.records import Cell
 from ..provision import wheelhouse
 from ..results.cell_log import CellLog
 from ..results.documents import SuiteResults
+from ..results.foreign import RESULTS_CAP, Refused, read_file
 from ..results.store import CellOutcome
 
 # Where no runner can give a built cell a GPU: the way that needs neither Docker nor its NVIDIA runtime.
@@ -62,11 +63,19 @@ def timed_out(cell: Cell, runner: dict[str, Any], timings: dict[str, float], log
 
 
 def read_suite_results(path: Path) -> tuple[SuiteResults | None, str | None]:
-    """(results, problem): the suite's results file, validated against its schema."""
+    """(results, problem): the suite's results file, validated against its schema. The code in a cell writes it
+    into a folder the host reads: read as ``foreign`` reads (a regular file, no link followed, at most
+    ``RESULTS_CAP``), so a FIFO, a link to a host file or a huge sparse file fails the cell, not the run."""
     try:
-        doc = json.loads(path.read_text())
+        data = read_file(path, RESULTS_CAP)
     except FileNotFoundError:
         return None, "the suite wrote no results file"
+    except Refused as e:
+        return None, "the suite's results file was refused: %s" % e
+    except OSError as e:
+        return None, "the suite's results file could not be read: %s" % e
+    try:
+        doc = json.loads(data)
     except ValueError as e:
         return None, "the suite's results file is not JSON: %s" % e
     try:

@@ -53,6 +53,7 @@ SUITE_MOUNT = "/opt/tfmatrix/suite"
 # thread per core in each of the suite's two processes (plus XLA's and Eigen's), so this leaves
 # room for a 256-core host while stopping a fork bomb.
 PIDS_LIMIT = 4096
+TMPFS_OPTIONS = "rw,exec,nosuid,nodev,mode=1777"   # exec: compilers (torch inductor) load what they build
 IDLE = ["sleep", "infinity"]     # the container's own process: suite commands come by docker exec
 OUT_MOUNT = "/out"
 BENCH_USER = "10001:10001"
@@ -98,6 +99,10 @@ def run_request(cell: Cell, image: str, out_dir: Path, command: list[str],
         "cap_drop": ["ALL"],
         "security_opt": ["no-new-privileges"],
         "pids_limit": PIDS_LIMIT,
+        # the image as built, unchanged by what runs in it: its root read-only, and a fresh /tmp (the suite's HOME
+        # and working directory, where frameworks keep their caches) in memory, counted in the cell's limit
+        "read_only": True,
+        "tmpfs": {"/tmp": TMPFS_OPTIONS},
     }
     if cell.target == "gpu":
         request["device_requests"] = [
@@ -268,13 +273,12 @@ class DockerRunner(Runner):
         image = self.client.images.get(tag)
         runner.update({"image": tag, "image_id": image.id, "base": cell.base.ref, "inputs": tag,
                        "engine": (self.client.version() or {}).get("Version")})
-        out_dir = Path(tempfile.mkdtemp(prefix="tfmatrix-out-"))
-        os.chmod(out_dir, 0o777)   # written by the container's non-root user
+        out_dir = private_out_dir()
         try:
             container = self.client.containers.run(**run_request(cell, tag, out_dir, IDLE, job.bench_paths,
                                                                  self.gpu_ids, self.suite_dir, job.sides))
         except Exception as e:
-            shutil.rmtree(out_dir, ignore_errors=True)
+            shutil.rmtree(out_dir.parent, ignore_errors=True)
             return CellOutcome(cell.name, "failed", "could not start the container: %s" % str(e).splitlines()[0],
                                runner, timings, None, log.tail())
         return DockerCellEnv(self.client, container, cell, out_dir, runner, timings)
@@ -339,7 +343,19 @@ class DockerCellEnv:
             self.container.remove(force=True)
         except Exception:
             pass
-        shutil.rmtree(self.out_dir, ignore_errors=True)
+        shutil.rmtree(self.out_dir.parent, ignore_errors=True)
+
+
+def private_out_dir() -> Path:
+    """The folder a container writes its results into: world-writable (the container's user is not the host's),
+    so it lies inside a private (0700) parent that only this host's user can enter: no other local user can plant
+    a file, a link or a FIFO in it before the host reads it. The host reads it as ``foreign`` files all the same
+    (the container's own code may have put anything there)."""
+    parent = Path(tempfile.mkdtemp(prefix="tfmatrix-out-"))     # 0700
+    out = parent / "out"
+    out.mkdir()
+    os.chmod(out, 0o777)   # written by the container's non-root user (the bind mount ignores the parent's mode)
+    return out
 
 
 def _pump_stream(stream: Any, log: CellLog) -> None:
