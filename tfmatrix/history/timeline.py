@@ -22,10 +22,8 @@ the checkout's run lock around ``measure``.
 """
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Sequence
-from dataclasses import asdict
+from dataclasses import astuple
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +37,7 @@ from ..analysis.frame import build_frame
 from ..analysis.timeline import DECIDED, reading, verdict_counts, verdict_steps
 from ..execution.request import RunRequest
 from ..matrix import Cell, Settings
+from ..results.csv_files import csv_text
 from ..results.history_docs import TIMELINE_COLUMNS, ClaimAbout, TimelineDoc, TimelinePoint, timeline_file
 from ..results.store import suite_fingerprint, write_json_atomic, write_text_atomic
 from ..runners.base import Runner
@@ -110,12 +109,8 @@ def flickers(points: Sequence[TimelinePoint]) -> int:
 
 
 def timeline_csv(points: Sequence[TimelinePoint]) -> str:
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=TIMELINE_COLUMNS, lineterminator="\n")
-    writer.writeheader()
-    for p in points:
-        writer.writerow({k: ("" if v is None else v) for k, v in asdict(p).items()})
-    return buf.getvalue()
+    """``timeline.csv``: one row per point (``TIMELINE_COLUMNS``; an empty cell where there is no number)."""
+    return csv_text(TIMELINE_COLUMNS, (astuple(p) for p in points))
 
 
 def timeline_doc(points: Sequence[TimelinePoint], axis: Axis, releases: Sequence[str], preset: str,

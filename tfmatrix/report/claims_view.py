@@ -6,8 +6,6 @@ the views, ``rows`` feeds both files. Every number comes from the claim's
 """
 from __future__ import annotations
 
-import csv
-import io
 import json
 from collections import Counter
 from collections.abc import Collection, Mapping
@@ -19,6 +17,7 @@ from ..analysis.break_even import break_even
 from ..analysis.claim_records import SEEDS
 from ..analysis.claims import CANNOT, HOLDS, NOT_MEASURED, REVERSED, THIN, UNCLEAR, ClaimCell, ClaimLine, ClaimResult
 from ..analysis.stopping import LOOKS, MAX_ROUNDS
+from ..results.csv_files import csv_text
 from .charts import SparkPoint, sparkline
 from .tables import fmt_interval, fmt_seconds, row_anchor
 
@@ -292,12 +291,9 @@ def _row(values: dict[str, Any]) -> dict[str, Any]:
 
 
 def claims_csv(table: list[dict[str, Any]]) -> str:
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=list(ROW_COLUMNS), lineterminator="\n")
-    writer.writeheader()
-    for row in table:
-        writer.writerow({k: (f"{v:.9g}" if isinstance(v, float) else v) for k, v in row.items()})
-    return buf.getvalue()
+    """``claims.csv``: ``rows`` (every row has every column, ``_row``), a float with nine digits."""
+    return csv_text(ROW_COLUMNS, ([f"{row[k]:.9g}" if isinstance(row[k], float) else row[k] for k in ROW_COLUMNS]
+                                  for row in table))
 
 
 def claims_json(table: list[dict[str, Any]]) -> str:

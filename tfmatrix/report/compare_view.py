@@ -6,8 +6,6 @@ formats them.
 """
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
 from collections.abc import Iterable, Sequence
@@ -15,6 +13,7 @@ from html import escape as esc
 from typing import Any
 
 from ..analysis.compare.result import CompareResult, VariantChange
+from ..results.csv_files import csv_text
 from .tables import fmt_interval
 
 CSV_COLUMNS = ["cell_a", "cell_b", "id", "benchmark", "time_a", "time_b", "ratio", "ci_low", "ci_high",
@@ -28,14 +27,10 @@ def compare_csv(result: CompareResult) -> str:
     percentiles, the numbers the ratio is made of; ``pooled_p10_*``: the 10th
     percentile of all samples pooled, labelled as such.
     """
-    out = io.StringIO()
-    w = csv.writer(out, lineterminator="\n")
-    w.writerow(CSV_COLUMNS)
-    for v in result.variants:
-        w.writerow([v.cell_a, v.cell_b, v.id, v.benchmark, f"{v.time_a:.9g}", f"{v.time_b:.9g}",
-                    f"{v.ci.ratio:.6g}", f"{v.ci.low:.6g}", f"{v.ci.high:.6g}", f"{v.deviation:.6g}",
-                    f"{v.noise:.6g}", v.verdict, f"{v.pooled[0]:.9g}", f"{v.pooled[1]:.9g}"])
-    return out.getvalue()
+    return csv_text(CSV_COLUMNS, ([v.cell_a, v.cell_b, v.id, v.benchmark, f"{v.time_a:.9g}", f"{v.time_b:.9g}",
+                                   f"{v.ci.ratio:.6g}", f"{v.ci.low:.6g}", f"{v.ci.high:.6g}", f"{v.deviation:.6g}",
+                                   f"{v.noise:.6g}", v.verdict, f"{v.pooled[0]:.9g}", f"{v.pooled[1]:.9g}"]
+                                  for v in result.variants))
 
 
 def table_rows(result: CompareResult, limit: int | None = None) -> list[list[str]]:
@@ -111,12 +106,8 @@ def ab_rows(result: CompareResult) -> list[dict[str, Any]]:
 
 def ab_csv(result: CompareResult) -> str:
     """``ab --csv``: one row per case (``ab_rows``; an empty cell where a number is unknown)."""
-    out = io.StringIO()
-    w = csv.writer(out, lineterminator="\n")
-    w.writerow(AB_COLUMNS)
-    for row in ab_rows(result):
-        w.writerow(["" if x is None else f"{x:.9g}" if isinstance(x, float) else x for x in row.values()])
-    return out.getvalue()
+    return csv_text(AB_COLUMNS, ([f"{x:.9g}" if isinstance(x, float) else x for x in row.values()]
+                                 for row in ab_rows(result)))
 
 
 def ab_json(result: CompareResult, summary: Sequence[str]) -> str:

@@ -13,8 +13,6 @@ answer too.
 """
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +21,7 @@ import pandas as pd
 
 from ..analysis.compare.upgrade import UpgradeView, upgrade_view
 from ..analysis.hardware import Hardware, hardware_groups, hardware_of
+from ..results.csv_files import csv_text
 from .tables import fmt_change, fmt_seconds
 
 
@@ -87,15 +86,9 @@ CSV_COLUMNS = ["group", "cell_a", "hardware_a", "cell_b", "hardware_b", "benchma
 
 def hardware_csv(pairs: Sequence[HardwarePair]) -> str:
     """``hardware.csv``: one row per pair x variant, as the page lists them (just the header when there is none)."""
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(CSV_COLUMNS)
-    for pair in pairs:
-        head = [pair.group, pair.cell_a, pair.hardware_a.label, pair.cell_b, pair.hardware_b.label]
-        for row in to_rows(pair):
-            w.writerow(head + ["" if row[k] is None else (f"{row[k]:.6g}" if isinstance(row[k], float) else row[k])
-                               for k in CSV_COLUMNS[5:]])
-    return buf.getvalue()
+    return csv_text(CSV_COLUMNS, ([pair.group, pair.cell_a, pair.hardware_a.label, pair.cell_b, pair.hardware_b.label]
+                                  + [f"{row[k]:.6g}" if isinstance(row[k], float) else row[k] for k in CSV_COLUMNS[5:]]
+                                  for pair in pairs for row in to_rows(pair)))
 
 
 def page_view(pairs: Sequence[HardwarePair], cells: Sequence[Any], device_pairs: int = 0) -> dict[str, Any] | None:

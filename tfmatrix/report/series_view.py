@@ -8,16 +8,15 @@ ratio, with their intervals).
 """
 from __future__ import annotations
 
-import csv
-import io
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from scipy import special
 
 from ..analysis.series.answers import WHOLE, CellSeries, GateHit, change_text, step_text
 from ..analysis.series.steps import MIN_POINTS, Point
+from ..results.csv_files import csv_text
 
 MIN_RUNS = 2        # a cell with fewer kept runs has no series to show
 SHOWN = 4           # the page's table shows this many stepped variants' and changed claim lines' values a run
@@ -135,46 +134,45 @@ def _centre(s: CellSeries) -> float:
 def series_csv(series: Sequence[CellSeries]) -> str:
     """One row per step found: testbed, cell, variant (or "claim line K": its ratio stepped), kind, run, date, ratio
     and its interval, runs after it."""
-    out = io.StringIO()
-    w = csv.writer(out, lineterminator="\n")
-    w.writerow(["testbed", "cell", "variant", "kind", "run", "when", "ratio", "low", "high", "runs_after"])
-    for s in shown(series):
-        named = [(v.variant, v) for v in s.stepped] + [("claim line " + v.variant, v) for v in s.stepped_lines]
-        for name, v in named:
-            for st in v.answer.steps:
-                w.writerow([s.testbed.key, s.cell, name, st.kind, st.run, st.when, f"{st.ratio:.4f}",
-                            f"{st.low:.4f}", f"{st.high:.4f}", st.after])
-    return out.getvalue()
+    def rows() -> Iterator[list[Any]]:
+        for s in shown(series):
+            named = [(v.variant, v) for v in s.stepped] + [("claim line " + v.variant, v) for v in s.stepped_lines]
+            for name, v in named:
+                for st in v.answer.steps:
+                    yield [s.testbed.key, s.cell, name, st.kind, st.run, st.when, f"{st.ratio:.4f}",
+                           f"{st.low:.4f}", f"{st.high:.4f}", st.after]
+
+    return csv_text(["testbed", "cell", "variant", "kind", "run", "when", "ratio", "low", "high", "runs_after"],
+                    rows())
 
 
 def values_csv(series: Sequence[CellSeries]) -> str:
     """One row per series and run: each variant's run mean (seconds) with its 95% interval from its rounds (blank:
     one process) and its time against the cell's move (a ratio to its median run), the cell's move against its
     reference, each claim line's ratio with its interval and verdict."""
-    out = io.StringIO()
-    w = csv.writer(out, lineterminator="\n")
-    w.writerow(["testbed", "cell", "kind", "series", "run", "when", "value", "low", "high", "unit", "against_move",
-                "verdict", "host_reference_ms"])
-    for s in shown(series):
-        offsets = {v.variant: v.points for v in s.variants}
-        centre = _centre(s)
-        for p in s.whole.points:
-            low, high = _interval(p.log_mean - centre, p.var, math.inf)
-            w.writerow([s.testbed.key, s.cell, "cell", WHOLE, p.run, p.when, f"{math.exp(p.log_mean - centre):.4f}",
-                        low, high, "relative", "", "", _ref_ms(s, p.run).removesuffix(" ms")])
-        for r in s.runs:
-            ref = _ref_ms(s, r.run).removesuffix(" ms")
-            for vid, (mean, var) in sorted(r.means.items()):
-                if vid not in offsets or not math.isfinite(mean):
-                    continue
-                low, high = _interval(mean, var, r.rounds.get(vid, 0) - 1)
-                w.writerow([s.testbed.key, s.cell, "variant", vid, r.run, r.finished, f"{math.exp(mean):.6g}", low,
-                            high, "s", _variant_at(offsets[vid], r.run), "", ref])
-            for line, (ratio, lo, hi, _) in sorted(r.values.items()):
-                w.writerow([s.testbed.key, s.cell, "claim line", line, r.run, r.finished, f"{ratio:.4f}",
-                            f"{lo:.4f}" if math.isfinite(lo) else "", f"{hi:.4f}" if math.isfinite(hi) else "",
-                            "ratio", "", r.lines.get(line, ""), ref])
-    return out.getvalue()
+    def rows() -> Iterator[list[Any]]:
+        for s in shown(series):
+            offsets = {v.variant: v.points for v in s.variants}
+            centre = _centre(s)
+            for p in s.whole.points:
+                low, high = _interval(p.log_mean - centre, p.var, math.inf)
+                yield [s.testbed.key, s.cell, "cell", WHOLE, p.run, p.when, f"{math.exp(p.log_mean - centre):.4f}",
+                       low, high, "relative", "", "", _ref_ms(s, p.run).removesuffix(" ms")]
+            for r in s.runs:
+                ref = _ref_ms(s, r.run).removesuffix(" ms")
+                for vid, (mean, var) in sorted(r.means.items()):
+                    if vid not in offsets or not math.isfinite(mean):
+                        continue
+                    low, high = _interval(mean, var, r.rounds.get(vid, 0) - 1)
+                    yield [s.testbed.key, s.cell, "variant", vid, r.run, r.finished, f"{math.exp(mean):.6g}", low,
+                           high, "s", _variant_at(offsets[vid], r.run), "", ref]
+                for line, (ratio, lo, hi, _) in sorted(r.values.items()):
+                    yield [s.testbed.key, s.cell, "claim line", line, r.run, r.finished, f"{ratio:.4f}",
+                           f"{lo:.4f}" if math.isfinite(lo) else "", f"{hi:.4f}" if math.isfinite(hi) else "",
+                           "ratio", "", r.lines.get(line, ""), ref]
+
+    return csv_text(["testbed", "cell", "kind", "series", "run", "when", "value", "low", "high", "unit",
+                     "against_move", "verdict", "host_reference_ms"], rows())
 
 
 def _interval(log_value: float, var: float, df: float) -> tuple[str, str]:

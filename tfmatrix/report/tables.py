@@ -27,6 +27,7 @@ from ..analysis.cells import CellResult
 from ..analysis.frame import OBJECT_COLUMNS
 from ..analysis.statistics.inference import RatioCI
 from ..errors import UserError
+from ..results.csv_files import frame_csv
 
 
 @dataclass
@@ -244,10 +245,10 @@ def _colour(vals: list[Value], columns: list[CellResult], baselines: Baselines) 
 
 
 def results_csv(df: pd.DataFrame) -> str:
-    """``results.csv``: the frame with list/dict columns as JSON and full float precision."""
+    """``results.csv``: the frame with list/dict columns as JSON and full float precision, its text inert in a
+    spreadsheet (``results.csv_files.frame_csv``)."""
     out = df.copy()
     for col in OBJECT_COLUMNS:
         if col in out.columns:
             out[col] = [json.dumps(v, separators=(",", ":")) for v in out[col]]
-    out = out.drop(columns=["order"])
-    return str(out.to_csv(index=False, float_format="%.9g", lineterminator="\n"))
+    return frame_csv(out.drop(columns=["order"]), float_format="%.9g")

@@ -5,11 +5,10 @@ one side only, each with its verdict in words ("broken by the upgrade").
 """
 from __future__ import annotations
 
-import csv
-import io
 from typing import Any
 
 from ..analysis.compare.upgrade import VERDICTS, UpgradeView
+from ..results.csv_files import csv_text
 from .tables import fmt_change, fmt_seconds
 
 
@@ -40,14 +39,9 @@ CSV_COLUMNS = ["benchmark", "id", "baseline_s", "candidate_s", "ratio", "ci_low"
 
 def upgrade_csv(view: UpgradeView) -> str:
     """``upgrade.csv``: one row per variant, as the page lists them."""
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["baseline", "candidate", *CSV_COLUMNS])
-    for row in to_rows(view):
-        w.writerow([view.baseline, view.candidate] + ["" if row[k] is None else
-                                                      (f"{row[k]:.6g}" if isinstance(row[k], float) else row[k])
-                                                      for k in CSV_COLUMNS])
-    return buf.getvalue()
+    return csv_text(["baseline", "candidate", *CSV_COLUMNS],
+                    ([view.baseline, view.candidate] + [f"{row[k]:.6g}" if isinstance(row[k], float) else row[k]
+                                                        for k in CSV_COLUMNS] for row in to_rows(view)))
 
 
 def page_view(view: UpgradeView) -> dict[str, Any]:
