@@ -42,7 +42,7 @@ def _host_ray_version() -> str | None:
 
 
 def _ray_requirement(version: str | None) -> str:
-    return "ray[default]==%s" % version if version else "ray[default]>=2.9"
+    return "ray[default]==%s" % version if version else "ray[default]>=2.54"
 
 
 @nox.session

@@ -11,6 +11,7 @@ good one reaches the grid, the Claims section, ``claims.csv``, ``explain
 from __future__ import annotations
 
 import csv
+import dataclasses
 import subprocess
 import sys
 import tarfile
@@ -19,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from tfmatrix.analysis.claim_file import BUILTIN, builtin, every_builtin, family_labels, parse_document
-from tfmatrix.analysis.claim_records import NOT_A, SEEDS, CellMatch
+from tfmatrix.analysis.claim_records import NOT_A, SEEDS, CellMatch, web_link
 from tfmatrix.analysis.claim_sources import cell_view, own_claims
 from tfmatrix.commands.claims import claims_of
 from tfmatrix.errors import UserError
@@ -66,6 +67,7 @@ def test_the_built_in_families_load_with_unique_keys_the_seeds_first() -> None:
     assert list(family_labels(every_builtin())) == list(BUILTIN)
     # every question of today's family states its source, its link and what the source said
     assert all(c.seed and c.source_url.startswith("https://github.com/") and c.seed_figure for c in today)
+    assert all(web_link(c.source_url) for c in every_builtin() if c.source_url)
     # ... and is about Keras 3 cells only: the default's TF 1.x and Keras 2 cells are never asked it
     keras2 = cell_view(load(ROOT / "matrix.toml").cell("tf2.15-cpu"))
     assert not any(c.concerns(keras2) for c in today)
@@ -125,6 +127,16 @@ BAD = [
      'a margin belongs to faster = "not a"'),
     ("no configuration", OWN.split("[[claim.compare]]")[0], "key 'compare': missing"),
     ("claim not a table array", 'claim = "fast"\n', "'claim' must be an array of tables"),
+    # a claim's url is a link on the report and the published site: http(s) with a host, nothing else
+    ("a javascript: url", OWN.replace("overhead = true", 'overhead = true\nurl = "javascript:alert(1)"'),
+     "claim 'predict_overhead_mine': key 'url': 'javascript:alert(1)' is not an http(s) link; write url = "
+     '"https://..."'),
+    ("a data: url", OWN.replace("overhead = true", 'overhead = true\nurl = "data:text/html,<b>x</b>"'),
+     "key 'url': 'data:text/html,<b>x</b>' is not an http(s) link"),
+    ("a file: url", OWN.replace("overhead = true", 'overhead = true\nurl = "file:///etc/passwd"'),
+     "key 'url': 'file:///etc/passwd' is not an http(s) link"),
+    ("a url without a scheme", OWN.replace("overhead = true", 'overhead = true\nurl = "github.com/keras-team/k/1"'),
+     "key 'url': 'github.com/keras-team/k/1' is not an http(s) link"),
 ]
 
 
@@ -152,6 +164,9 @@ BAD_FILES = [
     ("a built-in family's name", 'family = "seeds"\n', '[suite]\nclaims = ["claims.toml"]\n',
      "'seeds' is a built-in family"),
     ("an unknown family asked", None, '[matrix]\nclaims = ["tody"]\n', "'tody' is not a claims family"),
+    ("a javascript: url in a claims file", OWN.replace("overhead = true", 'overhead = true\nurl = "javascript:x()"'),
+     '[suite]\nclaims = ["claims.toml"]\n', "claims.toml: claim 'predict_overhead_mine': key 'url': 'javascript:x()' "
+     "is not an http(s) link"),
 ]
 
 
@@ -167,6 +182,30 @@ def test_a_bad_claims_file_or_family_is_one_line_exit_2(tmp_path: Path, what: st
     proc = subprocess.run([sys.executable, "-m", "tfmatrix", "matrix", "--claims", "tody", "--runner", "venv"],
                           cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "--claims: value: key 'claims': 'tody' is not a claims family" in proc.stderr
+
+
+@pytest.mark.parametrize("url", ["https://github.com/keras-team/keras/issues/21851", "http://example.org/notes#12",
+                                 "HTTPS://Example.org/a?b=c"])
+def test_a_web_link_is_a_claims_url(url: str) -> None:
+    assert web_link(url)
+    table = {"claim": [{"key": "k", "claim": "c.", "a": "A", "b": "B", "faster": "b", "url": url, "compare": [{
+        "benchmarks": ["inference.tiny"], "a": {"path": "predict"}, "b": {"path": "call"}}]}]}
+    assert parse_document(table, "mine.toml")[1][0].source_url == url
+
+
+@pytest.mark.parametrize("url", ["javascript:alert(1)", "JavaScript:alert(1)", "java\tscript:alert(1)",
+                                 " https://example.org/", "data:text/html;base64,PHNjcmlwdD4=", "file:///etc/passwd",
+                                 "ftp://example.org/x", "github.com/x", "//github.com/x", "https://", "https:///x",
+                                 "https://[::1"])
+def test_anything_but_an_http_link_is_not_a_claims_url(url: str) -> None:
+    assert not web_link(url)
+    table = {"claim": [{"key": "k", "claim": "c.", "a": "A", "b": "B", "faster": "b", "url": url, "compare": [{
+        "benchmarks": ["inference.tiny"], "a": {"path": "predict"}, "b": {"path": "call"}}]}]}
+    with pytest.raises(UserError) as e:
+        parse_document(table, "mine.toml")
+    message = str(e.value)
+    assert message.startswith("mine.toml: claim 'k': key 'url': ") and "is not an http(s) link" in message
+    assert len(message.splitlines()) == 1 and message.endswith("or leave url out")
 
 
 def test_validate_counts_a_users_claims_beside_the_families(tmp_path: Path) -> None:
@@ -188,6 +227,9 @@ def test_a_users_claim_is_judged_in_the_grid_the_claims_and_claims_csv(tmp_path:
                                             "b": "N", "faster": "b", "compare": [{
                                                 "benchmarks": ["native.cnn"], "a": {"impl": "keras"},
                                                 "b": {"impl": "native"}}]}]}, "mine.toml")[1]
+    # made without the loader, a claim's javascript: url is still never a link; an https one is
+    mine = (dataclasses.replace(mine[0], source_url="javascript:alert(1)"),)
+    unmeasured = (dataclasses.replace(unmeasured[0], source_url="https://example.org/native#1"),)
     out = tmp_path / "out"
     summary = build(tmp_path / "cells", out, generated=GENERATED, own=mine + unmeasured)
     assert summary.claims_total == 15 and summary.claims_answered == 14
@@ -198,6 +240,7 @@ def test_a_users_claim_is_judged_in_the_grid_the_claims_and_claims_csv(tmp_path:
     assert '<tr class="g-group"><th colspan="13">The seeds&#39; claims (2019-2021)</th></tr>' in page
     assert '<tr class="g-group"><th colspan="13">Your claims</th></tr>' in page
     assert 'id="claim-predict_overhead_mine"' in page and "more per call than model(x)" in page
+    assert "javascript:" not in page and '<a href="https://example.org/native#1">' in page
     with open(out / "claims.csv", newline="") as f:
         rows = [r for r in csv.DictReader(f) if r["claim"] == "predict_overhead_mine"]
     measured = [r for r in rows if r["ratio"]]

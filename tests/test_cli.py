@@ -1,7 +1,9 @@
 """``python -m tfmatrix``: exit codes, one-line errors, list/validate/render output."""
 from __future__ import annotations
 
+import argparse
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -183,3 +185,76 @@ def test_sweep_without_its_variant_is_one_line(capsys: pytest.CaptureFixture[str
     assert cli.main(["sweep", "a", "b"]) == 2
     err = capsys.readouterr().err
     assert err == "tfmatrix: error: sweep: name the one variant to sweep with --bench PATTERN (glob on variant id)\n"
+
+
+# --------------------------------------------------------------------------- every --help
+
+def _parsers() -> dict[str, argparse.ArgumentParser]:
+    """The top-level parser ("") and each subcommand's, as ``main`` builds them."""
+    parser = cli.build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return {"": parser, **sub.choices}
+
+
+def _help_texts() -> list[tuple[str, str]]:
+    """(where, text) for every help line and description a user can print."""
+    out = [(f"Subcommand {sc.name}", sc.help) for sc in cli.SUBCOMMANDS]
+    for name, parser in _parsers().items():
+        out += [(f"{name or 'top'} {a.option_strings or a.dest}", a.help) for a in parser._actions if a.help]
+        out += [(f"{name or 'top'} description", parser.description or "")]
+    return out
+
+
+def test_every_help_renders_exit_0_without_argparse_internals(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--help`` of the top level and every subcommand: exit 0, no dict repr (an unescaped ``%`` in a help line
+    makes argparse print its action's internals: the series line's "20% slower" did), no traceback."""
+    names = list(_parsers())
+    assert names[1:] == [sc.name for sc in cli.SUBCOMMANDS]
+    for name in names:
+        with pytest.raises(SystemExit) as done:
+            cli.build_parser().parse_args([name, "--help"] if name else ["--help"])
+        out, err = capsys.readouterr()
+        assert done.value.code == 0 and out.startswith("usage: python -m tfmatrix"), (name, err)
+        assert "{'" not in out and "Traceback" not in out + err and "%%" not in out, (name, out)
+    with pytest.raises(SystemExit):
+        cli.build_parser().parse_args(["--help"])
+    top = " ".join(capsys.readouterr().out.split())
+    assert 'the steps found ("X 20% slower since run R, confirmed by 3 runs")' in top
+
+
+def test_every_percent_sign_in_a_help_line_is_escaped() -> None:
+    """What argparse %-formats (each option's help; a subcommand's line in the top-level list) has no lone ``%``:
+    ``%%`` or ``%(name)s`` only, so the next "20% slower" cannot garble a help page."""
+    for name, parser in _parsers().items():
+        sub = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        helps = [a.help for a in parser._actions if a.help] + [c.help for s in sub for c in s._choices_actions]
+        for text in helps:
+            assert "%" not in re.sub(r"%%|%\(\w+\)[sd]", "", str(text)), (name, text)
+
+
+def _module_names() -> set[str]:
+    """Every dotted module path of tfmatrix and suite, with each of its dotted tails and heads (``series.answers``,
+    ``analysis.series``)."""
+    import pkgutil
+
+    import suite
+    import tfmatrix
+
+    names: set[str] = set()
+    for package in (tfmatrix, suite):
+        for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+            parts = info.name.split(".")
+            names |= {".".join(parts[i:j]) for i in range(len(parts)) for j in range(i + 2, len(parts) + 1)}
+    return names
+
+
+def test_no_help_text_names_a_module_path() -> None:
+    """Help names what a user can act on (a value, a flag, a doc page), never where the code keeps it."""
+    modules = _module_names()
+    assert {"analysis.series.answers", "suite.api", "tfmatrix.cli"} <= modules
+    dotted = re.compile(r"(?<![\w/.-])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+    for where, text in _help_texts():
+        for token in dotted.findall(text):
+            parts = token.split(".")
+            named = [".".join(parts[:j]) for j in range(2, len(parts) + 1) if ".".join(parts[:j]) in modules]
+            assert not named, f"{where}: {token!r} in {text!r}"

@@ -395,3 +395,107 @@ def test_a_wrong_address_fails_at_once(monkeypatch):
     with pytest.raises(UserError):
         _join(monkeypatch, fake, "ray://127.0.0.1:1", wait_s=30.0)
     assert fake.calls == 1
+
+
+# --------------------------------------------------------------------------- token authentication
+
+@pytest.mark.parametrize(("address", "environ", "warned"), [
+    ("head.example.com:6379", {}, True),
+    ("ray://10.0.0.5:10001", {}, True),
+    ("10.0.0.5:6379", {"RAY_AUTH_MODE": "disabled"}, True),
+    ("10.0.0.5:6379", {"RAY_AUTH_MODE": "token"}, False),
+    ("ray://head.example.com:10001", {"RAY_AUTH_MODE": " Token "}, False),
+    ("127.0.0.1:6379", {}, False),
+    ("127.3.2.1:6379", {}, False),                # all of 127.0.0.0/8 is loopback
+    ("ray://localhost:10001", {}, False),
+    ("[::1]:6379", {}, False),
+    ("128.0.0.1:6379", {}, True),
+    ("localhost.example.com:6379", {}, True),     # a name that starts like localhost is not loopback
+])
+def test_joining_over_the_network_without_token_auth_is_what_warns(address, environ, warned):
+    from tfmatrix.runners.cluster_auth import address_host, unauthenticated
+
+    assert unauthenticated(address_host(address), environ) is warned
+
+
+def test_auto_is_judged_by_the_address_of_the_cluster_it_joined():
+    from tfmatrix.runners.cluster_auth import address_host, auth_warning, unauthenticated
+
+    assert address_host("auto") is None and not unauthenticated(None, {})     # not known: nothing to say
+    line = auth_warning("auto", address_host("10.1.2.3:6379"), {})
+    assert line is not None and line.startswith("the Ray cluster at auto (10.1.2.3) runs without token auth")
+    assert auth_warning("auto", address_host("127.0.0.1:6379"), {}) is None
+
+
+@pytest.mark.parametrize(("address", "auth", "lines"), [
+    ("head.example.com:6379", None, 1), ("head.example.com:6379", "token", 0), ("127.0.0.1:6379", None, 0)])
+def test_joining_a_cluster_without_token_auth_over_the_network_prints_one_warning_line(
+        monkeypatch, capsys, address, auth, lines):
+    if auth is None:
+        monkeypatch.delenv("RAY_AUTH_MODE", raising=False)
+    else:
+        monkeypatch.setenv("RAY_AUTH_MODE", auth)
+    _join(monkeypatch, _FakeRay(0, RuntimeError("unused")), address, wait_s=0.0)
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == lines
+    if lines:
+        assert err[0] == (f"tfmatrix: warning: the Ray cluster at {address} runs without token authentication (this "
+                          "driver has no RAY_AUTH_MODE=token and was let in): anyone who reaches its ports can run "
+                          "any code on every node, as root through its Docker engine; turn it on for every node and "
+                          "here: docs/many-machines.md#securing-the-cluster")
+
+
+def test_a_cluster_that_refuses_this_drivers_token_is_one_line_naming_what_to_set(monkeypatch):
+    class AuthenticationError(Exception):
+        """As ``ray.exceptions`` names it: Ray raises ConnectionError from it."""
+
+    refused = ConnectionError("Failed to connect to Ray cluster at 10.0.0.5:6379")
+    refused.__cause__ = AuthenticationError("RPC error: InvalidAuthToken: Authentication token is missing")
+    fake = _FakeRay(1, refused)
+    with pytest.raises(UserError) as e:
+        _join(monkeypatch, fake, "10.0.0.5:6379", wait_s=30.0)
+    assert fake.calls == 1 and "\n" not in str(e.value)
+    assert str(e.value) == (
+        "--runner ray: the Ray cluster at 10.0.0.5:6379 refused this driver's authentication: it uses token "
+        "authentication; set RAY_AUTH_MODE=token and the cluster's token (RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH or "
+        "~/.ray/auth_token) here too (docs/many-machines.md#securing-the-cluster)")
+
+
+def test_rays_lines_about_a_refused_token_are_left_out_and_its_others_pass_as_they_come(capfd):
+    """Ray's C++ client writes to fd 2 itself: its refusal lines are dropped (tfmatrix says it in one line), every
+    other line reaches stderr while the block still runs (a wrong address's lines are the only sign of life)."""
+    import os
+    import time
+
+    from tfmatrix.runners.cluster_auth import refusals_dropped
+
+    seen = ""
+    with refusals_dropped():
+        os.write(2, b"[C++] gcs_client.cc:210: Failed to get cluster ID: RPC error: InvalidAuthToken: missing\n")
+        os.write(2, b"[C++] rpc_client.h:153: Failed to connect to GCS within 5 seconds.\n")
+        deadline = time.monotonic() + 10
+        while "Failed to connect" not in seen and time.monotonic() < deadline:
+            seen += capfd.readouterr().err
+            time.sleep(0.05)
+        assert seen == "[C++] rpc_client.h:153: Failed to connect to GCS within 5 seconds.\n"    # while it runs
+        os.write(2, b"[C++] the last, without a newline")
+    assert capfd.readouterr().err == "[C++] the last, without a newline"
+    os.write(2, b"after\n")                                 # fd 2 is stderr itself again
+    assert capfd.readouterr().err == "after\n"
+
+
+def test_the_lines_point_to_a_section_that_exists_and_says_how():
+    import re
+
+    from tfmatrix.runners.cluster_auth import SECURING
+
+    page, anchor = SECURING.split("#")
+    text = (Path(__file__).resolve().parent.parent / page).read_text(encoding="utf-8")
+    headings = {re.sub(r"[^a-z0-9 -]", "", h.lower()).replace(" ", "-")
+                for h in re.findall(r"^## (.+)$", text, re.M)}
+    assert anchor in headings
+    section = text.split("## Securing the cluster", 1)[1].split("\n## ", 1)[0]
+    for words in ("--node-ip-address", "--dashboard-host=127.0.0.1", "ray get-auth-token --generate",
+                  "RAY_AUTH_MODE=token", "RAY_AUTH_TOKEN_PATH", "~/.ray/auth_token", "6379", "10001", "8265",
+                  "10002-19999"):
+        assert words in section, words

@@ -7,13 +7,23 @@ user's head would. Real CPU cells (TF 1.15 and 2.21, quick preset, one
 benchmark) run in Docker on the nodes; GPU cells cannot run here (no NVIDIA
 runtime), so their placement and device requests are checked and they must
 end skipped with that reason. Nodes are removed mid-cell to show the retry.
+
+The cluster runs with Ray's token authentication on (Ray >= 2.52), as
+docs/many-machines.md asks of a real one: ``RAY_AUTH_MODE=token`` and a token
+made for the module in a temporary folder (never the user's ~/.ray) are in
+this process's environment when the head and every node start, so each
+raylet, worker and ``python -m tfmatrix`` driver inherits them; a driver
+without them is refused.
 """
 from __future__ import annotations
 
+import os
+import secrets
 import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from e2e import MATRICES, ROOT, cell_docs, records, require, tfmatrix
@@ -34,8 +44,45 @@ def client():
     return c
 
 
+AUTH_ENV = ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH")
+
+
 @pytest.fixture(scope="module")
-def cluster(client):
+def ray_auth(tmp_path_factory):
+    """Token authentication on for this process and all it starts: the token file's path, or None (Ray < 2.52).
+
+    Ray reads ``RAY_AUTH_MODE`` into its config once per process, and caches
+    the token: both are refreshed here when the mode is set and when it is
+    restored (config first, then the cache, as Ray's own tests do).
+    """
+    try:
+        import ray  # noqa: F401
+        from ray._raylet import AuthenticationTokenLoader, Config
+    except ImportError:
+        yield None
+        return
+
+    def refresh() -> None:
+        Config.initialize("")
+        AuthenticationTokenLoader.instance().reset_cache()
+
+    token = tmp_path_factory.mktemp("ray-auth") / "auth_token"
+    token.write_text(secrets.token_hex(32))          # as `ray get-auth-token --generate` makes one: 256 random bits
+    token.chmod(0o600)
+    with pytest.MonkeyPatch.context() as env:
+        env.delenv("RAY_AUTH_TOKEN", raising=False)
+        env.setenv("RAY_AUTH_MODE", "token")
+        env.setenv("RAY_AUTH_TOKEN_PATH", str(token))
+        refresh()
+        try:
+            yield token
+        finally:
+            env.undo()
+            refresh()
+
+
+@pytest.fixture(scope="module")
+def cluster(client, ray_auth):
     try:
         from ray.cluster_utils import Cluster
     except ImportError:
@@ -67,6 +114,45 @@ def _running(client, cell: str) -> list:
 
 def _ray(cluster, *args: str) -> list[str]:
     return ["--runner", "ray", "--address", cluster.address, *args]
+
+
+def _without_token(home: Path) -> dict[str, str]:
+    """This environment less Ray's token settings, with a home of its own (no ~/.ray/auth_token to find)."""
+    env = {k: v for k, v in os.environ.items() if k not in AUTH_ENV}
+    return {**env, "HOME": str(home)}
+
+
+def test_the_cluster_has_token_auth_on_and_refuses_a_driver_without_the_token(cluster, ray_auth, tmp_path):
+    """The module's drivers hold the token and are let in without a warning (through Ray Client too); one without
+    it is refused, in one line that says what to set (``python -m tfmatrix``), and Ray's own driver alike (a
+    wrong token). A Ray Client driver without the token is refused too, but only after Ray Client's own
+    connection timeout: not waited for here."""
+    require(ray_auth is not None, "this Ray has no token authentication (Ray >= 2.52 has)")
+    matrix = tmp_path / "auth.toml"
+    matrix.write_text('[matrix]\npreset = "quick"\n[[cell]]\nname = "nowhere"\ntf = "1.15"\npool = "nopool"\n')
+    let_in = tfmatrix("matrix", "--matrix", str(matrix), "--reports", str(tmp_path / "in"), *_ray(cluster))
+    assert let_in.returncode == 0, let_in.stderr[-3000:]
+    assert cell_docs(tmp_path / "in")["nowhere"]["status"] == "skipped"     # it joined, and asked the nodes
+    assert "without token authentication" not in let_in.stderr
+    port = cluster.head_node._ray_params.ray_client_server_port          # Ray Client passes the token on too
+    client = tfmatrix("matrix", "--matrix", str(matrix), "--reports", str(tmp_path / "client"), "--runner", "ray",
+                      "--address", f"ray://127.0.0.1:{port}")
+    assert client.returncode == 0 and cell_docs(tmp_path / "client")["nowhere"]["status"] == "skipped", \
+        client.stderr[-3000:]
+    refused = subprocess.run([sys.executable, "-m", "tfmatrix", "matrix", "--matrix", str(matrix), "--reports",
+                              str(tmp_path / "out"), *_ray(cluster)], cwd=ROOT, capture_output=True, text=True,
+                             timeout=300, env=_without_token(tmp_path))
+    err = refused.stderr.strip().splitlines()
+    assert refused.returncode == 2 and len(err) == 1, refused.stderr[-3000:]
+    assert err[0] == (f"tfmatrix: error: --runner ray: the Ray cluster at {cluster.address} refused this driver's "
+                      "authentication: it uses token authentication; set RAY_AUTH_MODE=token and the cluster's token "
+                      "(RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH or ~/.ray/auth_token) here too "
+                      "(docs/many-machines.md#securing-the-cluster)")
+    assert not (tmp_path / "out" / "cells" / "nowhere.json").exists()
+    probe = f"import ray; ray.init(address={cluster.address!r}); print(ray.cluster_resources())"
+    wrong = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300,
+                           env={**_without_token(tmp_path), "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": "0" * 64})
+    assert wrong.returncode != 0 and "InvalidAuthToken" in wrong.stderr, wrong.stderr[-3000:]
 
 
 def test_cpu_cells_through_ray_give_the_same_files_and_report_as_the_local_runner(cluster, tmp_path):
@@ -130,6 +216,7 @@ def test_gpu_cells_land_on_gpu_nodes_with_their_own_device_and_end_skipped(clust
         "no node of the Ray cluster can serve it: it needs 1 CPU + 1 GPU + pool 'cpupool'")
     assert "needs 2 CPU + pool 'h100'" in docs["nowhere"]["reason"]
     assert run.returncode == 0, run.stderr[-2000:]
+    assert "without token authentication" not in run.stderr          # the module's drivers hold the token
 
 
 def _wait_for(predicate, timeout: float = 300, step: float = 0.3):

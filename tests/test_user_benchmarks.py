@@ -10,6 +10,7 @@ from suite.schema import PLUGINS_ENV
 from tfmatrix.cli import main
 from tfmatrix.execution import dispatch as execution
 from tfmatrix.execution.request import RunRequest
+from tfmatrix.matrix import load
 from tfmatrix.matrix.user_benchmarks import BENCH_MOUNT, files_hash
 from tfmatrix.provision.render import render_cell
 from tfmatrix.results.store import CellOutcome, load_cell
@@ -170,3 +171,36 @@ def test_docker_mounts_each_path_read_only_and_names_it_for_the_suite(load_snipp
     assert request["environment"][PLUGINS_ENV] == f"{BENCH_MOUNT}/0:{BENCH_MOUNT}/1/one.py"
     plain = docker_runner.run_request(cell, "img", tmp_path, ["run"])
     assert PLUGINS_ENV not in plain["environment"] and len(plain["mounts"]) == 2
+
+
+def test_suite_paths_and_claims_outside_the_matrix_folder_are_one_warning_line_each(tmp_path, monkeypatch, capsys):
+    """Allowed (a shared folder may live elsewhere), but said: ``paths = ["/etc"]`` mounts /etc into every cell."""
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "bench").mkdir(parents=True)
+    (elsewhere / "claims.toml").write_text("")
+    here = tmp_path / "project"
+    (here / "benchmarks").mkdir(parents=True)
+    (here / "claims.toml").write_text("")
+    matrix = here / "matrix.toml"
+    matrix.write_text('[suite]\npaths = ["benchmarks/", "../elsewhere/bench", "/etc"]\n'
+                      'claims = ["claims.toml", "../elsewhere/claims.toml"]\n' + CELLS)
+    monkeypatch.chdir(here)
+    m = load(matrix, environ={})
+    assert m.settings.bench_paths[2] == Path("/etc")          # accepted: a user may mean it
+    folder = here.resolve()
+    assert m.warnings == (
+        f"matrix.toml: [suite]: key 'paths': '{elsewhere.resolve() / 'bench'}' is outside the matrix file's folder "
+        f"({folder}); every cell mounts it read-only: move it beside the matrix file unless you mean it",
+        f"matrix.toml: [suite]: key 'paths': '/etc' is outside the matrix file's folder ({folder}); every cell "
+        "mounts it read-only: move it beside the matrix file unless you mean it",
+        f"matrix.toml: [suite]: key 'claims': '{elsewhere.resolve() / 'claims.toml'}' is outside the matrix file's "
+        f"folder ({folder}); the report reads and shows its claims: move it beside the matrix file unless you mean it")
+    assert main(["validate", "--matrix", "matrix.toml"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 3 and all(line.startswith("tfmatrix: warning: matrix.toml: [suite]: key '") for line in err)
+    assert "'/etc' is outside the matrix file's folder" in err[1]
+
+
+def test_suite_paths_inside_the_matrix_folder_warn_nothing(load_snippet, bench_dir):
+    (bench_dir / "deeper").mkdir()
+    assert load_snippet('[suite]\npaths = ["benchmarks/", "./benchmarks/deeper"]\n' + CELLS).warnings == ()

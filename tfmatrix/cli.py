@@ -99,7 +99,8 @@ def build_parser(subcommands: Sequence[Subcommand] = SUBCOMMANDS) -> argparse.Ar
                         help="matrix file (default: matrix.toml at the repository root)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for sc in subcommands:
-        p = sub.add_parser(sc.name, help=sc.help, description=sc.help, parents=[common])
+        # argparse %-formats a help line ("20% slower" would print its internals), never a description
+        p = sub.add_parser(sc.name, help=sc.help.replace("%", "%%"), description=sc.help, parents=[common])
         sc.configure(p)
         p.set_defaults(run=sc.run)
     return parser

@@ -42,7 +42,7 @@ from suite.schema import FRAMEWORKS, NO_TF_BACKENDS, param_text
 
 from ..errors import UserError
 from ..matrix.records import CLAIM_FAMILIES
-from .claim_records import MARGIN, NOT_A, SEEDS, CellMatch, Claim, Setup, answered_with
+from .claim_records import MARGIN, NOT_A, SEEDS, CellMatch, Claim, Setup, answered_with, web_link
 from .findings import Compare, ParamSpec, param_spec
 
 SCHEMA, SCHEMA_VERSION = "tfmatrix.claims", 1
@@ -97,6 +97,16 @@ def _text(where: Where, table: Mapping[str, Any], key: str, default: str = "") -
     if not isinstance(value, str):
         raise where.error(key, f"expected a string, got {type(value).__name__}", f'write {key} = "..."')
     return value
+
+
+def _url(where: Where, table: Mapping[str, Any]) -> str:
+    """``url``: a link to the claim's source, http(s) with a host or nothing (the report makes it clickable)."""
+    url = _text(where, table, "url")
+    if url and not web_link(url):
+        shown = url if len(url) <= 60 else url[:57] + "..."
+        raise where.error("url", f"{shown!r} is not an http(s) link",
+                          'write url = "https://..." (the page where the claim was made), or leave url out')
+    return url
 
 
 def _strings(where: Where, table: Mapping[str, Any], key: str) -> tuple[str, ...]:
@@ -219,7 +229,7 @@ def parse_claim(table: Mapping[str, Any], where: Where, family: str) -> Claim:
         seed_cell=_match(where, table["cell"], "cell") if "cell" in table else None, ref_cell=against,
         expect_gpu=FASTER[gpu] if gpu is not None else None, finding=_text(where, table, "finding"), family=family,
         cells=_match(where, table["cells"], "cells") if "cells" in table else None, margin=float(margin),
-        overhead=overhead, source_url=_text(where, table, "url"))
+        overhead=overhead, source_url=_url(where, table))
 
 
 def parse_document(doc: Mapping[str, Any], file: str, family: str | None = None,

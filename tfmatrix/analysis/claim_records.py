@@ -17,6 +17,7 @@ from __future__ import annotations
 import fnmatch
 from dataclasses import dataclass
 from typing import Protocol
+from urllib.parse import urlsplit
 
 from suite.schema import FRAMEWORKS
 
@@ -26,6 +27,28 @@ from .findings import Compare
 NOT_A = "not_a"       # a claim that side a does not help: judged against ``Claim.margin``, not against 1
 MARGIN = 0.10         # "does not help": a is not faster by more than this (its interval says so)
 SEEDS = "seeds"       # the family of the seeds' own claims (../shared/seeds/): shown as "seed 000"
+WEB_SCHEMES = ("http", "https")
+
+
+def web_link(url: str) -> bool:
+    """Whether ``url`` is a web page a report may link a claim's source to: http(s) with a host.
+
+    A claim's ``url`` becomes a clickable link on the report and the published
+    site, and a claims file may come from anyone: a ``javascript:`` or
+    ``data:`` link would run in the reader's browser, a ``file:`` one open the
+    reader's own files. The loader refuses anything else, and the page asks
+    again (a ``Claim`` can be made without the loader). Whitespace and control
+    characters are refused too: browsers drop some of them, so what the
+    reader's browser opens would not be what this function checked.
+    """
+    if any(c.isspace() or not c.isprintable() for c in url):
+        return False
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError:          # a malformed netloc (an unclosed IPv6 bracket, a bad port)
+        return False
+    return parts.scheme.lower() in WEB_SCHEMES and bool(host)
 
 
 class CellLike(Protocol):

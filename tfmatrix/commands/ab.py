@@ -101,7 +101,8 @@ def _print_table(result: CompareResult, rows_wanted: int) -> None:
 
 
 def configure_ab(p: argparse.ArgumentParser) -> None:
-    p.add_argument("base", metavar="BASE", help="the benchmark file as it was (suite.api; e.g. the PR's base)")
+    p.add_argument("base", metavar="BASE",
+                   help="the benchmark file as it was (e.g. the PR's base; docs/own-benchmarks.md)")
     p.add_argument("head", metavar="HEAD", help="the same file as it is now (the PR's head)")
     p.add_argument("--cell", action="append", default=[], metavar="NAME",
                    help="measure in this cell (repeatable; see `list`)")

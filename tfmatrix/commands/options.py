@@ -175,8 +175,8 @@ def add_measure_options(p: argparse.ArgumentParser) -> None:
                         "[cluster] address)")
     add_reports(p, "cells/<cell>.json|.log and index.html go")
     p.add_argument("--bench-path", action="append", default=[], metavar="PATH",
-                   help="a directory or .py file of your own benchmarks (suite.api), mounted read-only into every "
-                   "cell; repeatable; replaces matrix.toml's [suite] paths")
+                   help="a directory or .py file of your own benchmarks (docs/own-benchmarks.md), mounted read-only "
+                   "into every cell; repeatable; replaces matrix.toml's [suite] paths")
 
 
 def add_paired_options(p: argparse.ArgumentParser, reports: Path) -> None:

@@ -74,7 +74,7 @@ def configure_series(p: argparse.ArgumentParser) -> None:
                 "runs or more, its step among each series' newest --within runs; a step in the newest run alone is "
                 "a suspect, printed, never failed (the next run confirms it or not)")
     p.add_argument("--within", type=int, metavar="N", help="how recent a step the gate reads: among each series' "
-                   "newest N runs (default: the gate's, analysis.series.answers.WITHIN: 3)")
+                   "newest N runs (default: 3; docs/series.md)")
 
 
 def cmd_publish(args: argparse.Namespace) -> int:

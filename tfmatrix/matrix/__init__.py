@@ -175,7 +175,7 @@ from .records import (
 from .releases import Table, load_table
 from .resolve import resolve_cell
 from .size import empty_products, product_size, too_big
-from .suite_tables import check_compare, suite_settings, with_requirements
+from .suite_tables import check_compare, outside_notes, suite_settings, with_requirements
 
 __all__ = [
     "BASE_KEYWORDS", "CELL_KEYS", "DEFAULT_MEMORY", "DEFAULT_PRESET", "DEFAULT_TIMEOUT_S", "IMAGES_KEYS",
@@ -254,7 +254,8 @@ def parse_matrix(text: str, file: str, path: Path, environ: Mapping[str, str], t
     claims = doc.get("claim", [])
     if not isinstance(claims, list) or not all(isinstance(t, dict) for t in claims):
         raise UserError(f"{file}: 'claim' must be an array of tables; write [[claim]] headers (docs/claims.md)")
-    return Matrix(path=path, cells=tuple(cells), settings=settings, notes=tuple(empty), claim_tables=tuple(claims))
+    notes = (*empty, *outside_notes(file, path.parent, settings))
+    return Matrix(path=path, cells=tuple(cells), settings=settings, notes=notes, claim_tables=tuple(claims))
 
 
 def _same_name(file: str, first: Cell, cell: Cell) -> str:

@@ -244,7 +244,7 @@ class Settings:
 class Matrix:
     """A loaded matrix file: its cells in file order and its settings.
 
-    ``notes`` are warnings about the file itself (a product that adds no cells).
+    ``notes`` are warnings about the file itself (a product that adds no cells, a [suite] path outside its folder).
     """
 
     path: Path

@@ -107,6 +107,26 @@ def with_requirements(cell: Cell, requirements: tuple[str, ...]) -> Cell:
     return dataclasses.replace(cell, requirements=cell.requirements + requirements, user_requirements=requirements)
 
 
+# What a path outside the matrix file's folder is used for: each warning says it.
+OUTSIDE_USE = {"paths": "every cell mounts it read-only", "claims": "the report reads and shows its claims"}
+
+
+def outside_notes(file: str, base: Path, settings: Settings) -> tuple[str, ...]:
+    """A warning line per ``[suite] paths`` entry or claims file that resolves outside the matrix file's folder.
+
+    Not an error: a shared benchmark folder may well live elsewhere. But a
+    matrix file is easy to pass around, and ``paths = ["/etc"]`` (or
+    ``"../../.ssh"``) mounts that folder into every cell while nothing on
+    the screen says so; the warning names the file, the key and the path, so
+    whoever runs it sees what leaves the folder.
+    """
+    folder = base.resolve()
+    chosen = {"paths": settings.bench_paths, "claims": settings.claim_files}
+    return tuple(f"{file}: [suite]: key '{key}': {str(path)!r} is outside the matrix file's folder ({folder}); "
+                 f"{OUTSIDE_USE[key]}: move it beside the matrix file unless you mean it"
+                 for key, paths in chosen.items() for path in paths if not path.is_relative_to(folder))
+
+
 def suite_settings(file: str, doc: Mapping[str, Any], base: Path, settings: Settings) -> Settings:
     """``settings`` with ``[suite]`` and ``[report]`` applied."""
     paths, requirements, claims = parse_suite(file, doc, base)

@@ -14,7 +14,7 @@ from typing import Any
 from markupsafe import Markup
 
 from ..analysis.break_even import break_even
-from ..analysis.claim_records import SEEDS
+from ..analysis.claim_records import SEEDS, web_link
 from ..analysis.claims import CANNOT, HOLDS, NOT_MEASURED, REVERSED, THIN, UNCLEAR, ClaimCell, ClaimLine, ClaimResult
 from ..analysis.stopping import LOOKS, MAX_ROUNDS
 from ..results.csv_files import csv_text
@@ -237,7 +237,7 @@ def claim_view(result: ClaimResult, whys: Collection[str] = (), family_head: str
         "anchor": "claim-" + claim.key,
         "seed": claim.seed,
         "origin": claim.origin,
-        "url": claim.source_url,
+        "url": claim.source_url if web_link(claim.source_url) else "",     # only a web page is ever a link
         "whose": "seed" if claim.family == SEEDS else "source",
         "family_head": family_head,
         "claim": claim.claim,

@@ -14,6 +14,7 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup
 
+from ..analysis.claim_records import web_link
 from .sections import SECTIONS, Page, Section, body_order, nav_text
 from .tables import fmt_seconds
 
@@ -28,6 +29,7 @@ def environment(keep_trailing_newline: bool, sections: Sequence[Section] = ()) -
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                              keep_trailing_newline=keep_trailing_newline)
     env.filters["seconds"] = fmt_seconds
+    env.tests["web_link"] = web_link       # `{% if url is web_link %}`: a page links out only to http(s) pages
     return env
 
 

@@ -19,10 +19,16 @@ Ray on a live node of the same pool; a second loss records the cell
 ``failed`` with both reasons. ``cancel`` (Ctrl-C on the head) stops every
 task, lets the workers remove their containers, then sweeps each live node
 for containers whose worker was killed.
+
+Security (``cluster_auth``): joining a cluster over the network without
+token authentication prints a warning line; a cluster that refuses this
+driver's token is one error line saying what to set.
 """
 from __future__ import annotations
 
 import logging
+import os
+import sys
 import threading
 import time
 import uuid
@@ -38,6 +44,7 @@ from ..results.cell_log import CellLog
 from ..results.store import CellOutcome
 from . import shipping
 from .base import Runner
+from .cluster_auth import AUTH_MODE_ENV, SECURING, address_host, auth_refused, auth_warning, refusals_dropped
 from .job import CellJob
 from .node import Event
 from .placement import Needs, capacity, needs, unserved
@@ -113,24 +120,51 @@ class RayRunner(Runner):
         deadline = time.monotonic() + (self.client_wait_s if self.address.startswith("ray://") else 0.0)
         said = False
         while True:
+            e = self._init(ray)
+            if e is None:
+                # read after joining: under auto, Ray turns token authentication on here when it finds a token
+                line = auth_warning(self.address, self._joined_host(ray), os.environ)
+                if line:
+                    print(f"tfmatrix: warning: {line}", file=sys.stderr)
+                return
+            first = (str(e).splitlines() or [type(e).__name__])[0][:200]
+            if auth_refused(e):
+                raise UserError(f"--runner ray: the Ray cluster at {self.address} refused this driver's "
+                                f"authentication: it uses token authentication; set {AUTH_MODE_ENV}=token and "
+                                "the cluster's token (RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH or ~/.ray/auth_token) "
+                                f"here too ({SECURING})") from None
+            if not (client_not_ready(e) and time.monotonic() < deadline):
+                raise UserError("--runner ray: cannot join the Ray cluster at %s (%s); start one with `ray start "
+                                "--head` and pass its address with --address" % (self.address, first)) from None
+            if not said:
+                self._say(f"the Ray Client server at {self.address} is not ready yet ({first}): waiting up to "
+                          f"{self.client_wait_s:.0f} s")
+                said = True
+            try:
+                ray.shutdown()
+            except Exception:
+                pass
+            time.sleep(CLIENT_RETRY_S)
+
+    def _init(self, ray: Any) -> Exception | None:
+        """One ``ray.init`` into the cluster: None once joined, else what it raised. Ray's own lines about a refused
+        token are left out (``_connect`` says that in one line); its other lines pass as they come."""
+        with refusals_dropped():
             try:
                 ray.init(address=self.address, runtime_env={"working_dir": str(REPO_ROOT), "excludes": EXCLUDES},
                          log_to_driver=False, logging_level=logging.ERROR)
-                return
             except Exception as e:
-                first = (str(e).splitlines() or [type(e).__name__])[0][:200]
-                if not (client_not_ready(e) and time.monotonic() < deadline):
-                    raise UserError("--runner ray: cannot join the Ray cluster at %s (%s); start one with `ray start "
-                                    "--head` and pass its address with --address" % (self.address, first)) from None
-                if not said:
-                    self._say(f"the Ray Client server at {self.address} is not ready yet ({first}): waiting up to "
-                              f"{self.client_wait_s:.0f} s")
-                    said = True
-                try:
-                    ray.shutdown()
-                except Exception:
-                    pass
-                time.sleep(CLIENT_RETRY_S)
+                return e
+        return None
+
+    def _joined_host(self, ray: Any) -> str | None:
+        """The host of the cluster this driver joined: the address's, or under ``auto`` its GCS's (None unknown)."""
+        if self.address != "auto":
+            return address_host(self.address)
+        try:
+            return address_host(str(ray.get_runtime_context().gcs_address))
+        except Exception:
+            return None
 
     def _say(self, text: str) -> None:
         from ..progress import stderr_console
