@@ -93,6 +93,13 @@ def with_entry(reports: Path, **changes: Any) -> dict[str, Any]:
     return extra
 
 
+def planted(reports: Path, data: bytes, digest: str = "0123456789abcdef") -> None:
+    """A kept file of ``data`` under a well-formed name in the cell's own folder, and an entry naming it."""
+    name = f"tf2.15-cpu/2026-10-01T120000-{digest}.json.gz"
+    (reports / "runs" / name).write_bytes(data)
+    with_entry(reports, digest=digest, file=name)
+
+
 def gz_of(data: bytes) -> tuple[bytes, str]:
     """A kept file's bytes and the digest its entry would carry."""
     return gzip.compress(data, mtime=0), hashlib.sha256(data).hexdigest()[:16]
@@ -165,15 +172,10 @@ def test_a_link_in_runs_is_never_followed_to_read_or_write(world: Path, capsys: 
 def test_a_kept_file_that_does_not_match_its_digest_is_skipped(world: Path,
                                                                 capsys: pytest.CaptureFixture[str]) -> None:
     source = machine(world)
-    real = index_of(source)["runs"][0]
-    data, digest = gz_of(b'{"not": "the cell file the entry names"}')
-    fake = "0123456789abcdef"
-    (source / "runs" / "tf2.15-cpu" / f"2026-10-01T120000-{fake}.json.gz").write_bytes(data)
-    with_entry(source, digest=fake, file=f"tf2.15-cpu/2026-10-01T120000-{fake}.json.gz")
+    planted(source, gz_of(b'{"not": "the cell file the entry names"}')[0])
     code, err, site = publish_hostile(world, source, capsys)
     assert code == 0 and "do not match the entry's digest 0123456789abcdef" in err
     assert_published_without(site, world)
-    assert real["digest"] != digest
 
 
 def test_a_decompression_bomb_stops_at_the_cap(world: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -183,9 +185,7 @@ def test_a_decompression_bomb_stops_at_the_cap(world: Path, capsys: pytest.Captu
     zeros = bytes(1 << 24)
     bomb = b"".join(pack.compress(zeros) for _ in range(foreign.CELL_FILE_CAP // len(zeros) + 2)) + pack.flush()
     assert len(bomb) < 10**6
-    digest = "0123456789abcdef"
-    (source / "runs" / "tf2.15-cpu" / f"2026-10-01T120000-{digest}.json.gz").write_bytes(bomb)
-    with_entry(source, digest=digest, file=f"tf2.15-cpu/2026-10-01T120000-{digest}.json.gz")
+    planted(source, bomb)
     code, err, site = publish_hostile(world, source, capsys)
     assert code == 0 and "inflates past 256 MB" in err
     assert_published_without(site, world)

@@ -19,7 +19,7 @@ import datetime
 import os
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -47,14 +47,13 @@ class TestbedPage:
     @property
     def latest(self) -> dict[str, tuple[KeptRun, Path]]:
         """The newest kept run of each cell."""
-        return {run.cell: (run, where) for run, where in _newest(self.runs)}
+        where = {run.digest: d for run, d in self.runs}
+        return {cell: (run, where[run.digest]) for cell, run in newest(r for r, _ in self.runs).items()}
 
 
-def _newest(runs: Sequence[tuple[KeptRun, Path]]) -> list[tuple[KeptRun, Path]]:
-    out: dict[str, tuple[KeptRun, Path]] = {}
-    for run, where in sorted(runs, key=lambda rw: rw[0].finished):
-        out[run.cell] = (run, where)
-    return list(out.values())
+def newest(runs: Iterable[KeptRun]) -> dict[str, KeptRun]:
+    """The newest of ``runs`` of each cell."""
+    return {run.cell: run for run in sorted(runs, key=lambda r: r.finished)}
 
 
 @dataclass(frozen=True)
@@ -106,8 +105,7 @@ def publish(dirs: Sequence[Path], out: Path, generated: str | None = None) -> Si
         copied = _testbed_folder(page, out, generated)
         skipped += copied.skipped
         if copied.runs:
-            pages.append(page if len(copied.runs) == len(page.runs) else replace(
-                page, runs=tuple(rw for rw in page.runs if copied.has(rw[0].digest))))
+            pages.append(replace(page, runs=tuple(rw for rw in page.runs if copied.has(rw[0].digest))))
     if not pages:
         raise UserError(f"nothing to publish: no kept run of {', '.join(map(str, dirs))} could be read; "
                         + " | ".join(skipped[:3]))
@@ -126,7 +124,7 @@ def _testbed_folder(page: TestbedPage, out: Path, generated: str | None) -> Arch
             return copied
         cells = work / "cells"
         cells.mkdir()
-        for run, _ in _newest([(r, work) for r in copied.runs]):
+        for run in newest(copied.runs).values():
             write_bytes_atomic(cells / f"{cell_dir(run.cell)}.json", open_cell_file(work, run))
         build(cells, work, generated=generated)
         os.chmod(work, 0o755)
