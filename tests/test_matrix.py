@@ -254,6 +254,10 @@ def test_settings_errors(error_of: ErrorOf) -> None:
     assert error_of('[images]\nbase_registry = "mirror example"\n[[cell]]\ntf = "1.15"\n') == (
         f"{M}: [images]: key 'base_registry': 'mirror example' is not a registry host; "
         'write a host[:port][/path] like "mirror.example.com"')
+    for dots in ("mirror.example.com/..", "mirror.example.com/./x", "mirror.example.com/../library"):
+        assert error_of(f'[images]\nbase_registry = "{dots}"\n[[cell]]\ntf = "1.15"\n') == (
+            f"{M}: [images]: key 'base_registry': {dots!r} is not a registry host; "
+            'write a host[:port][/path] like "mirror.example.com"'), "caught by validate, not first by render"
     assert error_of('[[cell]]\ntf = "1.15"\n', {"TFMATRIX_BASE_REGISTRY": "a;b"}) == (
         "environment variable TFMATRIX_BASE_REGISTRY: value: 'a;b' is not a registry host; "
         'write a host[:port][/path] like "mirror.example.com"')

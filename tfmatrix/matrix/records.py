@@ -43,7 +43,9 @@ PATTERNS: dict[str, re.Pattern[str]] = {
     # a Debian package name (Debian policy: lower case, digits, + - .; at least two characters)
     "os_package": re.compile(r"[a-z0-9][a-z0-9+.-]{1,62}"),
     "digest": re.compile(r"sha256:[0-9a-f]{64}"),
-    "registry": re.compile(r"[a-z0-9](?:[a-z0-9.-]{0,62}[a-z0-9])?(?::[0-9]{1,5})?(?:/[a-z0-9._-]{1,64}){0,3}"),
+    # a path part is never "." or ".." (mirror.example.com/.. would name another registry's path)
+    "registry": re.compile(r"[a-z0-9](?:[a-z0-9.-]{0,62}[a-z0-9])?(?::[0-9]{1,5})?"
+                           r"(?:/(?!\.\.?(?:/|$))[a-z0-9._-]{1,64}){0,3}"),
     # Docker repository path component: separators only between alphanumerics.
     "name": re.compile(r"(?=[a-z0-9._-]{1,63}$)[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"),
     "memory": re.compile(r"[1-9][0-9]{0,5}[kmg]"),
