@@ -231,3 +231,65 @@ def test_an_ab_run_is_judged_on_its_cases_and_stops_when_each_is_decided_or_the_
     assert look_rounds(False, 10) == [2, 3, 4, 10] and look_rounds(True, 10) == [2, 3, 4, 10]
     assert look_rounds(True, 4) == [1, 2, 3, 4] and look_rounds(False, 4) == [2, 3, 4]
     assert look_rounds(False, 3) == [2, 3]
+
+
+def test_the_page_fills_after_each_look_that_another_round_follows_and_keeps_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 60's page as the run goes, through the real loop and the real report: after round 2's look (one line
+    open, round 3 follows) the page is built from the live cells' rounds so far, says where the run is and reloads
+    itself; after round 3's (nothing open) none is, the run's own report follows; nothing of the page is kept
+    (no run archive, no noise history) and its interim cell files go with the run."""
+    import io
+
+    from tfmatrix.report.build import build
+
+    v1, v2 = SLICES["eager:tf"][0], SLICES["graph:tf"][0]
+
+    def look(live: Any, head: Any, history: Any, alpha: float = LOOK_ALPHA, claims: Any = None) -> list[LineState]:
+        rounds = max(r for lc in live.values() for r, _ in lc.done)
+        return [_line("a", "b", v1, v1, OPEN if rounds < 3 else DECIDED), _line("a", "a", v2, v2, SAME)]
+
+    monkeypatch.setattr("tfmatrix.execution.looks.look", look)
+    reports = tmp_path / "reports"
+    pages: list[tuple[list[str], str, str]] = []
+
+    def page(cells: Path, words: str) -> None:
+        build(cells, reports, progress=words)
+        pages.append((sorted(p.name for p in cells.glob("*.json")), words, (reports / "index.html").read_text()))
+
+    said = io.StringIO()
+    asked = RunRequest(rounds=MAX_ROUNDS, sequential=True, seed=5, page=page)
+    outcomes = execution.execute([FakeCell("a"), FakeCell("b")], FakeRunner(tmp_path), asked, reports,
+                                 console=Console(file=said, width=400))
+    assert [o.status for o in outcomes] == ["ok", "ok"]
+    assert len(pages) == 1
+    names, words, html = pages[0]
+    assert names == ["a.json", "b.json"]
+    assert words.startswith("This run is in progress: round 2 of up to 4 done after ")
+    assert "0 claim lines decided, 1 shown the same, 1 still open; the next round measures the open lines only" \
+        in words
+    assert 'http-equiv="refresh"' in html and 'id="in-progress"' in html and "(in progress)</title>" in html
+    assert not (reports / "runs").exists() and not (reports / "noise-model.json").exists()
+    assert not (reports / ".interim").exists()
+    assert f"the first verdicts are on the page: {reports / 'index.html'}" in said.getvalue()
+    build(reports / "cells", reports)              # the run's own report: no banner, and it keeps its runs
+    final = (reports / "index.html").read_text()
+    assert 'id="in-progress"' not in final and "http-equiv" not in final
+
+
+def test_a_page_that_cannot_be_written_never_stops_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    v1 = SLICES["eager:tf"][0]
+    monkeypatch.setattr("tfmatrix.execution.looks.look", lambda live, head, history, alpha=LOOK_ALPHA, claims=None: [
+        _line("a", "b", v1, v1, OPEN if max(r for lc in live.values() for r, _ in lc.done) < 3 else DECIDED)])
+
+    def page(cells: Path, words: str) -> None:
+        raise OSError("No space left on device")
+
+    said = io.StringIO()
+    outcomes = execution.execute([FakeCell("a"), FakeCell("b")], FakeRunner(tmp_path),
+                                 RunRequest(rounds=MAX_ROUNDS, sequential=True, seed=5, page=page),
+                                 tmp_path / "reports", console=Console(file=said, width=400))
+    assert [o.status for o in outcomes] == ["ok", "ok"]
+    assert "the page in progress was not written (the run goes on): No space left on device" in said.getvalue()

@@ -108,27 +108,37 @@ def has_results(cells_dir: Path, name: str) -> bool:
     return doc is not None and doc.status == "ok"
 
 
-def refresh_report(reports: Path, matrix: Matrix, console: Any, own: tuple[Claim, ...] | None = None
-                   ) -> list[Refused]:
+def refresh_report(reports: Path, matrix: Matrix, console: Any, own: tuple[Claim, ...] | None = None, *,
+                   cells: Path | None = None, progress: str | None = None) -> list[Refused]:
     """Rebuild the report after a run; the cell files it had to leave out. ``own``: the user's claims (default: the
-    matrix file's)."""
+    matrix file's). ``cells`` and ``progress``: the page of a run still measuring (``execution.page``), built from
+    its interim cell files, quietly (the run's own lines say where it is)."""
     from ..analysis.claim_sources import own_claims
     from ..report.build import build
 
-    cells = reports / "cells"
+    cells = cells or reports / "cells"
     upgrade = matrix.settings.compare
     if upgrade is not None and not all(has_results(cells, name) for name in upgrade):
-        console.print("\\[tfmatrix] " + escape(f"[report] compare: {' or '.join(upgrade)} has no results yet: "
-                                                "no upgrade view"))
+        if progress is None:
+            console.print("\\[tfmatrix] " + escape(f"[report] compare: {' or '.join(upgrade)} has no results yet: "
+                                                    "no upgrade view"))
         upgrade = None
     summary = build(cells, reports, matrix.settings.baseline, baseline_source=f"{matrix.path.name}: baseline",
-                    baseline_fallback=True, upgrade=upgrade, own=own_claims(matrix) if own is None else own)
+                    baseline_fallback=True, upgrade=upgrade, own=own_claims(matrix) if own is None else own,
+                    progress=progress)
+    if progress is not None:
+        return summary.refused
     if summary.baseline_note:
         console.print("\\[tfmatrix] " + escape(summary.baseline_note))
     console.print("\\[tfmatrix] " + escape(summary.line()))
     for note in summary.unanswered:
         console.print("\\[tfmatrix] " + escape(note))
     return summary.refused
+
+
+def progress_page(reports: Path, matrix: Matrix, own: tuple[Claim, ...] | None, cells: Path, progress: str) -> None:
+    """The page of a run still measuring, built as the run's report will be (``RunRequest.page``)."""
+    refresh_report(reports, matrix, None, own, cells=cells, progress=progress)
 
 
 def then_report(reports: str, matrix: Matrix, code: int) -> int:

@@ -8,6 +8,8 @@ code says whether any cell failed or the report left a file out.
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import functools
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -15,7 +17,7 @@ from typing import Any
 from ..matrix import Cell, Matrix
 from ..results.documents import CELL_FAILURES, CELL_STATUSES
 from .claims import add_claims, own_of
-from .common import find_cell, load_matrix, output_dir, refresh_report, report_refused, selected
+from .common import find_cell, load_matrix, output_dir, progress_page, refresh_report, report_refused, selected
 from .options import add_bench, add_measure_options, add_only, add_redo
 from .settings import RunSettings, claims_focus, measuring
 
@@ -40,7 +42,9 @@ def _run_cells(settings: RunSettings, cells: Sequence[Cell], bench: Sequence[str
         cells = concerned(cells, settings, console)
     with measuring(settings, console, cells) as session:
         runner = session.runner
-        request = settings.request(tuple(bench) or focus, claims_only=claims_only)
+        request = dataclasses.replace(settings.request(tuple(bench) or focus, claims_only=claims_only),
+                                      page=functools.partial(progress_page, reports, settings.matrix,
+                                                             own_of(settings.claims)))
         outcomes = execute(cells, runner, request, reports, redo=redo, console=console) if cells else []
         refused = refresh_report(reports, settings.matrix, console, own=own_of(settings.claims))
     bad = [o for o in outcomes if o.status in CELL_FAILURES]

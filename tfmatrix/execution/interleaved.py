@@ -66,11 +66,11 @@ from ..results.store import (
     reusable,
 )
 from ..runners.base import Runner
-from ..runners.common import read_suite_results
 from ..runners.job import CellJob
 from . import hostspeed
 from .budget import Budget, cut_to_budget, round_fits
-from .live import LiveCell, finish, retry_turns, run_slice, said, slice_file, wants
+from .live import LiveCell, finish, resume, retry_turns, run_slice, said, wants
+from .page import LookHook, page_after_looks, remove_interim
 from .provisioning import provision
 from .request import RunRequest
 from .turns import Turn, new_seed, plan_turns
@@ -155,7 +155,8 @@ def measure_and_write(live: dict[str, LiveCell], request: RunRequest, reports_di
             from ..results.noise_history import noise_history_at
 
             measure_until_decided(live, request, journal, head, console, how,
-                                  pooled(noise_history_at(reports_dir), without=[head.run]), budget)
+                                  pooled(noise_history_at(reports_dir), without=[head.run]), budget,
+                                  page_after_looks(live, head, request.page, request.rounds, reports_dir, console))
         else:
             measure(live, request, journal, head, console, how, budget)
     except BaseException:
@@ -168,6 +169,7 @@ def measure_and_write(live: dict[str, LiveCell], request: RunRequest, reports_di
         lc.env.close()
         outcomes[lc.cell.name] = finish(lc, reports_dir, head)
     shutil.rmtree(journal, ignore_errors=True)
+    remove_interim(reports_dir)
     return outcomes
 
 
@@ -249,11 +251,12 @@ def measure(live: dict[str, LiveCell], request: RunRequest, journal: Path, head:
 
 def measure_until_decided(live: dict[str, LiveCell], request: RunRequest, journal: Path, head: JournalHead,
                           console: Console, how: OneAfterAnother, history: NoiseModel | None,
-                          budget: Budget | None = None) -> None:
+                          budget: Budget | None = None, after_look: LookHook | None = None) -> None:
     """Sequential rounds (``analysis.stopping``): round after round, judged at each look; after a look only the
     open claim lines' variants run again, until none is open or the cap (``request.rounds``) is reached.
     ``budget``: after a look, only the open lines whose round fits the time left (``budget.affordable``), the others
-    stopped with the budget as their why.
+    stopped with the budget as their why. ``after_look``: called after each look that another round follows (the
+    page in progress).
 
     Each round's turns are planned when it starts (seeded by the run's seed and the round, recorded); a resumed
     run replays the rounds its journal holds and, its data being the same, looks the same way.
@@ -318,6 +321,8 @@ def measure_until_decided(live: dict[str, LiveCell], request: RunRequest, journa
                 "" if still and round_no < cap else "; done"))
             if not still or round_no >= cap:
                 break
+            if after_look is not None:
+                after_look(states, round_no, time.monotonic() - t_start)
             fits = cut_to_budget(states, live, budget, round_no, first, cut, console) if budget else None
             still = still if fits is None else fits
         if not still:
@@ -380,20 +385,3 @@ def slice_estimate(lc: LiveCell, key: str, fallback_rate: float) -> float:
     variants = sum(len(lc.slices[k]) for k in ran)
     rate = sum(lc.slice_s[k] for k in ran) / variants if variants else fallback_rate
     return rate * len(lc.slices.get(key, []))
-
-
-def resume(live: dict[str, LiveCell], journal: Path, turns: Sequence[Turn]) -> None:
-    """Slices an interrupted run completed, pooled in turn order, as if they had just run."""
-    for turn in turns:
-        for name in turn.order:
-            lc = live.get(name)
-            if lc is None or turn.slice not in lc.slices:
-                continue
-            path = slice_file(journal, name, turn.round, turn.slice)
-            if path.exists():
-                doc, problem = read_suite_results(path)
-                if doc is not None and problem is None and doc.status == "ok":
-                    lc.add(turn.round, turn.slice, doc)
-                    lc.log("resumed: round %d, slice %s from %s" % (turn.round, turn.slice, path))
-
-

@@ -21,7 +21,7 @@ import copy
 import dataclasses
 import errno
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,6 +42,7 @@ from ..results.store import (
     write_json_atomic,
 )
 from ..runners.base import CellEnv
+from ..runners.common import read_suite_results
 from ..runners.job import CellJob
 from ..runners.whole import judge
 from .turns import Turn
@@ -320,3 +321,18 @@ def finish(lc: LiveCell, reports_dir: Path, head: JournalHead, interrupted: bool
         keep_previous(earlier, json_path.name, reports_dir)
     lc.log.close(record_outcome(json_path, lc.cell.to_dict(), outcome, lc.asked, earlier))
     return outcome
+
+
+def resume(live: Mapping[str, LiveCell], journal: Path, turns: Sequence[Turn]) -> None:
+    """Slices an interrupted run completed, pooled in turn order, as if they had just run."""
+    for turn in turns:
+        for name in turn.order:
+            lc = live.get(name)
+            if lc is None or turn.slice not in lc.slices:
+                continue
+            path = slice_file(journal, name, turn.round, turn.slice)
+            if path.exists():
+                doc, problem = read_suite_results(path)
+                if doc is not None and problem is None and doc.status == "ok":
+                    lc.add(turn.round, turn.slice, doc)
+                    lc.log("resumed: round %d, slice %s from %s" % (turn.round, turn.slice, path))

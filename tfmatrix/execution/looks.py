@@ -20,23 +20,27 @@ from ..analysis.frame import build_frame
 from ..analysis.runs.noise_model import annotate
 from ..analysis.stopping import LOOK_ALPHA, OPEN, LineState, case_state, line_states, needed_here
 from ..matrix import Cell
-from ..results.documents import SuiteResults
+from ..results.documents import CellDoc, SuiteResults
 from ..results.journal import JournalHead
 from ..results.noise_history import NoiseModel
 from ..results.store import CellOutcome, cell_document
 from .live import LiveCell, cell_results
 
 
-def live_results(live: Mapping[str, LiveCell], head: JournalHead) -> list[CellResult]:
-    """Each live cell's rounds so far as the report reads a cell (cells with nothing measured yet left out)."""
+def live_docs(live: Mapping[str, LiveCell], head: JournalHead) -> list[CellDoc]:
+    """Each live cell's rounds so far as a cell file would hold them (cells with nothing measured yet left out)."""
     out = []
     for name, lc in sorted(live.items()):
         results = cell_results(lc, head)
-        if results is None:
-            continue
-        doc = cell_document(lc.cell.to_dict(), CellOutcome(name, "ok", None, lc.env.runner, {}, results), lc.asked)
-        out.append(describe(doc, Path(name + ".json")))
+        if results is not None:
+            out.append(cell_document(lc.cell.to_dict(), CellOutcome(name, "ok", None, lc.env.runner, {}, results),
+                                     lc.asked))
     return out
+
+
+def live_results(live: Mapping[str, LiveCell], head: JournalHead) -> list[CellResult]:
+    """Each live cell's rounds so far as the report reads a cell."""
+    return [describe(doc, Path(doc.name + ".json")) for doc in live_docs(live, head)]
 
 
 def look(live: Mapping[str, LiveCell], head: JournalHead, history: NoiseModel | None,

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,6 +36,8 @@ class RunRequest:
     claims: tuple[Claim, ...] = field(default_factory=builtin)   # the claims a sequential run's looks judge
     families: tuple[str, ...] = ()      # the built-in claim families asked (``--claims``); () the seeds, as before
     budget_s: float | None = None       # ``--budget``: the run's seconds; later rounds only where they fit (budget.py)
+    # the page in progress (``page.py``): the command's report, built from a cells directory with the run's state
+    page: Callable[[Path, str], None] | None = field(default=None, compare=False, repr=False)
 
     def for_cell(self, cell: Cell) -> CellRequest:
         """What this run asks of ``cell``: stored in its file (``job`` makes it once per cell)."""

@@ -255,13 +255,14 @@ def kept(archive: Archive, cells: list[CellResult], claims: list[ClaimResult]) -
 # -- render and write --------------------------------------------------------------------------
 
 def render_files(made: Analysed, inputs: Inputs, generated: str | None,
-                 sections: Sequence[Section] = SECTIONS) -> dict[str, str]:
+                 sections: Sequence[Section] = SECTIONS, progress: str | None = None) -> dict[str, str]:
     """Every file the report writes, by its path under the report's directory, as text: the page and what its
-    ``sections`` write beside it."""
+    ``sections`` write beside it (``progress``: the run's state, on a page made while it runs)."""
     page = Page(made.cells, made.df, made.tables, made.baselines, made.findings, made.claims,
                 generated or datetime.datetime.now(datetime.UTC).replace(microsecond=0).isoformat(),
                 made.agreement, inputs.loaded.refused, made.upgrade, made.hardware, made.devices, inputs.history,
-                inputs.profiles, made.warnings + refused_warnings(inputs.loaded.refused), made.series)
+                inputs.profiles, made.warnings + refused_warnings(inputs.loaded.refused), made.series,
+                progress=progress)
     return {**files_of(sections, page), "index.html": render(page, sections)}
 
 
@@ -283,7 +284,8 @@ def write(out_dir: Path, files: dict[str, str], noise: NoiseHistory | None,
 def build(cells_dir: Path, out_dir: Path, baseline: str | None = None, *, baseline_source: str = "baseline",
           baseline_fallback: bool = False, generated: str | None = None, previous: Path | None = None,
           upgrade: tuple[str, str] | None = None, upgrade_source: str = "[report] compare",
-          own: tuple[Claim, ...] = (), claims_from: ClaimSource | None = None) -> Summary:
+          own: tuple[Claim, ...] = (), claims_from: ClaimSource | None = None, progress: str | None = None
+          ) -> Summary:
     """Read ``cells_dir/*.json``, write ``out_dir/``: ``index.html``, ``results|claims|hardware.csv``, ``claims.json``.
 
     ``baseline`` names the cell every table colours against (default: the
@@ -301,12 +303,17 @@ def build(cells_dir: Path, out_dir: Path, baseline: str | None = None, *, baseli
     and writes ``upgrade.csv``; ``upgrade_source`` names where the pair came from in error messages. ``own``: the
     user's claims, judged after the built-in families the cells' run asked; ``claims_from``: the matrix file whose
     own claims are read and checked here instead (``report``: a claim added after the run is judged too).
+    ``progress``: the page of a run still measuring (``execution.page``), with its state in words: written like
+    any report, but nothing of it is kept (the noise history and the run archive are the final report's).
     """
     out_dir = Path(out_dir)
     asked = Asked(baseline, baseline_source, baseline_fallback, upgrade, upgrade_source, own, claims_from)
     inputs = load(Path(cells_dir), out_dir, previous)
     made = analyse(inputs, asked)
-    files, said = render_files(made, inputs, generated), summary(made, inputs, out_dir)
+    files, said = render_files(made, inputs, generated, progress=progress), summary(made, inputs, out_dir)
+    if progress is not None:
+        write(out_dir, files, None)
+        return said
     said.warnings += write(out_dir, files, made.noise, made.archive)
     return said
 

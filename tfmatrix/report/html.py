@@ -19,6 +19,7 @@ from .sections import SECTIONS, Page, Section, body_order, nav_text
 from .tables import fmt_seconds
 
 HERE = Path(__file__).resolve().parent
+PROGRESS_RELOAD_S = 30        # a page made while a run measures reloads itself this often (execution.page)
 
 
 def environment(keep_trailing_newline: bool, sections: Sequence[Section] = ()) -> jinja2.Environment:
@@ -47,4 +48,5 @@ def render(page: Page, sections: Sequence[Section] = SECTIONS) -> str:
         css=Markup((HERE / "report.css").read_text(encoding="utf-8")),
         js=Markup((HERE / "report.js").read_text(encoding="utf-8")),
         summary=summary, nav=Markup(nav_text(sections, contexts)), body=Markup(body),
-        benchmarks=[t.benchmark for t in page.tables], targets=targets)
+        benchmarks=[t.benchmark for t in page.tables], targets=targets, progress=page.progress,
+        reload_s=PROGRESS_RELOAD_S)

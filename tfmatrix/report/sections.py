@@ -73,6 +73,7 @@ class Page:
     profiles: ProfilesFound = field(default_factory=ProfilesFound)
     warnings: Sequence[Warning_] = ()
     series: Sequence[CellSeries] = ()         # every (testbed, cell) series of the kept runs
+    progress: str | None = None               # a run still measuring: where it is (the page reloads itself)
 
     @cached_property
     def summary(self) -> dict[str, Any]:

@@ -1,0 +1,106 @@
+"""The page as the run goes: after each look of a sequential run, the report of what is decided so far.
+
+A run of the default takes a quarter of an hour warm and more cold, and its
+report used to appear at the end only. After each look the live cells'
+rounds so far (the same cell documents the look judged, ``looks.live_results``)
+are written as interim cell files beside copies of the run's other cell
+files, under ``<reports>/.interim/cells``, and the report is built from them
+into ``<reports>/`` with a line that says where the run is ("round 2 of up
+to 4 done: 97 lines decided, 33 open; the next round ~4:10"), a page that
+reloads itself every half minute. Nothing kept over time comes from it: the
+run archive, the noise history and the cell files are the final report's
+(``report.build.build(..., progress=...)`` writes neither). The report at
+the end replaces the page and removes the interim folder.
+
+What builds the page (the report's settings: baseline, the user's claims) is
+the command's, handed down as ``RunRequest.page``; this module writes the
+files it reads and words the line.
+"""
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+
+from ..analysis.stopping import DECIDED, OPEN, SAME, LineState, open_variants
+from ..progress import fmt_duration
+from ..results.documents import CellDoc
+from ..results.journal import JournalHead
+from ..results.store import write_cell
+from .budget import costs_of
+from .live import LiveCell
+from .looks import live_docs
+
+INTERIM_DIR = ".interim"          # <reports>/.interim/cells: the cell files of the page in progress
+
+PageWriter = Callable[[Path, str], None]
+"""(a cells directory, the run's state in words) -> the report built from it, with that line (the command's)."""
+
+
+def interim_cells(reports_dir: Path) -> Path:
+    return reports_dir / INTERIM_DIR / "cells"
+
+
+def progress_words(states: Sequence[LineState], round_no: int, cap: int, elapsed_s: float,
+                   next_round_s: float | None) -> str:
+    """The run's state as the page says it."""
+    decided = sum(s.state == DECIDED for s in states)
+    same = sum(s.state == SAME for s in states)
+    still = sum(s.state == OPEN for s in states)
+    text = (f"This run is in progress: round {round_no} of up to {cap} done after {fmt_duration(elapsed_s)}; "
+            f"{decided} claim lines decided, {same} shown the same, {still} still open")
+    if still and round_no < cap and next_round_s is not None:
+        text += f"; the next round measures the open lines only (~{fmt_duration(next_round_s)})"
+    return text + ". This page reloads itself; the report at the end replaces it."
+
+
+def write_page(live: Mapping[str, LiveCell], docs: Sequence[CellDoc], reports_dir: Path, states: Sequence[LineState],
+               round_no: int, cap: int, elapsed_s: float, page: PageWriter) -> None:
+    """The interim cell files (``docs``: the live cells' rounds so far; every other cell file of ``reports/cells``
+    as it is), then the page built from them with the run's state in words."""
+    cells = interim_cells(reports_dir)
+    shutil.rmtree(cells, ignore_errors=True)
+    cells.mkdir(parents=True)
+    ours = {d.name for d in docs}
+    for doc in docs:
+        write_cell(cells / f"{doc.name}.json", doc)
+    for path in sorted((reports_dir / "cells").glob("*.json")):
+        if path.stem not in ours and not path.name.startswith("."):
+            shutil.copyfile(path, cells / path.name)
+    still = open_variants(states)
+    page(cells, progress_words(states, round_no, cap, elapsed_s, costs_of(live).of(still) if still else None))
+
+
+def remove_interim(reports_dir: Path) -> None:
+    """The interim folder goes once the run's own report is written (or a run without looks ends)."""
+    shutil.rmtree(reports_dir / INTERIM_DIR, ignore_errors=True)
+
+
+LookHook = Callable[[Sequence[LineState], int, float], None]
+"""(the look's lines, its round, the seconds since the rounds began) -> the page in progress written."""
+
+
+def page_after_looks(live: Mapping[str, LiveCell], head: JournalHead, writer: PageWriter | None, cap: int,
+                     reports_dir: Path, console: Console) -> LookHook | None:
+    """What a look does for the page in progress, when the command asked for one (``writer``); the terminal says
+    once where the first verdicts are."""
+    if writer is None:
+        return None
+    told = False
+
+    def after_look(states: Sequence[LineState], round_no: int, elapsed_s: float) -> None:
+        nonlocal told
+        try:
+            write_page(live, live_docs(live, head), reports_dir, states, round_no, cap, elapsed_s, writer)
+        except Exception as e:      # the page is a view of the run: it never stops the measuring
+            console.print("\\[tfmatrix] the page in progress was not written (the run goes on): %s"
+                          % escape(str(e).splitlines()[0] if str(e) else type(e).__name__))
+            return
+        if not told and any(s.state != OPEN for s in states):
+            told = True
+            console.print("\\[tfmatrix] the first verdicts are on the page: %s (it fills after each look)"
+                          % (reports_dir / "index.html"))
+    return after_look
