@@ -53,7 +53,8 @@ def test_ab_measures_both_versions_in_the_same_processes_and_gates_on_head(tmp_p
                           "broke n=48"), out[:500]
     assert "3 variants" not in out and re.search(r"^2 variants, head against base, in the same processes of 1 cell",
                                                  out, re.M), out
-    assert re.search(r"^tfmatrix: gate: the gate finds a slowdown of \d+% or more", out, re.M), out
+    # what the gate resolves depends on this run's noise: "over 1000%" when two rounds of a loaded host say little
+    assert re.search(r"^tfmatrix: gate: the gate finds a slowdown of (over )?\d+% or more", out, re.M), out
     assert "own.work[n=16,api=tf,mode=eager]" in out        # ids without the side, as the user wrote them
     (doc,) = cell_docs(reports).values()
     recs = records(doc)
