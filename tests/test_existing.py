@@ -47,7 +47,7 @@ def test_what_an_existing_environment_cannot_take_is_one_line(error_of: Callable
 
 
 class _Built:
-    name, slots, interleaves = "docker", 1, True
+    name, slots, interleaves, builds_at_once = "docker", 1, True, 1
 
     def skip_reason(self, cell: Any) -> str | None:
         return None

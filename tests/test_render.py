@@ -164,7 +164,13 @@ def test_dockerfile_structure(cell: Cell) -> None:
     assert froms == [(cell.base.ref, "")]   # one stage: see the template for why
     assert "COPY requirements.txt /tmp/tfmatrix/requirements.txt" in text
     assert "COPY wheels/ /tmp/tfmatrix/wheels/" in text
-    assert "--no-index --no-cache-dir --find-links /tmp/tfmatrix/wheels" in text
+    uv = render.uv_version(cell, load_table())
+    if uv:      # uv installs from the wheelhouse only, compiles the bytecode, and its binary leaves with the layer
+        assert "pip install --quiet --no-index --no-cache \\\n        --compile-bytecode" in text
+        assert f"/tmp/tfmatrix/wheels/uv-{uv}-py3-none-*.whl" in text and "&& rm -rf /tmp/tfmatrix/uv" in text
+        assert "-m pip" not in text
+    else:
+        assert "--no-index --no-cache-dir --find-links /tmp/tfmatrix/wheels" in text
     assert "ENV PATH=/opt/tfmatrix/venv/bin:$PATH" in text and "PYTHONPATH=/opt/tfmatrix" in text
     assert "PYTHONDONTWRITEBYTECODE=1" in text
     assert re.search(r"^USER 10001:10001$", text, re.M) and "useradd --uid 10001" in text
@@ -187,6 +193,22 @@ def test_dockerfile_structure(cell: Cell) -> None:
         assert "apt-get install -y --no-install-recommends g++ \\" in text and "inductor" in text
     for line in cell.bootstrap:
         assert f'"{line}"' in text
+
+
+def test_uv_installs_the_cells_on_python_bases_its_wheel_supports_and_pip_the_others() -> None:
+    table = load_table()
+    pinned = table.uv.partition("==")[2]
+    cells = {c.name: c for c in ALL_CELLS}
+    assert render.uv_version(cells["tf2.15-cpu"], table) == pinned      # Python 3.11 on the python image
+    assert render.build_requirements(cells["tf2.15-cpu"], table)[0] == f"uv=={pinned}"
+    assert render.uv_version(cells["tf1.15-cpu"], table) == ""          # Python 3.7: uv's wheel wants 3.8+
+    assert render.build_requirements(cells["tf1.15-cpu"], table) == cells["tf1.15-cpu"].requirements
+    gpu = cells["tf1.15-gpu"]                                           # an OS Python: the bootstrap pip first
+    assert gpu.bootstrap and render.uv_version(gpu, table) == ""
+    assert render.build_requirements(gpu, table) == (*gpu.bootstrap, *gpu.requirements)
+    assert render.uv_version(cells["tf2.15-cpu"], dataclasses.replace(table, uv="")) == ""    # the table says
+    text = render_cell(cells["tf2.15-cpu"], dataclasses.replace(table, uv="")).files["Dockerfile"]
+    assert "-m pip install --no-index" in text and "uv" not in text.split("COPY wheels/")[1].split("ENV")[0]
 
 
 def test_gpu_bases_in_dockerfiles() -> None:

@@ -235,7 +235,8 @@ def test_an_ab_run_is_judged_on_its_cases_and_stops_when_each_is_decided_or_the_
 
 def test_the_page_fills_after_each_look_that_another_round_follows_and_keeps_nothing(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Issue 60's page as the run goes, through the real loop and the real report: after round 2's look (one line
+    """Issue 60's page as the run goes, through the real loop and the real report: once provisioned (what will run),
+    after round 2's look (one line
     open, round 3 follows) the page is built from the live cells' rounds so far, says where the run is and reloads
     itself; after round 3's (nothing open) none is, the run's own report follows; nothing of the page is kept
     (no run archive, no noise history) and its interim cell files go with the run."""
@@ -262,8 +263,13 @@ def test_the_page_fills_after_each_look_that_another_round_follows_and_keeps_not
     outcomes = execution.execute([FakeCell("a"), FakeCell("b")], FakeRunner(tmp_path), asked, reports,
                                  console=Console(file=said, width=400))
     assert [o.status for o in outcomes] == ["ok", "ok"]
-    assert len(pages) == 1
-    names, words, html = pages[0]
+    assert len(pages) == 2
+    names, words, html = pages[0]              # provisioned: each cell's plan, nothing measured yet
+    assert names == ["a.json", "b.json"] and words.startswith(
+        "This run is in progress: 2 cells provisioned, 4 variants to measure; round 1 of up to 4 is running and the "
+        "first verdicts come after round 2")
+    assert 'id="in-progress"' in html
+    names, words, html = pages[1]
     assert names == ["a.json", "b.json"]
     assert words.startswith("This run is in progress: round 2 of up to 4 done after ")
     assert "0 claim lines decided, 1 shown the same, 1 still open; the next round measures the open lines only" \

@@ -121,14 +121,14 @@ def configure_render(p: argparse.ArgumentParser) -> None:
 
 def cmd_wheels(args: argparse.Namespace) -> int:
     """Fill the shared wheelhouse for the selected cells (air-gapped hosts: run this where PyPI answers)."""
-    from ..provision import wheelhouse
+    from ..provision import render, wheelhouse
 
     matrix = load_matrix(args)
     cells = selected(matrix, args.only)
     failed = 0
     for cell in (c for c in cells if not c.existing):     # an existing environment installs nothing
         try:
-            ws = wheelhouse.ensure((*cell.bootstrap, *cell.requirements), cell.python, offline=args.offline,
+            ws = wheelhouse.ensure(render.build_requirements(cell), cell.python, offline=args.offline,
                                    log=(print if args.verbose else (lambda line: None)), verify=True)
         except wheelhouse.WheelhouseError as e:
             print(f"{cell.name}: FAILED: {e}", file=sys.stderr)

@@ -70,7 +70,7 @@ from ..runners.job import CellJob
 from . import hostspeed
 from .budget import Budget, cut_to_budget, round_fits
 from .live import LiveCell, finish, resume, retry_turns, run_slice, said, wants
-from .page import LookHook, page_after_looks, remove_interim
+from .page import LookHook, page_after_looks, page_at_start, remove_interim
 from .provisioning import provision
 from .request import RunRequest
 from .turns import Turn, new_seed, plan_turns
@@ -152,10 +152,15 @@ def measure_and_write(live: dict[str, LiveCell], request: RunRequest, reports_di
     try:
         if request.sequential:
             from ..analysis.runs.noise_model import pooled
+            from ..analysis.stopping import first_look
             from ..results.noise_history import noise_history_at
+            from .looks import covers
 
-            measure_until_decided(live, request, journal, head, console, how,
-                                  pooled(noise_history_at(reports_dir), without=[head.run]), budget,
+            history = pooled(noise_history_at(reports_dir), without=[head.run])
+            warm = request.judge != "ab" and covers(history, live)
+            page_at_start(live, request.page, request.rounds, min(first_look(warm), request.rounds), reports_dir,
+                          console)
+            measure_until_decided(live, request, journal, head, console, how, history, budget,
                                   page_after_looks(live, head, request.page, request.rounds, reports_dir, console))
         else:
             measure(live, request, journal, head, console, how, budget)

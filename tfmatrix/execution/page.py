@@ -29,7 +29,7 @@ from ..analysis.stopping import DECIDED, OPEN, SAME, LineState, open_variants
 from ..progress import fmt_duration
 from ..results.documents import CellDoc
 from ..results.journal import JournalHead
-from ..results.store import write_cell
+from ..results.store import CellOutcome, cell_document, write_cell
 from .budget import costs_of
 from .live import LiveCell
 from .looks import live_docs
@@ -61,17 +61,46 @@ def write_page(live: Mapping[str, LiveCell], docs: Sequence[CellDoc], reports_di
                round_no: int, cap: int, elapsed_s: float, page: PageWriter) -> None:
     """The interim cell files (``docs``: the live cells' rounds so far; every other cell file of ``reports/cells``
     as it is), then the page built from them with the run's state in words."""
+    still = open_variants(states)
+    page(interim_files(live, docs, reports_dir),
+         progress_words(states, round_no, cap, elapsed_s, costs_of(live).of(still) if still else None))
+
+
+def interim_files(live: Mapping[str, LiveCell], docs: Sequence[CellDoc], reports_dir: Path) -> Path:
+    """The interim cells folder, written anew: ``docs`` (the live cells' rounds so far) and every cell file of
+    ``reports/cells`` that is not a live cell's (a live cell's earlier file is an earlier run, not this one)."""
     cells = interim_cells(reports_dir)
     shutil.rmtree(cells, ignore_errors=True)
     cells.mkdir(parents=True)
-    ours = {d.name for d in docs}
     for doc in docs:
         write_cell(cells / f"{doc.name}.json", doc)
     for path in sorted((reports_dir / "cells").glob("*.json")):
-        if path.stem not in ours and not path.name.startswith("."):
+        if path.stem not in live and not path.name.startswith("."):
             shutil.copyfile(path, cells / path.name)
-    still = open_variants(states)
-    page(cells, progress_words(states, round_no, cap, elapsed_s, costs_of(live).of(still) if still else None))
+    return cells
+
+
+def start_words(live: Mapping[str, LiveCell], cap: int, first_look: int) -> str:
+    """What the page says once the cells are provisioned, before a round has ended."""
+    variants = sum(len(ids) for lc in live.values() for ids in lc.slices.values())
+    return (f"This run is in progress: {len(live)} cell{'s' * (len(live) != 1)} provisioned, {variants} variants "
+            f"to measure; round 1 of up to {cap} is running and the first verdicts come after round {first_look}. "
+            "This page reloads itself; the report at the end replaces it.")
+
+
+def page_at_start(live: Mapping[str, LiveCell], writer: PageWriter | None, cap: int, first_look: int,
+                  reports_dir: Path, console: Console) -> None:
+    """The page once provisioning is done: each live cell's plan (its environment, nothing measured yet), the
+    cells that are not live (skipped, kept) as they are. A page that cannot be written is one line; the run goes on."""
+    if writer is None:
+        return
+    try:
+        plans = [cell_document(lc.cell.to_dict(), CellOutcome(name, "ok", None, lc.env.runner, {}, lc.plan),
+                               lc.job.asked) for name, lc in sorted(live.items())]
+        writer(interim_files(live, plans, reports_dir), start_words(live, cap, first_look))
+    except Exception as e:
+        console.print("\\[tfmatrix] the page in progress was not written (the run goes on): %s"
+                      % escape(str(e).splitlines()[0] if str(e) else type(e).__name__))
 
 
 def remove_interim(reports_dir: Path) -> None:

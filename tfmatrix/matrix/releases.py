@@ -160,6 +160,8 @@ class Table:
     tf_keras: TfKerasRule
     tested_build_configurations: str
     keras3: Keras3Table | None = None
+    uv: str = ""                              # "uv==X": the installer of cells on Python bases (``[tooling]``)
+    uv_min_python: str = "3.8"
 
     def release(self, tf_version: str) -> Release:
         """The row for "1.15" or an exact "1.15.5"; KeyError when unknown."""
@@ -254,6 +256,8 @@ def parse_table(doc: Mapping[str, Any]) -> Table:
         tf_keras=TfKerasRule(tuple(tk["env"].items()), tk["cpu_package"], bool(tk["pin_keras3"])),
         tested_build_configurations=doc["meta"]["tested_build_configurations"],
         keras3=_keras3(doc) if "keras3" in doc else None,
+        uv=str(doc["tooling"].get("uv", "")),
+        uv_min_python=str(doc["tooling"].get("uv_min_python", "3.8")),
     )
 
 

@@ -87,6 +87,10 @@ class Runner(Protocol):
     interleaves: bool = False
     """``prepare`` works: cells can be made ready once and run slice by slice (the interleaved schedule)."""
 
+    builds_at_once: int = 1
+    """How many cells ``prepare`` may make at once on this host while nothing is measured (provisioning): an image
+    build waits on the disk about as long as it computes, so two overlap (``prepare`` must then be thread-safe)."""
+
     def inputs(self, cell: Cell) -> str:
         """A hash of everything this runner installs for ``cell``: equal hashes let a re-run keep results."""
         ...

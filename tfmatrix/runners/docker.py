@@ -15,7 +15,7 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -116,6 +116,10 @@ class DockerRunner(Runner):
 
     name = "docker"
     interleaves = True
+    # two cells' images at once where the host has two cores: 2 builds of tf2.15-cpu and tf2.21-keras3-cpu took
+    # 77 s together and 101 s one after the other (docs/measurements-log.md)
+    builds_at_once = 2 if (os.cpu_count() or 1) >= 2 else 1
+    _bases = threading.Lock()       # one local base image built once when two cells want it at the same time
 
     def __init__(self, client: Any, registry: str | None = None, gpu_ids: Sequence[str] | None = None,
                  suite_dir: Path = SUITE_DIR, wheels_source: WheelsSource | None = None) -> None:
@@ -172,6 +176,10 @@ class DockerRunner(Runner):
 
     def ensure_base(self, cell: Cell, log: CellLog) -> Any:
         """The cell, possibly redirected to a locally built base when no registry answers."""
+        with self._bases:
+            return self._ensure_base(cell, log)
+
+    def _ensure_base(self, cell: Cell, log: CellLog) -> Any:
         ref = cell.base.ref
         if self._image_exists(ref):
             return cell
@@ -197,27 +205,7 @@ class DockerRunner(Runner):
         if self._image_exists(rendered.tag):
             log("image %s exists: not rebuilding" % rendered.tag)
             return rendered.tag, 0.0
-        t0 = time.monotonic()
-        with tempfile.TemporaryDirectory(prefix="tfmatrix-ctx-") as tmp:
-            ctx = Path(tmp)
-            for name, text in rendered.files.items():
-                (ctx / name).write_text(text)
-            (ctx / "wheels").mkdir()
-            for f in wheels.files:
-                _link_or_copy(f, ctx / "wheels" / f.name)
-            log("building %s (%d wheels)" % (rendered.tag, len(wheels.files)))
-            import docker.errors
-
-            try:
-                for chunk in self.client.api.build(path=str(ctx), tag=rendered.tag, rm=True, forcerm=True,
-                                                   pull=False, decode=True):
-                    if chunk.get("stream", "").strip():
-                        log(chunk["stream"].rstrip())
-                    if "error" in chunk:
-                        raise CellFailure("image build failed: %s" % chunk["error"].strip().splitlines()[-1])
-            except docker.errors.APIError as e:
-                raise CellFailure("image build failed: %s" % e)
-        return rendered.tag, time.monotonic() - t0
+        return rendered.tag, build_image(self.client, rendered, wheels, log)
 
     # -- the run -------------------------------------------------------------
 
@@ -261,7 +249,7 @@ class DockerRunner(Runner):
                 if progress:
                     progress.phase("wheels")
                 t0 = time.monotonic()
-                wheels = self.wheels_source((*cell.bootstrap, *cell.requirements), cell.python, log)
+                wheels = self.wheels_source(render.build_requirements(cell), cell.python, log)
                 timings["wheels_s"] = time.monotonic() - t0
                 runner["wheels"] = {"count": len(wheels.files), "downloaded": wheels.downloaded, "how": wheels.how}
                 if progress:
@@ -282,6 +270,32 @@ class DockerRunner(Runner):
             return CellOutcome(cell.name, "failed", "could not start the container: %s" % str(e).splitlines()[0],
                                runner, timings, None, log.tail())
         return DockerCellEnv(self.client, container, cell, out_dir, runner, timings)
+
+
+def build_image(client: Any, rendered: render.RenderedCell, wheels: wheelhouse.WheelSet,
+                log: Callable[[str], None], nocache: bool = False) -> float:
+    """Build ``rendered`` as its tag from a context of its files and ``wheels``; the seconds it took."""
+    t0 = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="tfmatrix-ctx-") as tmp:
+        ctx = Path(tmp)
+        for name, text in rendered.files.items():
+            (ctx / name).write_text(text)
+        (ctx / "wheels").mkdir()
+        for f in wheels.files:
+            _link_or_copy(f, ctx / "wheels" / f.name)
+        log("building %s (%d wheels)" % (rendered.tag, len(wheels.files)))
+        import docker.errors
+
+        try:
+            for chunk in client.api.build(path=str(ctx), tag=rendered.tag, rm=True, forcerm=True, pull=False,
+                                          nocache=nocache, decode=True):
+                if chunk.get("stream", "").strip():
+                    log(chunk["stream"].rstrip())
+                if "error" in chunk:
+                    raise CellFailure("image build failed: %s" % chunk["error"].strip().splitlines()[-1])
+        except docker.errors.APIError as e:
+            raise CellFailure("image build failed: %s" % e)
+    return time.monotonic() - t0
 
 
 class DockerCellEnv:

@@ -97,6 +97,7 @@ class WithExisting(Runner):
         self.name = inner.name
         self.slots = inner.slots
         self.interleaves = inner.interleaves
+        self.builds_at_once = inner.builds_at_once
 
     def _for(self, cell: Cell) -> Runner:
         return self.existing if cell.existing else self.inner
