@@ -28,11 +28,15 @@ from .request import RunRequest
 # cell and round (23 s keras3-torch-cpu to 283 s tf2.16-tf_keras-cpu) at a reference of 22 ms.
 ESTIMATE_RUN_S = {"quick": 100.0, "seed": 110.0, "standard": 3600.0, "full": 4 * 3600.0}
 ESTIMATE_REFERENCE_S = 0.022
-ESTIMATE_SETUP_S = 60.0         # preparing a cell the first time (wheels and image build, or virtualenv install)
-# The default (the claims' variants, sequential rounds up to 4) per cell, at ESTIMATE_REFERENCE_S: measured on the
-# default matrix's 12 CPU cells on 2026-11-26 at a reference of 10.1-10.4 ms, scaled: 20.5 min for the first run on
-# the machine (its first look after round 2), 12.4-12.8 min warm (docs/measurement.md, "Sequential rounds").
-CLAIMS_RUN_S = {"cold": 216.0, "warm": 132.0}
+# preparing a cell the first time (wheels and image build, or virtualenv install), one at a time; the Docker runner's
+# two at once made the default's 12 cells in 9:49 at 22.8 ms, 49 s a cell (docs/measurements-log.md, 2026-11-28)
+ESTIMATE_SETUP_S = 60.0
+# The default (the claims' variants, sequential rounds up to 4) per cell, at ESTIMATE_REFERENCE_S. cold: the first
+# run on the machine (its first look after round 2), measured on the default matrix's 12 CPU cells on 2026-11-28 at
+# 19.8-22.8 ms: 31:26 of rounds, 157 s a cell (docs/measurements-log.md, "The cold default with these cuts"; the
+# 2026-11-26 figure, 20.5 min at 10.1-10.4 ms scaled to 216 s, said 55:50 for that 41:21 run). warm: 12.4-12.8 min
+# at 10.1-10.4 ms, scaled (docs/measurement.md, "Sequential rounds").
+CLAIMS_RUN_S = {"cold": 162.0, "warm": 132.0}
 # A sequential run's rounds, on average over its slices (measured: docs/measurement.md, "Sequential rounds").
 EXPECTED_ROUNDS_WARM = 2.0      # a noise history of these cells here: the first look after round 1
 EXPECTED_ROUNDS_COLD = 3.0      # none: the first look after round 2
