@@ -20,7 +20,7 @@ from .options import add_reports
 
 
 def cmd_disk(args: argparse.Namespace) -> int:
-    from ..provision import hygiene
+    from ..provision import hygiene, render
     from ..provision.base_images import DEBIAN_REF
     from ..provision.wheelhouse import requirements_key, wheelhouse_dir
     from ..runners import docker as docker_runner
@@ -39,8 +39,10 @@ def cmd_disk(args: argparse.Namespace) -> int:
             uses.add(runner.inputs(cell), who)
             uses.add(runner.effective_cell(cell).base.ref, who)
         uses.add("cell-" + cell.name, who)
-        for name in manifests.get(requirements_key(list(cell.requirements), cell.python), []):
-            uses.add(name, who)
+        # the wheel sets it is built from: an image's (its installer's wheel too) and a virtualenv's
+        for reqs in {render.build_requirements(cell), cell.requirements}:
+            for name in manifests.get(requirements_key(list(reqs), cell.python), []):
+                uses.add(name, who)
     for reports in args.reports or [str(paths.REPORTS_DIR)]:
         for path, who in hygiene.kept_cell_files(Path(reports)):
             doc = hygiene.read_doc(path)

@@ -157,7 +157,7 @@ class DockerRunner(Runner):
             return None
         if not todo or not root or not os.path.isdir(root):
             return None
-        need = sum(hygiene.environment_estimate((*c.bootstrap, *c.requirements), c.python) for c in todo)
+        need = sum(hygiene.environment_estimate(render.build_requirements(c), c.python) for c in todo)
         return DiskRoom(need, shutil.disk_usage(root).free, root,
                         "the images of %d cell(s) not built yet" % len(todo))
 
