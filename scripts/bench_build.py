@@ -22,8 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from tfmatrix.execution import hostspeed  # noqa: E402
 from tfmatrix.matrix import load  # noqa: E402
 from tfmatrix.matrix.releases import load_table  # noqa: E402
-from tfmatrix.provision import base_images, render, wheelhouse  # noqa: E402
-from tfmatrix.runners.docker import build_image  # noqa: E402
+from tfmatrix.provision import render, wheelhouse  # noqa: E402
+from tfmatrix.runners.docker import DockerRunner, build_image  # noqa: E402
 from tfmatrix.runners.engine import engine  # noqa: E402
 
 
@@ -44,12 +44,9 @@ def main() -> int:
     client = engine(timeout=600)
     if client is None:
         ap.error("no Docker engine answers: bash scripts/host-setup")
+    runner = DockerRunner(client)
     for name in args.cells:
-        cell = cells[name]
-        minor = base_images.buildable_python(cell.base.upstream)
-        if minor and not base_images.image_exists(client, cell.base.ref):     # the local stand-in, as a run uses
-            cell = dataclasses.replace(cell, base=dataclasses.replace(cell.base, ref=base_images.python_ref(minor),
-                                                                      digest=None))
+        cell = runner.effective_cell(cells[name])      # the base a run would use (a local stand-in)
         for i in range(args.repeat):
             for installer, tab in (("pip", dataclasses.replace(table, uv="")), ("uv", table)):
                 rendered = render.render_cell(cell, tab)

@@ -32,7 +32,7 @@ import hashlib
 import json
 import shutil
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -152,16 +152,13 @@ def measure_and_write(live: dict[str, LiveCell], request: RunRequest, reports_di
     try:
         if request.sequential:
             from ..analysis.runs.noise_model import pooled
-            from ..analysis.stopping import first_look
             from ..results.noise_history import noise_history_at
-            from .looks import covers
 
-            history = pooled(noise_history_at(reports_dir), without=[head.run])
-            warm = request.judge != "ab" and covers(history, live)
-            page_at_start(live, request.page, request.rounds, min(first_look(warm), request.rounds), reports_dir,
-                          console)
-            measure_until_decided(live, request, journal, head, console, how, history, budget,
-                                  page_after_looks(live, head, request.page, request.rounds, reports_dir, console))
+            measure_until_decided(live, request, journal, head, console, how,
+                                  pooled(noise_history_at(reports_dir), without=[head.run]), budget,
+                                  page_after_looks(live, head, request.page, request.rounds, reports_dir, console),
+                                  lambda first: page_at_start(live, request.page, request.rounds, first, reports_dir,
+                                                              console))
         else:
             measure(live, request, journal, head, console, how, budget)
     except BaseException:
@@ -256,12 +253,13 @@ def measure(live: dict[str, LiveCell], request: RunRequest, journal: Path, head:
 
 def measure_until_decided(live: dict[str, LiveCell], request: RunRequest, journal: Path, head: JournalHead,
                           console: Console, how: OneAfterAnother, history: NoiseModel | None,
-                          budget: Budget | None = None, after_look: LookHook | None = None) -> None:
+                          budget: Budget | None = None, after_look: LookHook | None = None,
+                          before_rounds: Callable[[int], None] | None = None) -> None:
     """Sequential rounds (``analysis.stopping``): round after round, judged at each look; after a look only the
     open claim lines' variants run again, until none is open or the cap (``request.rounds``) is reached.
     ``budget``: after a look, only the open lines whose round fits the time left (``budget.affordable``), the others
     stopped with the budget as their why. ``after_look``: called after each look that another round follows (the
-    page in progress).
+    page in progress); ``before_rounds``: called once before round 1 with the round of the first look.
 
     Each round's turns are planned when it starts (seeded by the run's seed and the round, recorded); a resumed
     run replays the rounds its journal holds and, its data being the same, looks the same way.
@@ -282,6 +280,8 @@ def measure_until_decided(live: dict[str, LiveCell], request: RunRequest, journa
     cut: set[tuple[str, str, str, str]] = set()     # lines the budget stopped: never measured again in this run
     last: dict[tuple[str, str, str, str], LineState] = {}
     t_start = time.monotonic()
+    if before_rounds is not None:
+        before_rounds(min(first_look(warm), cap))
     console.print("\\[tfmatrix] sequential rounds: up to %d; lines judged after rounds %s at %.2f%% each (%s)" % (
         cap, ", ".join(str(r) for r in look_rounds(warm, cap)), 100 * LOOK_ALPHA,
         first_look_words(history.source if warm and history else "", request.judge)))

@@ -88,6 +88,12 @@ def start_words(live: Mapping[str, LiveCell], cap: int, first_look: int) -> str:
             "This page reloads itself; the report at the end replaces it.")
 
 
+def not_written(console: Console, error: Exception) -> None:
+    """The one line a page that cannot be written is (a full disk): the page is a view of the run, never its stop."""
+    console.print("\\[tfmatrix] the page in progress was not written (the run goes on): %s"
+                  % escape(str(error).splitlines()[0] if str(error) else type(error).__name__))
+
+
 def page_at_start(live: Mapping[str, LiveCell], writer: PageWriter | None, cap: int, first_look: int,
                   reports_dir: Path, console: Console) -> None:
     """The page once provisioning is done: each live cell's plan (its environment, nothing measured yet), the
@@ -99,8 +105,7 @@ def page_at_start(live: Mapping[str, LiveCell], writer: PageWriter | None, cap: 
                                lc.job.asked) for name, lc in sorted(live.items())]
         writer(interim_files(live, plans, reports_dir), start_words(live, cap, first_look))
     except Exception as e:
-        console.print("\\[tfmatrix] the page in progress was not written (the run goes on): %s"
-                      % escape(str(e).splitlines()[0] if str(e) else type(e).__name__))
+        not_written(console, e)
 
 
 def remove_interim(reports_dir: Path) -> None:
@@ -125,8 +130,7 @@ def page_after_looks(live: Mapping[str, LiveCell], head: JournalHead, writer: Pa
         try:
             write_page(live, live_docs(live, head), reports_dir, states, round_no, cap, elapsed_s, writer)
         except Exception as e:      # the page is a view of the run: it never stops the measuring
-            console.print("\\[tfmatrix] the page in progress was not written (the run goes on): %s"
-                          % escape(str(e).splitlines()[0] if str(e) else type(e).__name__))
+            not_written(console, e)
             return
         if not told and any(s.state != OPEN for s in states):
             told = True
