@@ -7,6 +7,7 @@ interleaved schedule on test_interleaved's fake runner with scripted looks.
 """
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -14,11 +15,12 @@ from typing import Any
 import numpy as np
 import pytest
 from rich.console import Console
-from sequential_model import run_line, sigmas
+from sequential_model import Shipped, run_line, sigmas
 from test_interleaved import SLICES, FakeCell, FakeRunner
 
 from tfmatrix.analysis.claim_file import builtin
 from tfmatrix.analysis.claims import HOLDS, REVERSED, UNCLEAR
+from tfmatrix.analysis.runs.prior import shipped
 from tfmatrix.analysis.statistics.inference import ALPHA
 from tfmatrix.analysis.stopping import DECIDED, LOOK_ALPHA, MAX_ROUNDS, OPEN, SAME, LineState, open_variants
 from tfmatrix.execution import dispatch as execution
@@ -60,6 +62,47 @@ def test_a_3x_effect_is_decided_at_the_first_look_on_a_warm_machine() -> None:
     # 1%; round 3 or 4 does (in a real run, moderation across the cell's variants may lend it more)
     cold = [run_line(rng, 1 / 3, sd[2 * i], sd[2 * i + 1], warm=False) for i in range(200)]
     assert sum(s.rounds <= 4 and s.verdict == HOLDS for s in cold) / len(cold) >= 0.9
+
+
+def _shipped_false_rate(mismatch: float, seed: int) -> float:
+    prior = shipped()
+    rng = np.random.default_rng(seed)
+    sd = sigmas(rng, 2 * N)
+    how = Shipped(prior.scale, prior.d, mismatch)
+    wrong = sum(run_line(rng, 1.0, sd[2 * i], sd[2 * i + 1], warm=False, shipped=how).verdict in (HOLDS, REVERSED)
+                for i in range(N))
+    return wrong / N
+
+
+@pytest.mark.parametrize("mismatch", [1.0, 2.0])
+def test_on_the_shipped_prior_an_unchanged_line_stays_within_5_percent_even_on_a_host_twice_as_noisy(
+        mismatch: float) -> None:
+    """A fresh machine looks after round 1 on the prior shipped with tfmatrix (``analysis.runs.prior``), lent wider
+    than measured: on a host as noisy as the one that measured it, or with twice its per-round SD, an unchanged
+    line is still called different at most 5% of the time over all its looks."""
+    assert _shipped_false_rate(mismatch, seed=5) <= 0.05
+
+
+def test_lent_as_measured_the_prior_would_not_hold_on_a_noisier_host() -> None:
+    """What the widening buys: the same prior lent as measured (scale 1, many degrees of freedom) calls far more
+    unchanged lines different on a host twice as noisy, so a prior that forgot its widening fails the test above."""
+    rng = np.random.default_rng(6)
+    sd = sigmas(rng, 2 * N)
+    how = Shipped(1.0, 50.0, 2.0)
+    wrong = sum(run_line(rng, 1.0, sd[2 * i], sd[2 * i + 1], warm=False, shipped=how).verdict in (HOLDS, REVERSED)
+                for i in range(N))
+    assert wrong / N > 0.08
+
+
+def test_on_the_shipped_prior_a_large_effect_is_decided_at_round_1() -> None:
+    """The point of the prior: a 10x line (most seed claims are 5-30x) decides at the first look on a fresh machine
+    at the measured noise, where it waited for round 2 before."""
+    prior = shipped()
+    rng = np.random.default_rng(7)
+    sd = sigmas(rng, 400)
+    how = Shipped(prior.scale, prior.d)
+    stops = [run_line(rng, 1 / 10, sd[2 * i], sd[2 * i + 1], warm=False, shipped=how) for i in range(200)]
+    assert sum(s.rounds == 1 and s.verdict == HOLDS for s in stops) / len(stops) >= 0.9
 
 
 def test_a_line_at_its_edge_runs_to_the_cap() -> None:
@@ -299,3 +342,33 @@ def test_a_page_that_cannot_be_written_never_stops_the_run(tmp_path: Path, monke
                                  tmp_path / "reports", console=Console(file=said, width=400))
     assert [o.status for o in outcomes] == ["ok", "ok"]
     assert "the page in progress was not written (the run goes on): No space left on device" in said.getvalue()
+
+
+def test_a_fresh_machine_looks_after_round_1_on_the_shipped_prior_and_its_cells_say_so(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No noise history here, but the shipped prior knows the variants: round 1 is a look, each cell file records
+    that its looks borrowed the prior (the report lends it to those cells alone), and the opening line says so."""
+    from tfmatrix.analysis.runs.prior import ShippedPrior
+
+    v1, v2 = SLICES["eager:tf"][0], SLICES["graph:tf"][0]
+    seen: list[tuple[int, Any]] = []
+
+    def look(live: Any, head: Any, history: Any, alpha: float = LOOK_ALPHA, claims: Any = None) -> list[LineState]:
+        seen.append((max(r for lc in live.values() for r, _ in lc.done), history))
+        return [_line("a", "b", v1, v1, DECIDED), _line("a", "a", v2, v2, SAME)]
+
+    monkeypatch.setattr("tfmatrix.execution.looks.look", look)
+    monkeypatch.setattr("tfmatrix.execution.interleaved.shipped",
+                        lambda: ShippedPrior({v1: 0.01, v2: 0.02}, 4.0, 4.0, "a test host"))
+    out = io.StringIO()
+    outcomes = execution.execute([FakeCell("a"), FakeCell("b")], FakeRunner(tmp_path),
+                                 RunRequest(rounds=MAX_ROUNDS, sequential=True, seed=5), tmp_path / "reports",
+                                 console=Console(file=out, width=400))
+    assert [o.status for o in outcomes] == ["ok", "ok"]
+    assert [r for r, _ in seen] == [1]
+    history = seen[0][1]
+    assert history.lent[("a", v1)] == (0.04, 4.0) and history.lent[("b", v2)] == (0.08, 4.0)
+    seq = json.loads((tmp_path / "reports" / "cells" / "a.json").read_text())["results"]["config"]["schedule"][
+        "sequential"]
+    assert seq["first_look"] == 1 and seq["prior"] is True and "a test host" in seq["history"]
+    assert "round 1 judged with the prior shipped with tfmatrix" in out.getvalue()

@@ -51,9 +51,15 @@ def first_look(warm: bool) -> int:
     return 1 if warm else 2
 
 
-def first_look_words(history: str, judge: str) -> str:
+def first_look_words(history: str, judge: str, prior: bool = False) -> str:
     """Why the first look comes when it does, as a sequential run's opening line says it (``history``: the noise
-    history round 1 is judged with, "" none)."""
+    history round 1 is judged with, "" none; ``prior``: the shipped prior is lent where that history is silent)."""
+    if prior:
+        lent = "the prior shipped with tfmatrix, lent wider than measured (large effects decide at round 1, the " \
+               "rest after round 2)"
+        if history:
+            return "round 1 judged with the noise history %s, and where it is silent with %s" % (history, lent)
+        return "no noise history of these cells here yet: round 1 judged with %s" % lent
     if history:
         return "round 1 judged with the noise history %s" % history
     if judge == "ab":       # its history only bounds what the family's prior lends an early look (compare.ab)
@@ -167,6 +173,11 @@ def sequential_of(results: SuiteResults | None) -> Mapping[str, Any]:
     schedule = results.config.get("schedule") if results is not None else None
     seq = schedule.get("sequential") if isinstance(schedule, dict) else None
     return seq if isinstance(seq, dict) else {}
+
+
+def prior_borrowers(cells: Iterable[CellResult]) -> set[str]:
+    """The cells whose looks borrowed the shipped prior (``analysis.runs.prior``): the report lends it to them."""
+    return {c.name for c in cells if sequential_of(c.results).get("prior")}
 
 
 def run_alpha(cells: Sequence[CellResult]) -> float:

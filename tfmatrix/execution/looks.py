@@ -83,8 +83,12 @@ def covers(history: NoiseModel | None, live: Mapping[str, LiveCell]) -> bool:
     open (a cell of new variants once made a whole run wait for round 2)."""
     if history is None:
         return False
-    known = history.variances
-    return any((name, vid) in known for name, lc in live.items() for ids in lc.slices.values() for vid in ids)
+    return any(key in history.variances or key in history.lent for key in live_keys(live))
+
+
+def live_keys(live: Mapping[str, LiveCell]) -> list[tuple[str, str]]:
+    """Every (cell, variant id) the live cells measure: what a noise history or the shipped prior is asked for."""
+    return [(name, vid) for name, lc in live.items() for ids in lc.slices.values() for vid in ids]
 
 
 def claims_here(slices: dict[str, list[str]], preset: str, cell: Cell, plan: SuiteResults,

@@ -34,15 +34,16 @@ from ..analysis.findings import FINDINGS
 from ..analysis.frame import attach_previous, build_frame, results_rows
 from ..analysis.pairing import FindingResult, compute_all
 from ..analysis.runs import noise_model
+from ..analysis.runs.prior import shipped
 from ..analysis.series.answers import CellSeries, cell_series
 from ..analysis.series.entries import claim_lines, kept_run_of
-from ..analysis.stopping import attach_stops, run_alpha
+from ..analysis.stopping import attach_stops, prior_borrowers, run_alpha
 from ..errors import UserError
 from ..results.archive import Archive, digest_of, read_archive
 from ..results.archive import save as save_archive
 from ..results.foreign import child
 from ..results.history_docs import HistoryFound, history_in
-from ..results.noise_history import NoiseHistory, noise_history_at, write_noise_history
+from ..results.noise_history import NoiseHistory, NoiseModel, noise_history_at, write_noise_history
 from ..results.profile_docs import ProfilesFound, profiles_in
 from ..results.store import PREVIOUS_DIR, write_text_atomic
 from . import devices_view, hardware_view
@@ -213,6 +214,16 @@ def asked_claims(cells: list[CellResult], own: tuple[Claim, ...] = ()) -> tuple[
     return builtin(families) + own
 
 
+def _noise_lent(df: pd.DataFrame, cells: Sequence[CellResult], kept: NoiseModel | None) -> NoiseModel | None:
+    """What the report's lines borrow: the noise history kept here, and the shipped prior for the variants of the
+    cells whose looks borrowed it (so the report judges a line as the look that stopped it did)."""
+    borrowed = prior_borrowers(cells)
+    if not borrowed or not len(df):
+        return kept
+    return shipped().lend(kept, [(str(c), str(i)) for c, i in zip(df["cell"], df["id"], strict=True)
+                                 if c in borrowed])
+
+
 def analyse(inputs: Inputs, asked: Asked) -> Analysed:
     """The report's figures (``UserError`` when the baseline or the upgrade pair is not a cell with results)."""
     cells, upgrade = inputs.loaded.cells, asked.upgrade
@@ -224,7 +235,8 @@ def analyse(inputs: Inputs, asked: Asked) -> Analysed:
     # the comparisons see the previous run's samples too (its ratios count as noise); results.csv does not
     compared = attach_previous(df, build_frame(earlier)) if earlier else df
     this_run = noise_model.run_of(cells)
-    compared = noise_model.annotate(compared, noise_model.pooled(inputs.noise, without=[this_run]))  # never its own
+    compared = noise_model.annotate(compared, _noise_lent(compared, cells, noise_model.pooled(
+        inputs.noise, without=[this_run])))     # never its own
     claims = compute_claims(compared, cells, asked_claims(cells, asked.user_claims()), alpha=run_alpha(cells))
     attach_stops(claims, cells)
     model = noise_model.from_frame(df, inputs.source, cells)

@@ -58,6 +58,10 @@ class NoiseModel:
     source: str = ""
     # key -> (the run's mean log time, that mean's variance within the run): what run_spread reads
     means: Mapping[tuple[str, str], tuple[float, float]] = field(default_factory=dict)
+    # key -> (s2, d) lent where neither the run judged nor ``variances`` knows the variant: the prior shipped with
+    # tfmatrix (``analysis.runs.prior``), said as ``lent_source``; in memory only, never written to the file
+    lent: Mapping[tuple[str, str], tuple[float, float]] = field(default_factory=dict)
+    lent_source: str = ""
 
     def rows(self) -> list[list[Any]]:
         return [[cell, vid, s2, d, *self.means.get((cell, vid), ())]

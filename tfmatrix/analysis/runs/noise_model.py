@@ -151,6 +151,7 @@ def annotate(df: pd.DataFrame, history: NoiseModel | None = None) -> pd.DataFram
     model = from_frame(df)
     found = model.variances if model is not None else {}
     earlier = history.variances if history is not None else {}
+    lent = history.lent if history is not None else {}
     out = df.copy()
     s2s: list[float | None] = []
     ds: list[float | None] = []
@@ -159,6 +160,11 @@ def annotate(df: pd.DataFrame, history: NoiseModel | None = None) -> pd.DataFram
         key = (str(c), str(i))
         now, then = found.get(key), earlier.get(key)
         parts = [p for p in (now, then) if p is not None]
+        if not parts and key in lent:       # the last resort: the shipped prior (``prior``), wider than measured
+            s2s.append(lent[key][0])
+            ds.append(lent[key][1])
+            srcs.append(history.lent_source if history is not None else None)
+            continue
         if not parts:
             s2s.append(None)
             ds.append(None)

@@ -1,0 +1,71 @@
+"""Write tfmatrix/data/noise_prior.toml from a noise history kept here: the prior a fresh machine's first look borrows.
+
+    python scripts/make_noise_prior.py REPORTS/noise-model.json --measured "what run, which host reference"
+
+Each variant id's unit variance is pooled over every cell and kept run that measured it (weighted by degrees of
+freedom, ``analysis.runs.noise_model.pool``); the CONTROL rows (the reference workload) are left out. ``--scale``
+and ``--d`` say how the prior is lent elsewhere (``analysis.runs.prior``; the seeded simulations of
+tests/test_sequential.py check them). Run it on a history of a default run with two rounds or more.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tfmatrix.analysis.runs.noise_model import CONTROL, pool  # noqa: E402
+from tfmatrix.analysis.runs.prior import PRIOR_PATH  # noqa: E402
+from tfmatrix.results.noise_history import NoiseModel, read_noise_history  # noqa: E402
+
+HEADER = """\
+# The noise prior shipped with tfmatrix: each suite variant's unit variance (one round's log time, its process's
+# shared effects out, moderated per benchmark) as one host measured it, pooled over the cells that measured it.
+# A sequential run's looks borrow it for the variants this machine's own noise history does not know, lent
+# `scale` times wider than measured on `d` degrees of freedom (tfmatrix/analysis/runs/prior.py says why; the
+# seeded simulations in tests/test_sequential.py check the false-alarm rate with a host twice as noisy).
+# Written by scripts/make_noise_prior.py; re-measure with a default run of two rounds or more and
+#   python scripts/make_noise_prior.py REPORTS/noise-model.json --measured "..."
+"""
+
+
+def by_variant(model: NoiseModel) -> dict[str, tuple[float, float]]:
+    """Each variant id's variance pooled over the cells that measured it, with the degrees of freedom summed."""
+    ss: dict[str, float] = {}
+    dd: dict[str, float] = {}
+    for (_, vid), (s2, d) in model.variances.items():
+        if vid != CONTROL and d > 0:
+            ss[vid] = ss.get(vid, 0.0) + d * s2
+            dd[vid] = dd.get(vid, 0.0) + d
+    return {vid: (ss[vid] / dd[vid], dd[vid]) for vid in ss}
+
+
+def toml_text(variances: dict[str, tuple[float, float]], scale: float, d: float, measured: str) -> str:
+    lines = [HEADER, "[prior]", f"scale = {scale}", f"d = {d}", f"measured = {json.dumps(measured)}", "",
+             "[variances]   # variant id = variance (its degrees of freedom pooled over the cells)"]
+    for vid, (s2, dof) in sorted(variances.items()):
+        lines.append(f"{json.dumps(vid)} = {s2:.6g}   # d = {dof:g}")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("history", type=Path, help="a noise-model.json a default run wrote")
+    ap.add_argument("--measured", required=True, help="the run and its host reference, as the table will say")
+    ap.add_argument("--scale", type=float, default=3.0)
+    ap.add_argument("--d", type=float, default=6.0)
+    ap.add_argument("--out", type=Path, default=PRIOR_PATH)
+    args = ap.parse_args()
+    history = read_noise_history(args.history)
+    model = pool([m for _, m in history.runs], max_d=1e9)
+    found = by_variant(model)
+    args.out.write_text(toml_text(found, args.scale, args.d, args.measured))
+    print(f"{args.out}: {len(found)} variants from {len(model.variances)} (cell, variant) rows")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
