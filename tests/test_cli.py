@@ -34,7 +34,7 @@ def test_validate_default_matrix() -> None:
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == ("25 cells OK, 1 of them opt-in (0 warnings), 13 claims (seeds); a first `matrix` run of the "
                            "others: "
-                           "roughly 1:28:48\n")
+                           "roughly 1:17:12\n")
     assert proc.stderr == ""
 
 

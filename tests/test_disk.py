@@ -58,6 +58,18 @@ def test_a_kept_cell_file_uses_its_image_base_virtualenv_and_wheels(tmp_path: Pa
     assert uses.by_key["tensorflow_cpu-2.1.4.whl"] == who
 
 
+def test_a_kept_cell_files_uv_built_wheel_set_counts_as_used(tmp_path: Path) -> None:
+    """An image built with uv took its wheels from the set keyed with uv's wheel (``render.build_requirements``): a
+    bisect probe's kept cell file keeps that set too, or `disk --prune` would remove the wheels its image needs."""
+    from tfmatrix.matrix.releases import load_table
+
+    doc = _cell_doc("tf2.15.1-cpu", "tfmatrix/tf2.15.1-cpu:1", ["tensorflow-cpu==2.15.1"], "3.11")
+    uv_key = requirements_key([load_table().uv, "tensorflow-cpu==2.15.1"], "3.11")
+    uses = hygiene.Uses()
+    hygiene.add_cell_doc(uses, doc, "probe", {uv_key: ["uv-0.13.9.whl", "tensorflow_cpu-2.15.1.whl"]})
+    assert uses.by_key["uv-0.13.9.whl"] == ["probe"] and uses.by_key["tensorflow_cpu-2.15.1.whl"] == ["probe"]
+
+
 class _Images:
     def __init__(self) -> None:
         self.removed: list[str] = []

@@ -128,8 +128,10 @@ def test_an_existing_environment_is_measured_as_it_is_fingerprinted_and_reused(v
 def test_a_budget_smaller_than_a_round_measures_round_1_and_says_which_lines_it_left_open(venv_cell, tmp_path):
     """A short loan, for real (``--budget``, as scripts/gpu_check.py runs it): the Keras 3 virtualenv as an existing
     environment, the claims' variants in sequential rounds within a budget of one second. Round 1 always runs
-    whole; after it no time is left (whatever this host's speed), so every line stops after round 1 with the
-    budget as its why, in the cell file and the report, and nothing is measured again."""
+    whole; after it no time is left (whatever this host's speed), so every line stops after round 1: decided or
+    the same at the look on the shipped prior (``analysis.runs.prior``), or, where it is still open (the quick
+    preset's variants the prior does not know), with the budget as its why, in the cell file and the report; and
+    nothing is measured again."""
     venv_cell("tf2.21-keras3-cpu")
     python = REPO_ROOT / ".nox" / "cell-tf2.21-keras3-cpu" / "bin" / "python"
     matrix = tmp_path / "matrix.toml"
@@ -141,8 +143,12 @@ def test_a_budget_smaller_than_a_round_measures_round_1_and_says_which_lines_it_
     doc = cell_docs(tmp_path)["loan"]
     seq = doc["results"]["config"]["schedule"]["sequential"]
     assert seq["budget_s"] == 1.0 and seq["lines"]
-    assert all(row[4] == 1 and row[5].startswith("still open after round 1: the budget left 0:00")
-               for row in seq["lines"]), seq["lines"]
+    whys = [row[5] for row in seq["lines"]]
+    assert all(row[4] == 1 for row in seq["lines"]), seq["lines"]
+    budget = [w for w in whys if w.startswith("still open after round 1: the budget left 0:00")]
+    assert budget and all(w in budget or w == "decided after round 1" or w.endswith("after round 1: more rounds "
+                                                                                      "would not change it")
+                          for w in whys), whys
     assert doc["results"]["config"]["rounds"] == 1
     assert "round 2 measures 0 of" in proc.stderr
     assert "the budget left" in (tmp_path / "index.html").read_text()

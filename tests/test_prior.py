@@ -66,16 +66,20 @@ def test_the_shipped_table_reads_and_names_only_suite_variants() -> None:
 
 
 def test_the_table_covers_every_variant_a_seed_claim_compares() -> None:
-    """A fresh machine's round 1 can decide every seed claim's line: each variant the claims compare has a prior."""
+    """A fresh machine's round 1 can decide every seed claim's line the default measures: each of its variants has a
+    prior."""
     from suite.definitions import PRESETS
     from suite.registry import all_variants
     from tfmatrix.analysis.claim_file import builtin
     from tfmatrix.analysis.stopping import claim_variant_ids
 
     catalogue = [(v.benchmark, v.id, v.as_dict()) for v in all_variants(PRESETS["seed"])]
-    wanted = set(claim_variant_ids(catalogue, builtin("seeds")))
+    wanted = set(claim_variant_ids(catalogue, builtin()))
     missing = sorted(wanted - set(shipped().variances))
-    assert not missing, missing[:10]
+    # but MobileNetV2's tf.keras XLA variants: the default's TF cells answer that claim with EfficientNetV2S, and
+    # the Keras 3 cells on JAX or PyTorch cannot run tf.keras: no default cell measures them
+    assert len(wanted) > 40
+    assert all(m.startswith("graphs.xla[model=mobilenetv2,") and "api=tf.keras" in m for m in missing), missing
 
 
 def test_a_table_written_by_the_script_reads_back(tmp_path: Path) -> None:

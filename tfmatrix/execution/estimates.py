@@ -32,14 +32,14 @@ ESTIMATE_REFERENCE_S = 0.022
 # two at once made the default's 12 cells in 9:49 at 22.8 ms, 49 s a cell (docs/measurements-log.md, 2026-11-28)
 ESTIMATE_SETUP_S = 60.0
 # The default (the claims' variants, sequential rounds up to 4) per cell, at ESTIMATE_REFERENCE_S. cold: the first
-# run on the machine (its first look after round 2), measured on the default matrix's 12 CPU cells on 2026-11-28 at
-# 19.8-22.8 ms: 31:26 of rounds, 157 s a cell (docs/measurements-log.md, "The cold default with these cuts"; the
-# 2026-11-26 figure, 20.5 min at 10.1-10.4 ms scaled to 216 s, said 55:50 for that 41:21 run). warm: 12.4-12.8 min
-# at 10.1-10.4 ms, scaled (docs/measurement.md, "Sequential rounds").
-CLAIMS_RUN_S = {"cold": 162.0, "warm": 132.0}
+# run on the machine, with no noise history (its first look after round 1 on the shipped prior, analysis.runs.prior):
+# the 2026-11-28 cold run's 162 s a cell (19.8-22.8 ms, first look after round 2) times what the prior cut from the
+# rounds back to back on 2026-11-29 (20:39 -> 16:55 at 12.4-13.0 ms; docs/measurements-log.md, "A fresh machine's
+# first look"). warm: 12.4-12.8 min at 10.1-10.4 ms, scaled (docs/measurement.md, "Sequential rounds").
+CLAIMS_RUN_S = {"cold": 133.0, "warm": 132.0}
 # A sequential run's rounds, on average over its slices (measured: docs/measurement.md, "Sequential rounds").
 EXPECTED_ROUNDS_WARM = 2.0      # a noise history of these cells here: the first look after round 1
-EXPECTED_ROUNDS_COLD = 3.0      # none: the first look after round 2
+EXPECTED_ROUNDS_COLD = 3.0      # none, nor a shipped prior (a file of your own): the first look after round 2
 
 
 def reference_of(doc: CellDoc) -> float | None:

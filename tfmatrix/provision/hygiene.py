@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..matrix.releases import load_table
 from .wheelhouse import cached, requirements_key
 
 CELL_LABEL = "org.tfmatrix.cell"
@@ -154,13 +155,21 @@ def add_cell_doc(uses: Uses, doc: dict[str, Any], who: str, wheel_files: dict[st
             uses.add(key, who)
     if cell.get("name"):
         uses.add("cell-" + str(cell["name"]), who)
-    for name in wheel_files.get(_wheel_key(cell), []):
-        uses.add(name, who)
+    for key in _wheel_keys(cell):
+        for name in wheel_files.get(key, []):
+            uses.add(name, who)
 
 
-def _wheel_key(cell: dict[str, Any]) -> str:
+def _wheel_keys(cell: dict[str, Any]) -> list[str]:
+    """The wheel sets a kept cell's environment may have been made from: its requirements alone (a virtualenv), and
+    its image build's (``render.build_requirements``: uv's wheel or the pip bootstrap first). The cell file does not
+    say which installer built it, so each candidate counts; a key the wheelhouse lacks finds nothing."""
     reqs, python = cell.get("requirements"), cell.get("python")
-    return requirements_key(list(reqs), str(python)) if isinstance(reqs, list) and python else ""
+    if not isinstance(reqs, list) or not python:
+        return []
+    boot = [str(b) for b in cell.get("bootstrap") or []]
+    sets = [list(reqs), [*boot, *reqs], [load_table().uv, *boot, *reqs]]
+    return list(dict.fromkeys(requirements_key(s, str(python)) for s in sets))
 
 
 def kept_cell_files(reports: Path) -> list[tuple[Path, str]]:
