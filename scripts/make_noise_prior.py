@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -19,7 +20,7 @@ sys.path.insert(0, str(ROOT))
 
 from tfmatrix.analysis.runs.noise_model import CONTROL, pool  # noqa: E402
 from tfmatrix.analysis.runs.prior import PRIOR_PATH  # noqa: E402
-from tfmatrix.results.noise_history import NoiseModel, read_noise_history  # noqa: E402
+from tfmatrix.results.noise_history import NoiseHistory, NoiseModel, read_noise_history  # noqa: E402
 
 HEADER = """\
 # The noise prior shipped with tfmatrix: each suite variant's unit variance (one round's log time, its process's
@@ -32,15 +33,12 @@ HEADER = """\
 """
 
 
-def by_variant(model: NoiseModel) -> dict[str, tuple[float, float]]:
-    """Each variant id's variance pooled over the cells that measured it, with the degrees of freedom summed."""
-    ss: dict[str, float] = {}
-    dd: dict[str, float] = {}
-    for (_, vid), (s2, d) in model.variances.items():
-        if vid != CONTROL and d > 0:
-            ss[vid] = ss.get(vid, 0.0) + d * s2
-            dd[vid] = dd.get(vid, 0.0) + d
-    return {vid: (ss[vid] / dd[vid], dd[vid]) for vid in ss}
+def by_variant(history: NoiseHistory) -> dict[str, tuple[float, float]]:
+    """Each variant id's variance pooled over every kept run and cell that measured it (``pool``, each (run, cell)
+    one model keyed by the variant id alone), with the degrees of freedom summed, not capped."""
+    per_cell = [NoiseModel({("", vid): v for (c, vid), v in m.variances.items() if c == cell and vid != CONTROL})
+                for _, m in history.runs for cell in {c for c, _ in m.variances}]
+    return {vid: v for (_, vid), v in pool(per_cell, max_d=math.inf).variances.items()}
 
 
 def toml_text(variances: dict[str, tuple[float, float]], scale: float, d: float, measured: str) -> str:
@@ -60,10 +58,10 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=PRIOR_PATH)
     args = ap.parse_args()
     history = read_noise_history(args.history)
-    model = pool([m for _, m in history.runs], max_d=1e9)
-    found = by_variant(model)
+    found = by_variant(history)
     args.out.write_text(toml_text(found, args.scale, args.d, args.measured))
-    print(f"{args.out}: {len(found)} variants from {len(model.variances)} (cell, variant) rows")
+    rows = {k for _, m in history.runs for k in m.variances if k[1] != CONTROL}
+    print(f"{args.out}: {len(found)} variants from {len(rows)} (cell, variant) rows")
     return 0
 
 

@@ -270,15 +270,14 @@ def measure_until_decided(live: dict[str, LiveCell], request: RunRequest, journa
     judged = ab_look if request.judge == "ab" else functools.partial(look, claims=request.claims)
     margin = same_margin(request.judge)
     cap = request.rounds
-    own = history
     if request.judge != "ab":       # ab's looks lend no history a variance (round 2), nor the shipped prior
         history = shipped().lend(history, live_keys(live))
     warm = request.judge != "ab" and covers(history, live)
-    lent = history is not own
     said = history.source if warm and history else ""
+    lent = history.lent_source if history is not None and history.lent else ""
     head.sequential = seq = {"cap": cap, "alpha": LOOK_ALPHA, "judge": request.judge, "looks": look_rounds(warm, cap),
-                          "first_look": first_look(warm), "lines": [], "prior": lent,
-                          "history": " ".join(s for s in (said, history.lent_source if lent and history else "") if s)}
+                          "first_look": first_look(warm), "lines": [], "prior": bool(lent),
+                          "history": " ".join(s for s in (said, lent) if s)}
     if budget is not None:
         seq["budget_s"] = budget.seconds
     head.turns = []
@@ -290,7 +289,7 @@ def measure_until_decided(live: dict[str, LiveCell], request: RunRequest, journa
         before_rounds(min(first_look(warm), cap))
     console.print("\\[tfmatrix] sequential rounds: up to %d; lines judged after rounds %s at %.2f%% each (%s)" % (
         cap, ", ".join(str(r) for r in look_rounds(warm, cap)), 100 * LOOK_ALPHA,
-        first_look_words(said, request.judge, lent)))
+        first_look_words(said, request.judge, bool(lent))))
     round_no = 0
     for round_no in range(1, cap + 1):
         turns = plan_round(live, round_no, head.seed, len(head.turns))
