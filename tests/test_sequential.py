@@ -311,6 +311,7 @@ def test_the_page_fills_after_each_look_that_another_round_follows_and_keeps_not
     assert names == ["a.json", "b.json"] and words.startswith(
         "This run is in progress: 2 cells provisioned, 4 variants to measure; round 1 of up to 4 is running and the "
         "first verdicts come after round 2")
+    assert "; the opening estimate ends the run about " in words and " from now). This page reloads" in words
     assert 'id="in-progress"' in html
     names, words, html = pages[1]
     assert names == ["a.json", "b.json"]
@@ -372,3 +373,17 @@ def test_a_fresh_machine_looks_after_round_1_on_the_shipped_prior_and_its_cells_
         "sequential"]
     assert seq["first_look"] == 1 and seq["prior"] is True and "a test host" in seq["history"]
     assert "round 1 judged with the prior shipped with tfmatrix" in out.getvalue()
+
+
+def test_start_words_say_when_the_opening_estimate_ends_the_run() -> None:
+    """The page written once provisioning is done says the opening estimate as a clock time and as time left; an
+    unknown estimate (an existing environment never run here) says nothing of it."""
+    import time as _time
+
+    from tfmatrix.execution.page import start_words
+
+    end = 1_800_000_000.0
+    words = start_words({}, 4, 1, end, now=end - 754)
+    assert f"about {_time.strftime('%H:%M', _time.localtime(end))} (~12:34 from now)." in words
+    assert "opening estimate" not in start_words({}, 4, 1)
+    assert "(~0:00 from now)" in start_words({}, 4, 1, end, now=end + 60)      # late: never a negative time

@@ -78,6 +78,8 @@ def execute(cells: Sequence[Cell], runner: Runner, request: RunRequest, reports_
     skips = {j.name: runner.skip_reason(j.cell) for j in jobs}
     ready = [j for j in jobs if not skips[j.name]]
     each, width = announce(jobs, skips, runner, request, reports_dir, console, last)
+    if ready and not unknown_estimates(ready, last):
+        request = dataclasses.replace(request, expected_end=time.time() + sum(each.values()))
     room = runner.disk_room([j.cell for j in ready])
     if room is not None and room.need > room.free:
         from ..provision.hygiene import room_line

@@ -159,7 +159,7 @@ def measure_and_write(live: dict[str, LiveCell], request: RunRequest, reports_di
                                   pooled(noise_history_at(reports_dir), without=[head.run]), budget,
                                   page_after_looks(live, head, request.page, request.rounds, reports_dir, console),
                                   lambda first: page_at_start(live, request.page, request.rounds, first, reports_dir,
-                                                              console))
+                                                              console, request.expected_end))
         else:
             measure(live, request, journal, head, console, how, budget)
     except BaseException:

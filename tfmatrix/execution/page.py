@@ -19,6 +19,7 @@ files it reads and words the line.
 from __future__ import annotations
 
 import shutil
+import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
@@ -80,12 +81,18 @@ def interim_files(live: Mapping[str, LiveCell], docs: Sequence[CellDoc], reports
     return cells
 
 
-def start_words(live: Mapping[str, LiveCell], cap: int, first_look: int) -> str:
-    """What the page says once the cells are provisioned, before a round has ended."""
+def start_words(live: Mapping[str, LiveCell], cap: int, first_look: int, expected_end: float | None = None,
+                now: float | None = None) -> str:
+    """What the page says once the cells are provisioned, before a round has ended; ``expected_end``: when the
+    opening line's estimate ends the run (seconds since the epoch), said as a clock time and as time left."""
     variants = sum(len(ids) for lc in live.values() for ids in lc.slices.values())
-    return (f"This run is in progress: {len(live)} cell{'s' * (len(live) != 1)} provisioned, {variants} variants "
-            f"to measure; round 1 of up to {cap} is running and the first verdicts come after round {first_look}. "
-            "This page reloads itself; the report at the end replaces it.")
+    text = (f"This run is in progress: {len(live)} cell{'s' * (len(live) != 1)} provisioned, {variants} variants "
+            f"to measure; round 1 of up to {cap} is running and the first verdicts come after round {first_look}")
+    if expected_end is not None:
+        left = max(0.0, expected_end - (time.time() if now is None else now))
+        text += (f"; the opening estimate ends the run about {time.strftime('%H:%M', time.localtime(expected_end))}"
+                 f" (~{fmt_duration(left)} from now)")
+    return text + ". This page reloads itself; the report at the end replaces it."
 
 
 def not_written(console: Console, error: Exception) -> None:
@@ -95,7 +102,7 @@ def not_written(console: Console, error: Exception) -> None:
 
 
 def page_at_start(live: Mapping[str, LiveCell], writer: PageWriter | None, cap: int, first_look: int,
-                  reports_dir: Path, console: Console) -> None:
+                  reports_dir: Path, console: Console, expected_end: float | None = None) -> None:
     """The page once provisioning is done: each live cell's plan (its environment, nothing measured yet), the
     cells that are not live (skipped, kept) as they are. A page that cannot be written is one line; the run goes on."""
     if writer is None:
@@ -103,7 +110,7 @@ def page_at_start(live: Mapping[str, LiveCell], writer: PageWriter | None, cap: 
     try:
         plans = [cell_document(lc.cell.to_dict(), CellOutcome(name, "ok", None, lc.env.runner, {}, lc.plan),
                                lc.job.asked) for name, lc in sorted(live.items())]
-        writer(interim_files(live, plans, reports_dir), start_words(live, cap, first_look))
+        writer(interim_files(live, plans, reports_dir), start_words(live, cap, first_look, expected_end))
     except Exception as e:
         not_written(console, e)
 

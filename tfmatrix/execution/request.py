@@ -38,6 +38,9 @@ class RunRequest:
     budget_s: float | None = None       # ``--budget``: the run's seconds; later rounds only where they fit (budget.py)
     # the page in progress (``page.py``): the command's report, built from a cells directory with the run's state
     page: Callable[[Path, str], None] | None = field(default=None, compare=False, repr=False)
+    # when the opening line's estimate says the run ends (seconds since the epoch; None: unknown), set by
+    # ``execute``: the page written once provisioning is done says it, so one who opens it early knows when to return
+    expected_end: float | None = field(default=None, compare=False)
 
     def for_cell(self, cell: Cell) -> CellRequest:
         """What this run asks of ``cell``: stored in its file (``job`` makes it once per cell)."""
