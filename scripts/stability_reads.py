@@ -16,11 +16,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tfmatrix.analysis.cells import CellResult, load_dir  # noqa: E402
-from tfmatrix.analysis.claims import compute_claims  # noqa: E402
+from tfmatrix.analysis.claims.answers import compute_claims  # noqa: E402
+from tfmatrix.analysis.claims.pairing import comparison_ci  # noqa: E402
 from tfmatrix.analysis.compare.agreement import Agreement  # noqa: E402
 from tfmatrix.analysis.compare.sets import compare_cells, compare_paths  # noqa: E402
 from tfmatrix.analysis.frame import build_frame  # noqa: E402
-from tfmatrix.analysis.pairing import comparison_ci  # noqa: E402
 from tfmatrix.analysis.statistics.stats import deviation, estimate  # noqa: E402
 from tfmatrix.analysis.variant import Variant  # noqa: E402
 

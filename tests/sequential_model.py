@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tfmatrix.analysis.claims import verdict
+from tfmatrix.analysis.claims.answers import verdict
 from tfmatrix.analysis.statistics.inference import Side, contrast, ratio_ci
 from tfmatrix.analysis.statistics.moderation import Prior, with_noise_model
 from tfmatrix.analysis.stopping import LOOK_ALPHA, LOOK_AT, MAX_ROUNDS, OPEN, first_look, state_of

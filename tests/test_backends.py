@@ -175,9 +175,9 @@ def _backend_cell(tmp: Path, name: str, backend: str, keras: str, center: float,
 
 def test_the_backend_finding_pairs_same_keras_cells_across_backends(tmp_path: Path) -> None:
     from tfmatrix.analysis.cells import load_dir
-    from tfmatrix.analysis.findings import FINDINGS
+    from tfmatrix.analysis.claims.findings import FINDINGS
+    from tfmatrix.analysis.claims.pairing import compute
     from tfmatrix.analysis.frame import build_frame
-    from tfmatrix.analysis.pairing import compute
 
     _backend_cell(tmp_path, "keras3-tensorflow-cpu", "tensorflow", "3.15.1", 4e-3, 1)
     _backend_cell(tmp_path, "keras3-jax-cpu", "jax", "3.15.1", 2e-3, 3)

@@ -100,9 +100,9 @@ def test_the_findings_read_unpaired_keep_their_ratios_and_lose_their_pairing(two
     """The seam ``attribution`` measures the pairing by (``compare_cells(..., paired=False)``, down to
     ``pairing.comparison_cis``): the same lines and ratios, each from two independent samples of rounds."""
     from tfmatrix.analysis.cells import load_dir
+    from tfmatrix.analysis.claims.pairing import compute_all
     from tfmatrix.analysis.compare.sets import compare_cells
     from tfmatrix.analysis.frame import build_frame
-    from tfmatrix.analysis.pairing import compute_all
 
     cells = load_dir(two_runs[0]).cells
     df = build_frame(cells)

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from tfmatrix.analysis.claim_file import BUILTIN, builtin, every_builtin, family_labels, parse_document
-from tfmatrix.analysis.claim_records import NOT_A, SEEDS, CellMatch, web_link
-from tfmatrix.analysis.claim_sources import cell_view, own_claims
+from tfmatrix.analysis.claims.files import BUILTIN, builtin, every_builtin, family_labels, parse_document
+from tfmatrix.analysis.claims.records import NOT_A, SEEDS, CellMatch, web_link
+from tfmatrix.analysis.claims.sources import cell_view, own_claims
 from tfmatrix.commands.claims import claims_of
 from tfmatrix.errors import UserError
 from tfmatrix.matrix import load

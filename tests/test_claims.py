@@ -18,10 +18,19 @@ import pytest
 from report_docs import cell_doc, noisy, parse_html, record, results_doc, write
 
 from tfmatrix.analysis.cells import load_dir
-from tfmatrix.analysis.claim_file import builtin
-from tfmatrix.analysis.claim_records import NOT_A
-from tfmatrix.analysis.claims import CANNOT, HOLDS, NOT_MEASURED, REVERSED, THIN, UNCLEAR, compute_claims, verdict
-from tfmatrix.analysis.findings import FINDINGS
+from tfmatrix.analysis.claims.answers import (
+    CANNOT,
+    HOLDS,
+    NOT_MEASURED,
+    REVERSED,
+    THIN,
+    UNCLEAR,
+    compute_claims,
+    verdict,
+)
+from tfmatrix.analysis.claims.files import builtin
+from tfmatrix.analysis.claims.findings import FINDINGS
+from tfmatrix.analysis.claims.records import NOT_A
 from tfmatrix.analysis.frame import build_frame
 from tfmatrix.analysis.statistics.inference import RatioCI
 from tfmatrix.report.build import build

@@ -23,8 +23,8 @@ from suite import schema
 from suite.definitions import PRESETS
 from suite.run import Progress
 from tfmatrix.analysis.chart_data import CHARTS
-from tfmatrix.analysis.claim_file import every_builtin
-from tfmatrix.analysis.findings import FINDINGS
+from tfmatrix.analysis.claims.files import every_builtin
+from tfmatrix.analysis.claims.findings import FINDINGS
 from tfmatrix.errors import UserError
 from tfmatrix.matrix import KNOWN_PRESETS
 from tfmatrix.progress import parse_suite_line
@@ -107,12 +107,12 @@ def test_every_claim_setup_and_size_parameter_is_in_the_suite_list():
 
 
 def test_the_claims_checker_reads_the_suite_list_as_the_contract_test_does():
-    """``claim_checks.check_names`` (what refuses a user's claim) passes every built-in claim against the real
+    """``checks.check_names`` (what refuses a user's claim) passes every built-in claim against the real
     catalogue and refuses a misspelt one, as the test above would."""
     import dataclasses
 
-    from tfmatrix.analysis.claim_checks import Entry, check_names
-    from tfmatrix.analysis.findings import param_spec
+    from tfmatrix.analysis.claims.checks import Entry, check_names
+    from tfmatrix.analysis.claims.findings import param_spec
     from tfmatrix.errors import UserError
 
     entries = [Entry(v["benchmark"], v["id"], v["params"]) for v in catalogue()]

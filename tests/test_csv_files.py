@@ -29,8 +29,8 @@ from report_docs import cell_doc, noisy, record, results_doc, write
 from series_runs import run_series
 
 from tfmatrix.analysis.cells import load_dir, load_file
-from tfmatrix.analysis.claim_sources import own_claims
-from tfmatrix.analysis.claims import compute_claims
+from tfmatrix.analysis.claims.answers import compute_claims
+from tfmatrix.analysis.claims.sources import own_claims
 from tfmatrix.analysis.compare.ab import compare_sides
 from tfmatrix.analysis.compare.sets import compare_paths
 from tfmatrix.analysis.compare.upgrade import upgrade_view

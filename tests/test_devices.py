@@ -17,8 +17,8 @@ from report_docs import noisy, parse_html, record, results_doc
 
 from suite.frameworks import DATA_ON_DEVICE
 from tfmatrix.analysis.cells import load_dir
-from tfmatrix.analysis.claim_file import builtin
-from tfmatrix.analysis.claims import compute_claim
+from tfmatrix.analysis.claims.answers import compute_claim
+from tfmatrix.analysis.claims.files import builtin
 from tfmatrix.analysis.devices import (
     SIZE_AXES,
     SizePoint,

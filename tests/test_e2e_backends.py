@@ -16,9 +16,9 @@ from e2e import MATRICES, cell_docs, records, require, tfmatrix
 
 from suite.schema import NO_TF_BACKENDS, validate
 from tfmatrix.analysis.cells import load_dir
-from tfmatrix.analysis.findings import FINDINGS
+from tfmatrix.analysis.claims.findings import FINDINGS
+from tfmatrix.analysis.claims.pairing import compute
 from tfmatrix.analysis.frame import build_frame
-from tfmatrix.analysis.pairing import compute
 from tfmatrix.runners import engine as docker_engine
 
 pytestmark = pytest.mark.docker

@@ -97,8 +97,8 @@ def test_a_claim_of_your_own_is_judged_like_a_seeds_and_explain_and_bisect_take_
     """The example's own claim (``[suite] claims``), over its own benchmark: a grid row and a Claims entry in the
     family "Your claims", a line per cell in claims.csv, a real ``explain --claim`` profiling both sides in a cell
     (the user's files mounted), and ``bisect --claim`` resolving it to the user's variants."""
-    from tfmatrix.analysis.claim_file import every_builtin
-    from tfmatrix.analysis.claim_sources import own_claims
+    from tfmatrix.analysis.claims.files import every_builtin
+    from tfmatrix.analysis.claims.sources import own_claims
     from tfmatrix.history.targets import claim_target
     from tfmatrix.matrix import load
 

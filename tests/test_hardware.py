@@ -18,13 +18,13 @@ import pytest
 from report_docs import cell_doc, noisy, parse_html, record, results_doc, table_rows, training_params, write
 
 from tfmatrix.analysis.cells import load_dir
-from tfmatrix.analysis.claim_file import builtin
-from tfmatrix.analysis.claims import compute_claim
+from tfmatrix.analysis.claims.answers import compute_claim
+from tfmatrix.analysis.claims.files import builtin
+from tfmatrix.analysis.claims.findings import FINDINGS
+from tfmatrix.analysis.claims.pairing import compute
 from tfmatrix.analysis.facts import CellFacts, CellSpec, HostFacts
-from tfmatrix.analysis.findings import FINDINGS
 from tfmatrix.analysis.frame import build_frame
 from tfmatrix.analysis.hardware import Hardware, hardware_groups, hardware_of, same_hardware, stack_key
-from tfmatrix.analysis.pairing import compute
 from tfmatrix.analysis.statistics.inference import time_interval
 from tfmatrix.report.build import build
 from tfmatrix.report.hardware_view import hardware_csv, hardware_pairs

@@ -20,8 +20,8 @@ from rich.console import Console
 
 from suite.schema import validate
 from tfmatrix.analysis.cells import load_dir
+from tfmatrix.analysis.claims.pairing import comparison_ci
 from tfmatrix.analysis.frame import build_frame
-from tfmatrix.analysis.pairing import comparison_ci
 from tfmatrix.execution import dispatch as execution
 from tfmatrix.execution.interleaved import JOURNAL_DIR
 from tfmatrix.execution.request import RunRequest

@@ -63,7 +63,8 @@ SUBFOLDERS: dict[str, set[str]] = {
     "statistics": set(),        # the verdict statistics: numbers in, verdicts out
     "explain": set(),           # explain's profiles
     "runs": {"cells", "frame", "statistics"},       # the noise between runs, the runs kept before
-    "compare": {"cells", "findings", "frame", "pairing", "runs", "statistics"},     # two result sets side by side
+    "claims": {"cells", "devices", "frame", "hardware", "runs", "statistics"},   # the questions and their answers
+    "compare": {"cells", "claims", "frame", "runs", "statistics"},     # two result sets side by side
     "series": {"cells", "claims", "runs"},          # every kept run over time: its cells' means, its claim lines
 }
 

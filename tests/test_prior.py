@@ -70,7 +70,7 @@ def test_the_table_covers_every_variant_a_seed_claim_compares() -> None:
     prior."""
     from suite.definitions import PRESETS
     from suite.registry import all_variants
-    from tfmatrix.analysis.claim_file import builtin
+    from tfmatrix.analysis.claims.files import builtin
     from tfmatrix.analysis.stopping import claim_variant_ids
 
     catalogue = [(v.benchmark, v.id, v.as_dict()) for v in all_variants(PRESETS["seed"])]

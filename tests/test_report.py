@@ -303,9 +303,9 @@ def test_real_cells_report(real_cells, tmp_path):
 @pytest.mark.tf
 def test_real_cells_claims(real_cells, tmp_path):
     """Every claim answered per real CPU cell, or marked cannot-exist with a reason; the seed's 001 cell holds."""
-    from tfmatrix.analysis.claim_file import builtin
+    from tfmatrix.analysis.claims.files import builtin
     SEED_CLAIMS = builtin()
-    from tfmatrix.analysis.claims import CANNOT, HOLDS, compute_claims
+    from tfmatrix.analysis.claims.answers import CANNOT, HOLDS, compute_claims
 
     cells = load_dir(real_cells).cells
     results = {r.claim.key: r for r in compute_claims(build_frame(cells), cells)}

@@ -15,7 +15,7 @@ from cdp_pipe import Chromium, find_chromium
 from e2e import require
 from report_docs import synthetic_matrix
 
-from tfmatrix.analysis.claim_file import builtin
+from tfmatrix.analysis.claims.files import builtin
 from tfmatrix.report.build import build
 
 SEED_CLAIMS = builtin()      # the seeds' claims (tfmatrix/data/claims/seeds.toml)

@@ -200,8 +200,8 @@ def test_window_mates_borrow_their_benchmarks_noise_from_the_same_run(tmp_path: 
     """A finding's line of three rounds: paired process by process (df 2 of its own), its variance moderated
     towards what the benchmark's variants measured in this run (``noise_model.annotate``), so its interval is not
     Student's t on 2 degrees of freedom."""
-    from tfmatrix.analysis.findings import Compare, Finding, param_spec
-    from tfmatrix.analysis.pairing import compute
+    from tfmatrix.analysis.claims.findings import Compare, Finding, param_spec
+    from tfmatrix.analysis.claims.pairing import compute
 
     rng = np.random.default_rng(3)
     records = []

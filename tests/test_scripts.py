@@ -89,8 +89,8 @@ def test_scripts_use_only_what_tfmatrix_offers_publicly() -> None:
 
 def test_the_script_check_sees_a_private_import_and_a_monkeypatch() -> None:
     source = """
-from tfmatrix.analysis.pairing import _sides, comparison_cis
-from tfmatrix.analysis import pairing
+from tfmatrix.analysis.claims.pairing import _sides, comparison_cis
+from tfmatrix.analysis.claims import pairing
 import tfmatrix.analysis.statistics.moderation as moderation
 from tfmatrix.analysis._hidden import thing
 
@@ -105,6 +105,6 @@ def f(cells):
     comparison_cis([])
 """
     assert outside_uses(source) == [
-        "2: from tfmatrix.analysis.pairing import _sides", "5: from tfmatrix.analysis._hidden import thing",
+        "2: from tfmatrix.analysis.claims.pairing import _sides", "5: from tfmatrix.analysis._hidden import thing",
         "9: pairing.comparison_cis set", "10: moderation.fit_prior set",
         "11: setattr(sets, 'compare_cells', len)", "12: pairing._window_mates"]

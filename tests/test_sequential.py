@@ -18,8 +18,8 @@ from rich.console import Console
 from sequential_model import Shipped, run_line, sigmas
 from test_interleaved import SLICES, FakeCell, FakeRunner
 
-from tfmatrix.analysis.claim_file import builtin
-from tfmatrix.analysis.claims import HOLDS, REVERSED, UNCLEAR
+from tfmatrix.analysis.claims.answers import HOLDS, REVERSED, UNCLEAR
+from tfmatrix.analysis.claims.files import builtin
 from tfmatrix.analysis.runs.prior import shipped
 from tfmatrix.analysis.statistics.inference import ALPHA
 from tfmatrix.analysis.stopping import DECIDED, LOOK_ALPHA, MAX_ROUNDS, OPEN, SAME, LineState, open_variants

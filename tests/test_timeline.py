@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tfmatrix.analysis.cells import load_dir
-from tfmatrix.analysis.claim_file import builtin
+from tfmatrix.analysis.claims.files import builtin
 from tfmatrix.history.axis import tf_axis
 from tfmatrix.history.bisect import bisect
 from tfmatrix.history.search import Measure

@@ -191,7 +191,7 @@ def test_a_claim_line_whose_side_could_not_be_profiled_says_why_and_a_bad_file_i
 
 
 def test_a_bisect_boundary_says_how_each_side_moved_and_where_the_one_that_moved_most_changed() -> None:
-    from tfmatrix.analysis.claim_file import builtin
+    from tfmatrix.analysis.claims.files import builtin
     SEED_CLAIMS = builtin()
     from tfmatrix.history.targets import Target
     from tfmatrix.history.why import boundary_lines

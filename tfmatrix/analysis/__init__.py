@@ -1,16 +1,18 @@
 """Analysis: what the loaded cells answer (frame, pairing, findings, claims, the stopping rule, devices, ...).
 
-Five subfolders, one concern each. ``statistics/`` (the verdict statistics)
+Six subfolders, one concern each. ``claims/`` (the questions: claims as records and TOML, a user's
+checked, each answered; the seeds' findings and their pairing) reads the cells and their frame.
+``statistics/`` (the verdict statistics)
 and ``explain/`` (explain's profiles) import nothing else of analysis/;
 ``runs/`` (the noise between runs: a run's noise model, the runs kept
 before, the run level, the control) reads the cells and their frame;
 ``series/`` (every kept run over time: the step rule, pure, and the series
 per testbed and cell) reads the cells, their claims and ``runs/``;
 ``compare/`` (two result sets side by side) builds on those, on ``runs/``
-and on ``pairing``. All of it is pure but for the modules that read files:
+and on ``claims.pairing``. All of it is pure but for the modules that read files:
 ``cells`` (``load_dir``, ``load_file``: cell files and their logs),
 ``compare.sets`` (``load_side``, ``compare_paths``: compare's two sides, the
-noise history beside them), ``claim_file`` (``read_toml``,
+noise history beside them), ``claims.files`` (``read_toml``,
 ``builtin_family``: the claims files, the built-in families in
 ``tfmatrix/data/claims/`` and a user's own) and ``statistics.tails``
 (``one_process``: this host's null table, ``tfmatrix/data/noise_tails.toml``).

@@ -15,7 +15,7 @@ import pandas as pd
 from suite.schema import param_text
 
 from .cells import CellResult
-from .findings import ParamSpec, matches, param_spec
+from .claims.findings import ParamSpec, matches, param_spec
 
 
 @dataclass(frozen=True)

@@ -34,9 +34,9 @@ from typing import Any
 from ..matrix.records import AUTO_ROUNDS_CAP
 from ..results.documents import SuiteResults
 from .cells import CellResult
-from .claim_records import MARGIN, NOT_A, SEEDS, Claim
-from .claims import HOLDS, REVERSED, ClaimResult
-from .findings import ParamSpec, in_benchmarks, matches, param_spec
+from .claims.answers import HOLDS, REVERSED, ClaimResult
+from .claims.findings import ParamSpec, in_benchmarks, matches, param_spec
+from .claims.records import MARGIN, NOT_A, SEEDS, Claim
 from .statistics.inference import ALPHA, RatioCI
 
 MAX_ROUNDS = AUTO_ROUNDS_CAP    # a line still open after this many rounds stops there, "no clear difference"

@@ -43,7 +43,7 @@ def _bisect(args: argparse.Namespace, settings: RunSettings) -> int:
     console = stderr_console()
     matrix = settings.matrix
     preset = settings.run_preset
-    from ..analysis.claim_file import every_builtin
+    from ..analysis.claims.files import every_builtin
     from .claims import own_of
 
     target = (claim_target(args.claim, preset, every_builtin() + own_of(settings.claims), settings.bench_paths)

@@ -2,7 +2,7 @@
 user's own (the matrix file's ``[[claim]]`` tables, the ``[suite] claims`` files), read once and checked against
 the suite's catalogue and the matrix's cells before anything is built.
 
-The user's own are gathered (read and checked) by ``analysis.claim_sources``, where the report gathers them too.
+The user's own are gathered (read and checked) by ``analysis.claims.sources``, where the report gathers them too.
 """
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..analysis.claim_file import builtin as builtin_claims
-from ..analysis.claim_records import Claim
-from ..analysis.claim_sources import own_claims
+from ..analysis.claims.files import builtin as builtin_claims
+from ..analysis.claims.records import Claim
+from ..analysis.claims.sources import own_claims
 from ..matrix import Matrix
 from ..matrix.checks import Where, families
 from ..matrix.records import ALL_FAMILIES, CLAIM_FAMILIES

@@ -20,7 +20,7 @@ from ..progress import stderr_console
 
 if TYPE_CHECKING:
     from ..analysis.cells import Refused
-    from ..analysis.claim_records import Claim
+    from ..analysis.claims.records import Claim
 
 
 def load_matrix(args: argparse.Namespace, err: TextIO | None = None) -> Matrix:
@@ -113,7 +113,7 @@ def refresh_report(reports: Path, matrix: Matrix, console: Any, own: tuple[Claim
     """Rebuild the report after a run; the cell files it had to leave out. ``own``: the user's claims (default: the
     matrix file's). ``cells`` and ``progress``: the page of a run still measuring (``execution.page``), built from
     its interim cell files, quietly (the run's own lines say where it is)."""
-    from ..analysis.claim_sources import own_claims
+    from ..analysis.claims.sources import own_claims
     from ..report.build import build
 
     cells = cells or reports / "cells"

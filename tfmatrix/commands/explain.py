@@ -102,9 +102,9 @@ def claim_sides(key: str, cell_name: str | None, reports: str, matrix: Matrix) -
     from pathlib import Path
 
     from ..analysis.cells import load_dir
-    from ..analysis.claim_file import every_builtin, find
-    from ..analysis.claim_sources import own_claims
-    from ..analysis.claims import compute_claim
+    from ..analysis.claims.answers import compute_claim
+    from ..analysis.claims.files import every_builtin, find
+    from ..analysis.claims.sources import own_claims
     from ..analysis.frame import build_frame
 
     claim = find(every_builtin() + own_claims(matrix), key, "explain --claim")

@@ -64,7 +64,7 @@ def _run_cells(settings: RunSettings, cells: Sequence[Cell], bench: Sequence[str
 def concerned(cells: Sequence[Cell], settings: RunSettings, console: Any) -> list[Cell]:
     """The cells a claim of a claims-only run is about; the others are left out, their files as they are (a run of
     today's questions asks nothing of TF 1.x)."""
-    from ..analysis.claim_sources import cell_view
+    from ..analysis.claims.sources import cell_view
 
     keep = [c for c in cells if any(claim.concerns(cell_view(c)) for claim in settings.claims) or cell_view(c).existing]
     idle = [c.name for c in cells if c not in keep]

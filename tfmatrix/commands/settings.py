@@ -16,7 +16,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..analysis.claim_records import Claim
+from ..analysis.claims.records import Claim
 from ..matrix import Cell, Matrix, Settings
 
 if TYPE_CHECKING:

@@ -141,7 +141,7 @@ def announce(jobs: Sequence[CellJob], skips: dict[str, str | None], runner: Runn
 def claims_text(request: RunRequest) -> str:
     """The claims a claims-only run answers, and the family one flag away: "claims: seeds (13; today's questions
     of 2025-26: --claims today)"."""
-    from ..analysis.claim_file import BUILTIN
+    from ..analysis.claims.files import BUILTIN
 
     families = request.families or BUILTIN[:1]
     own = sum(1 for c in request.claims if c.family not in BUILTIN)

@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ..analysis.cells import CellResult, describe
-from ..analysis.claim_records import Claim
-from ..analysis.claims import compute_claims
+from ..analysis.claims.answers import compute_claims
+from ..analysis.claims.records import Claim
 from ..analysis.frame import build_frame
 from ..analysis.runs.noise_model import annotate
 from ..analysis.stopping import LOOK_ALPHA, OPEN, LineState, case_state, line_states, needed_here

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from ..analysis.claim_records import Claim
+from ..analysis.claims.records import Claim
 from ..progress import counted, fmt_duration
 from ..results.cell_log import CellLog
 from ..results.store import CellOutcome, cell_paths, load_cell, record_outcome

@@ -6,8 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..analysis.claim_file import builtin
-from ..analysis.claim_records import Claim
+from ..analysis.claims.files import builtin
+from ..analysis.claims.records import Claim
 from ..matrix.records import Cell
 from ..matrix.user_benchmarks import files_hash
 from ..results.documents import CellRequest

@@ -22,10 +22,10 @@ from pathlib import Path
 import pandas as pd
 
 from ..analysis.cells import CellResult
-from ..analysis.claim_file import every_builtin, find
-from ..analysis.claim_records import Claim
-from ..analysis.claims import CANNOT, ClaimLine, compute_claim
-from ..analysis.findings import in_benchmarks, matches
+from ..analysis.claims.answers import CANNOT, ClaimLine, compute_claim
+from ..analysis.claims.files import every_builtin, find
+from ..analysis.claims.findings import in_benchmarks, matches
+from ..analysis.claims.records import Claim
 from ..analysis.frame import build_frame
 from ..analysis.statistics.inference import time_interval
 from ..errors import UserError

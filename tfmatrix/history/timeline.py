@@ -30,9 +30,9 @@ from typing import Any
 from rich.console import Console
 
 from ..analysis.cells import CellResult, load_file
-from ..analysis.claim_file import builtin
-from ..analysis.claim_records import Claim
-from ..analysis.claims import CANNOT, NOT_MEASURED
+from ..analysis.claims.answers import CANNOT, NOT_MEASURED
+from ..analysis.claims.files import builtin
+from ..analysis.claims.records import Claim
 from ..analysis.frame import build_frame
 from ..analysis.timeline import DECIDED, reading, verdict_counts, verdict_steps
 from ..execution.request import RunRequest

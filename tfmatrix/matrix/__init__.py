@@ -44,7 +44,7 @@ A matrix file has eight top-level tables; everything else is an error.
     [report]
     compare = ["tf2.15-cpu", "tf2.21-keras3-cpu"]   # baseline, candidate
 
-``[[claim]]`` - a claim of your own (``tfmatrix/analysis/claim_file.py`` reads it, with the
+``[[claim]]`` - a claim of your own (``tfmatrix/analysis/claims/files.py`` reads it, with the
 checks against the suite's catalogue and these cells; ``docs/claims.md``)::
 
     [[claim]]

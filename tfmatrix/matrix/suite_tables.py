@@ -5,7 +5,7 @@
     [suite]
     paths = ["benchmarks/"]                  # directories or .py files, relative to the matrix file
     requirements = ["keras-hub==0.17.0"]     # installed into every cell (image hash includes them)
-    claims = ["claims.toml"]                 # the user's claims files (analysis.claim_file reads them)
+    claims = ["claims.toml"]                 # the user's claims files (analysis.claims.files reads them)
 
     [report]
     compare = ["tf2.15-cpu", "tf2.21-keras3-cpu"]   # baseline, candidate: the report's upgrade view

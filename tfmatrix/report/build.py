@@ -25,14 +25,14 @@ from pathlib import Path
 import pandas as pd
 
 from ..analysis.cells import CellResult, Loaded, Refused, load_dir
-from ..analysis.claim_file import BUILTIN, builtin
-from ..analysis.claim_records import SEEDS, Claim
-from ..analysis.claim_sources import ClaimSource, own_claims
-from ..analysis.claims import ClaimResult, compute_claims
+from ..analysis.claims.answers import ClaimResult, compute_claims
+from ..analysis.claims.files import BUILTIN, builtin
+from ..analysis.claims.findings import FINDINGS
+from ..analysis.claims.pairing import FindingResult, compute_all
+from ..analysis.claims.records import SEEDS, Claim
+from ..analysis.claims.sources import ClaimSource, own_claims
 from ..analysis.compare.upgrade import UpgradeView, check_pair, upgrade_view
-from ..analysis.findings import FINDINGS
 from ..analysis.frame import attach_previous, build_frame, results_rows
-from ..analysis.pairing import FindingResult, compute_all
 from ..analysis.runs import noise_model
 from ..analysis.runs.prior import shipped
 from ..analysis.series.answers import CellSeries, cell_series

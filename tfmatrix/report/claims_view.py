@@ -14,8 +14,18 @@ from typing import Any
 from markupsafe import Markup
 
 from ..analysis.break_even import break_even
-from ..analysis.claim_records import SEEDS, web_link
-from ..analysis.claims import CANNOT, HOLDS, NOT_MEASURED, REVERSED, THIN, UNCLEAR, ClaimCell, ClaimLine, ClaimResult
+from ..analysis.claims.answers import (
+    CANNOT,
+    HOLDS,
+    NOT_MEASURED,
+    REVERSED,
+    THIN,
+    UNCLEAR,
+    ClaimCell,
+    ClaimLine,
+    ClaimResult,
+)
+from ..analysis.claims.records import SEEDS, web_link
 from ..analysis.stopping import LOOKS, MAX_ROUNDS
 from ..results.csv_files import csv_text
 from .charts import SparkPoint, sparkline

@@ -1,5 +1,6 @@
 """The Findings section: each finding's answer per cell (group), its headline from the claim that heads it, and
-every comparison with its interval and noise (``analysis.pairing.FindingResult`` in, the partial's context out)."""
+every comparison with its interval and noise (``analysis.claims.pairing.FindingResult`` in, the partial's context
+out)."""
 from __future__ import annotations
 
 import math
@@ -7,8 +8,8 @@ from typing import Any
 
 import pandas as pd
 
-from ..analysis.claims import ClaimResult
-from ..analysis.pairing import Comparison, FindingResult, GroupSummary
+from ..analysis.claims.answers import ClaimResult
+from ..analysis.claims.pairing import Comparison, FindingResult, GroupSummary
 from ..analysis.statistics.stats import pct_faster
 from .claims_view import line_label, ratio_words, varying_keys
 from .tables import fmt_interval, fmt_seconds, row_anchor

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..analysis.cells import CellResult
-from ..analysis.claim_file import family_labels
-from ..analysis.claims import HOLDS, REVERSED, THIN, UNCLEAR, ClaimCell, ClaimResult
+from ..analysis.claims.answers import HOLDS, REVERSED, THIN, UNCLEAR, ClaimCell, ClaimResult
+from ..analysis.claims.files import family_labels
 from .claims_view import VERDICT_CLASS
 from .tables import fmt_interval
 

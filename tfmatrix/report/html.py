@@ -14,7 +14,7 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup
 
-from ..analysis.claim_records import web_link
+from ..analysis.claims.records import web_link
 from .sections import SECTIONS, Page, Section, body_order, nav_text
 from .tables import fmt_seconds
 

@@ -28,10 +28,10 @@ from markupsafe import Markup
 
 from ..analysis.cells import CellResult, Refused
 from ..analysis.chart_data import CHARTS, chart_data
-from ..analysis.claim_records import SEEDS
-from ..analysis.claims import ClaimResult
+from ..analysis.claims.answers import ClaimResult
+from ..analysis.claims.pairing import FindingResult
+from ..analysis.claims.records import SEEDS
 from ..analysis.compare.upgrade import UpgradeView
-from ..analysis.pairing import FindingResult
 from ..analysis.series.answers import CellSeries
 from ..results.documents import CELL_FAILURES
 from ..results.history_docs import HistoryFound

@@ -22,7 +22,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from ..analysis.claims import ClaimResult
+from ..analysis.claims.answers import ClaimResult
 from ..analysis.explain.calltree import Frame, diff_tree, speedscope
 from ..analysis.explain.ops import explanation_sentences
 from ..analysis.explain.profiles import Explanation, Profile, explain, ms, pair, profile_of, short

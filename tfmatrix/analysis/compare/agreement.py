@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..pairing import FindingResult
+from ..claims.pairing import FindingResult
 from ..statistics.stats import deviation
 
 THRESHOLDS = (0.05, 0.10, 0.20)   # the agreement thresholds the reproducibility target is stated in

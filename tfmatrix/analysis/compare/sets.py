@@ -33,9 +33,9 @@ import pandas as pd
 from ...errors import UserError
 from ...results.noise_history import NoiseModel, noise_file_beside, read_noise_history
 from ..cells import CellResult, load_dir, load_file
-from ..findings import FINDINGS
+from ..claims.findings import FINDINGS
+from ..claims.pairing import compute_all
 from ..frame import build_frame, row_side
-from ..pairing import compute_all
 from ..runs.control import container_reference, control_moves, host_reference
 from ..runs.kept import RunSpread, history_model, pair_priors, run_means, run_spread, spread_of
 from ..runs.noise_model import pooled, run_of

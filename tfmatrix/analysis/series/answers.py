@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from ...results.archive import KeptRun, Testbed
-from ..claims import CANNOT, THIN
+from ..claims.answers import CANNOT, THIN
 from ..runs.noise_model import CONTROL
 from .steps import Point, SeriesAnswer, Step, common_move, find_steps, pooled_wander
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 
 from ...results.archive import KeptRun
 from ..cells import CellResult
-from ..claims import ClaimLine, ClaimResult
+from ..claims.answers import ClaimLine, ClaimResult
 from ..runs.kept import run_sides
 from ..runs.noise_model import run_mean, run_of
 

@@ -1,8 +1,8 @@
 """The seeds' questions: what a finding asks (``Finding``, ``Compare``, ``matches``) and the ``FINDINGS`` table.
 
 A finding names its two sides by benchmark globs and parameter values
-(``ParamSpec``), the language the claims (``claim_records.py``, written as
-TOML: ``claim_file.py``) and the charts (``chart_data.py``) are written in
+(``ParamSpec``), the language the claims (``records.py``, written as
+TOML: ``files.py``) and the charts (``chart_data.py``) are written in
 too. Everything in the report that depends on benchmark or parameter names
 is in those tables: ``FINDINGS`` here, the claims files, and ``CHARTS``
 beside its ``Chart`` model. When the

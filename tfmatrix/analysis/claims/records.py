@@ -1,12 +1,12 @@
 """What a claim is: ``Claim``, its configurations (``Setup``) and the cells it names (``CellMatch``); records only.
 
-A claim is data a user can write (``claim_file.py`` reads it from TOML: the
+A claim is data a user can write (``files.py`` reads it from TOML: the
 seeds' thirteen in ``tfmatrix/data/claims/seeds.toml``, today's questions in
 ``today.toml``, a user's own in the matrix file or a claims file beside it):
 one sentence, its two sides as benchmark globs and parameter values
 (``findings.Compare``, the findings' language), the side it says is faster,
 what its source said and where. How a claim is answered in a cell, and its
-verdicts, is ``claims.py``; every built-in claim and a user's go through the
+verdicts, is ``answers.py``; every built-in claim and a user's go through the
 same record and the same answer.
 
 The ``seed_*`` fields are what the claim's source said (a seed's, or an issue
@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 from suite.schema import FRAMEWORKS
 
-from ..versions import minor_series
+from ...versions import minor_series
 from .findings import Compare
 
 NOT_A = "not_a"       # a claim that side a does not help: judged against ``Claim.margin``, not against 1
@@ -53,7 +53,7 @@ def web_link(url: str) -> bool:
 
 class CellLike(Protocol):
     """What a claim asks of a cell to know whether it is about it (an ``analysis.cells.CellResult``, or a matrix
-    cell as ``claim_file`` sees it before anything ran)."""
+    cell as ``claims.files`` sees it before anything ran)."""
 
     @property
     def name(self) -> str: ...

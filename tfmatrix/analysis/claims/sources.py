@@ -1,5 +1,5 @@
-"""The user's own claims gathered from a matrix: read (``claim_file``) and checked against the suite's catalogue and
-the matrix's cells (``claim_checks``), before anything is built and again where a report judges them.
+"""The user's own claims gathered from a matrix: read (``claims.files``) and checked against the suite's catalogue and
+the matrix's cells (``checks``), before anything is built and again where a report judges them.
 
 What the checks need from the suite (its catalogue, with the user's benchmark
 files, and which framework has which variant: ``suite.frameworks.outside``)
@@ -15,20 +15,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeAlias
 
-from ..matrix import Cell, Matrix, display_path
-from ..matrix.records import CLAIM_FAMILIES
-from ..versions import major
-from .claim_checks import Entry, check_names, check_runnable
-from .claim_file import OWN, parse_document, parse_tables, read_toml
-from .claim_file import builtin as builtin_claims
-from .claim_records import Claim
+from ...matrix import Cell, Matrix, display_path
+from ...matrix.records import CLAIM_FAMILIES
+from ...versions import major
+from .checks import Entry, check_names, check_runnable
+from .files import OWN, parse_document, parse_tables, read_toml
+from .files import builtin as builtin_claims
+from .records import Claim
 
 ClaimSource: TypeAlias = Matrix     # what the user's claims are gathered from: a loaded matrix file
 
 
 @dataclass(frozen=True)
 class CellView:
-    """A matrix cell as a claim sees it before anything ran (``claim_records.CellLike``): its TF, Keras, backend."""
+    """A matrix cell as a claim sees it before anything ran (``records.CellLike``): its TF, Keras, backend."""
 
     name: str
     tf: str

@@ -25,7 +25,7 @@ thirteen; ``today.toml``: the questions users ask in 2025-26); a user writes
 
 A file's problems are one line each (``UserError``: exit code 2), found
 before anything is built: here a key the schema does not have, a wrong type,
-a duplicate key; in ``claim_checks.py``, against the suite's catalogue and
+a duplicate key; in ``checks.py``, against the suite's catalogue and
 the matrix's cells.
 """
 from __future__ import annotations
@@ -40,13 +40,13 @@ from typing import Any
 
 from suite.schema import FRAMEWORKS, NO_TF_BACKENDS, param_text
 
-from ..errors import UserError
-from ..matrix.records import CLAIM_FAMILIES
-from .claim_records import MARGIN, NOT_A, SEEDS, CellMatch, Claim, Setup, answered_with, web_link
+from ...errors import UserError
+from ...matrix.records import CLAIM_FAMILIES
 from .findings import Compare, ParamSpec, param_spec
+from .records import MARGIN, NOT_A, SEEDS, CellMatch, Claim, Setup, answered_with, web_link
 
 SCHEMA, SCHEMA_VERSION = "tfmatrix.claims", 1
-BUILTIN_DIR = Path(__file__).resolve().parent.parent / "data" / "claims"   # tfmatrix/data: package data
+BUILTIN_DIR = Path(__file__).resolve().parent.parent.parent / "data" / "claims"   # tfmatrix/data: package data
 BUILTIN = CLAIM_FAMILIES            # the built-in families, in the order the report shows them
 OWN, OWN_LABEL = "own", "Your claims"
 FILE_KEYS = ("schema", "schema_version", "family", "label", "claim")

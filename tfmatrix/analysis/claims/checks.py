@@ -18,9 +18,9 @@ from typing import Any
 
 from suite.schema import FRAMEWORKS, param_text
 
-from .claim_file import Where, suggest
-from .claim_records import CellLike, Claim
+from .files import Where, suggest
 from .findings import ParamSpec, in_benchmarks, matches
+from .records import CellLike, Claim
 
 
 @dataclass(frozen=True)

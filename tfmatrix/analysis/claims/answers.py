@@ -9,8 +9,8 @@ configurations can hide a 30x effect behind eleven unchanged ones; a claim
 never aggregates: each configuration it pins is one line, with its own ratio
 and interval.
 
-What a claim is, is ``claim_records.py``; the claims themselves are data
-(``claim_file.py``: the built-in families' TOML files, and a user's own).
+What a claim is, is ``records.py``; the claims themselves are data
+(``files.py``: the built-in families' TOML files, and a user's own).
 Pairing, ratios and intervals are the findings' own (``pairing.pair_rows``,
 ``moderation.judge`` and ``RatioCI.verdict``), so a change to how intervals
 are computed changes the claims with it. A claim's verdict per line:
@@ -42,15 +42,15 @@ import pandas as pd
 
 from suite.schema import param_text
 
-from .cells import CellResult
-from .claim_file import builtin
-from .claim_records import MARGIN, NOT_A, Claim, Setup
-from .devices import seed_gpu_note
+from ..cells import CellResult
+from ..devices import seed_gpu_note
+from ..hardware import same_hardware
+from ..runs.noise_model import annotate
+from ..statistics.inference import ALPHA, RatioCI
+from .files import builtin
 from .findings import Finding, in_benchmarks, matches
-from .hardware import same_hardware
 from .pairing import Comparison, FindingResult, pair_rows, sides_missing
-from .runs.noise_model import annotate
-from .statistics.inference import ALPHA, RatioCI
+from .records import MARGIN, NOT_A, Claim, Setup
 
 HOLDS, REVERSED, UNCLEAR, CANNOT = "holds", "reversed", "no clear difference", "cannot exist here"
 THIN = "not enough replication"     # one process a side: no interval, so no verdict either way

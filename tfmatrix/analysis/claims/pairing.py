@@ -14,7 +14,7 @@ finding says why (the side's n/a reason, or that it did not run there).
 
 A finding is written in ``findings.Finding`` and ``findings.Compare``; its
 answer is a ``FindingResult`` of ``Comparison`` lines. The claims
-(``claims.py``) reuse the same pairing.
+(``answers.py``) reuse the same pairing.
 """
 from __future__ import annotations
 
@@ -28,14 +28,14 @@ import pandas as pd
 
 from suite.schema import FRAMEWORKS, param_text
 
-from .cells import CellResult
+from ..cells import CellResult
+from ..frame import row_side
+from ..hardware import same_hardware
+from ..runs.noise_model import annotate
+from ..statistics.inference import RatioCI, Side, contrast, ratio_ci
+from ..statistics.moderation import Prior, judge
+from ..statistics.stats import pct_faster, same_windows
 from .findings import FINDINGS, Compare, Finding, ParamSpec, in_benchmarks, matches, param_spec, spec_text
-from .frame import row_side
-from .hardware import same_hardware
-from .runs.noise_model import annotate
-from .statistics.inference import RatioCI, Side, contrast, ratio_ci
-from .statistics.moderation import Prior, judge
-from .statistics.stats import pct_faster, same_windows
 
 
 @dataclass
