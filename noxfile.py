@@ -133,6 +133,18 @@ def tests(session: nox.Session) -> None:
     session.run("pytest", *session.posargs)
 
 
+FAST = "not docker and not tf and not ray and not slow"
+
+
+@nox.session(reuse_venv=True)
+def fast(session: nox.Session) -> None:
+    """The tests to run before every commit, about 1.5 minutes here: no Docker, TensorFlow, Ray, and none marked
+    slow (the seeded calibrations and real processes, a second or more each: ``nox -s tests`` runs them). Its
+    environment is kept between runs, so only the first one pays for the install."""
+    session.install("-e", ".[test]")
+    session.run("pytest", "-q", "-m", FAST, *session.posargs)
+
+
 @nox.session
 def docs(session: nox.Session) -> None:
     """The documentation site (README + docs/) into build/site/ with mkdocs; fails on a broken link or page."""

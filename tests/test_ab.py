@@ -163,6 +163,7 @@ def test_at_this_hosts_ab_noise_unchanged_cases_stop_as_the_same_by_round_4_and_
     assert lost == 0 and sum(found) / len(found) >= 0.5, (lost, sum(found) / len(found))
 
 
+@pytest.mark.slow
 def test_unchanged_code_is_called_different_at_most_about_5_percent_of_the_time(tmp_path: Path) -> None:
     alarms = []
     for seed in range(3):

@@ -65,6 +65,7 @@ def test_a_crossover_window_keeps_each_pair_together_its_lead_first_and_replays_
     assert sides.Order.parse(sides.Order("head", "5/2/1").arg()) == sides.Order("head", "5/2/1")
 
 
+@pytest.mark.slow
 def test_an_ab_process_builds_its_window_as_a_crossover_and_records_the_side_that_led() -> None:
     from suite.worker import Env, run_window
 

@@ -42,6 +42,7 @@ def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 # -- every command, broken inputs ----------------------------------------------------------------
 
+@pytest.mark.slow
 def test_every_command_survives_broken_inputs_without_a_traceback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                   capsys: pytest.CaptureFixture[str]) -> None:
     """Each command x each broken input: exit 0, 1 or 2 and no exception escaping ``main`` (which is what
@@ -199,6 +200,7 @@ def test_a_product_of_20_values_an_axis_is_refused_before_it_is_expanded(error_o
     assert peak < 20_000_000 and seconds < 5, (peak, seconds)
 
 
+@pytest.mark.slow
 def test_validate_prints_the_estimated_run_time(tmp_path: Path) -> None:
     (tmp_path / "m.toml").write_text('[[product]]\ntf = ["1.15", "2.1"]\n')
     proc = run_cli("validate", "--matrix", "m.toml", cwd=tmp_path)

@@ -63,6 +63,7 @@ def test_the_issue_s_two_wrong_types_are_refused_naming_file_and_field(tmp_path:
         assert message.startswith(f"{path}: field '{field}' is ") and "\n" not in message, message
 
 
+@pytest.mark.slow
 def test_every_field_of_the_wrong_type_is_refused_or_harmless_never_a_crash(tmp_path: Path) -> None:
     """Each field of a valid cell file, replaced by values of other types: load refuses it with one
     line naming the field, or the whole report builds. Anything else (a TypeError deep in pandas or

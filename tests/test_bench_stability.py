@@ -64,6 +64,7 @@ def two_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return _run(work / "run1", 1), _run(work / "run2", 2)
 
 
+@pytest.mark.slow
 def test_every_read_of_two_runs_gives_its_lines(two_runs: tuple[Path, Path]) -> None:
     run1, run2 = two_runs
     lines = reads.attribution(run1, run2)

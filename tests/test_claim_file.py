@@ -142,6 +142,7 @@ BAD = [
 
 @pytest.mark.parametrize("command", ["validate", "matrix"])
 @pytest.mark.parametrize("what,text,words", BAD, ids=[b[0] for b in BAD])
+@pytest.mark.slow
 def test_a_bad_claim_is_one_line_exit_2_and_nothing_runs(tmp_path: Path, command: str, what: str, text: str,
                                                          words: str) -> None:
     _matrix(tmp_path, text)
@@ -171,6 +172,7 @@ BAD_FILES = [
 
 
 @pytest.mark.parametrize("what,claims,matrix,words", BAD_FILES, ids=[b[0] for b in BAD_FILES])
+@pytest.mark.slow
 def test_a_bad_claims_file_or_family_is_one_line_exit_2(tmp_path: Path, what: str, claims: str | None, matrix: str,
                                                         words: str) -> None:
     if claims is not None:
@@ -208,6 +210,7 @@ def test_anything_but_an_http_link_is_not_a_claims_url(url: str) -> None:
     assert len(message.splitlines()) == 1 and message.endswith("or leave url out")
 
 
+@pytest.mark.slow
 def test_validate_counts_a_users_claims_beside_the_families(tmp_path: Path) -> None:
     _matrix(tmp_path, '[matrix]\nclaims = ["seeds", "today"]\n' + OWN)
     proc = subprocess.run([sys.executable, "-m", "tfmatrix", "validate", "--matrix", "matrix.toml"], cwd=tmp_path,
@@ -217,6 +220,7 @@ def test_validate_counts_a_users_claims_beside_the_families(tmp_path: Path) -> N
     assert proc.stdout.startswith(f"3 cells OK (0 warnings), {n} claims (seeds, today and 1 of your own); ")
 
 
+@pytest.mark.slow
 def test_a_users_claim_is_judged_in_the_grid_the_claims_and_claims_csv(tmp_path: Path) -> None:
     """On the golden run's real cells: a user's claim over variants they measured shows as a second family, its
     lines with their per-call cost; one over variants no cell measured says why, per cell."""

@@ -29,6 +29,7 @@ def run_cli(*args: str, cwd: Path | None = None, env_registry: str | None = None
                           cwd=cwd or paths.REPO_ROOT, env=env)
 
 
+@pytest.mark.slow
 def test_validate_default_matrix() -> None:
     proc = run_cli("validate")
     assert proc.returncode == 0, proc.stderr
@@ -47,6 +48,7 @@ def test_validate_default_matrix() -> None:
     ("", "tfmatrix: error: matrix.toml: the matrix has no cells"),
 ])  # fmt: skip
 @pytest.mark.parametrize("command", ["validate", "list", "render"])
+@pytest.mark.slow
 def test_bad_input_exits_2_with_one_stderr_line(matrix_file: MatrixFile, tmp_path: Path, body: str, start: str,
                                                 command: str) -> None:
     matrix_file(body)
@@ -63,6 +65,7 @@ def test_bad_input_exits_2_with_one_stderr_line(matrix_file: MatrixFile, tmp_pat
     ("frobnicate",),
     ("render", "--only", "no-such-cell*"),
 ])  # fmt: skip
+@pytest.mark.slow
 def test_usage_errors_exit_2_with_one_line(args: tuple[str, ...]) -> None:
     proc = run_cli(*args)
     assert proc.returncode == 2
@@ -75,6 +78,7 @@ def test_no_command_prints_help_and_exits_2() -> None:
     assert proc.returncode == 2 and "validate" in proc.stderr and "render" in proc.stderr
 
 
+@pytest.mark.slow
 def test_untested_warnings_are_printed_once(matrix_file: MatrixFile, tmp_path: Path) -> None:
     matrix_file('[[cell]]\ntf = "1.15"\nkeras = "2.4.3"\nallow_untested = true\n')
     proc = run_cli("validate", "--matrix", "matrix.toml", cwd=tmp_path)

@@ -68,6 +68,7 @@ def _ids() -> dict[int, str]:
 
 @pytest.mark.parametrize(("host", "normalise"), [(1.0, "auto"), (1.0, "none"), (1.02, "host"), (1.02, "run"),
                                                  (1.15, "auto")])
+@pytest.mark.slow
 def test_two_runs_of_the_same_code_call_at_most_5_percent_of_variants_different(
         tmp_path: Path, host: float, normalise: str) -> None:
     """At the measured median noise (7% a process), 3 rounds: each variant's test holds its 5%; a host (or a
@@ -97,6 +98,7 @@ def test_a_whole_cell_that_moved_is_shown_not_judged_and_as_measured_it_is_calle
     assert "(its containers' own reference 1.150)" in per_cell.host_line()
 
 
+@pytest.mark.slow
 def test_a_20_percent_slowdown_at_the_measured_noise_is_found_at_least_80_percent_of_the_time(tmp_path: Path) -> None:
     """Process SD 7% (the measured median), 3 rounds, one variant in ten 20% slower (the review's P1 through the
     whole command: cell files, frame, judge)."""
@@ -159,6 +161,7 @@ def test_the_gate_fails_on_a_30_percent_slowdown_and_prints_it_first_and_what_it
     assert out[-1] == "tfmatrix: gate: 1 offender(s) for --fail-on slower:10% (listed first)"
 
 
+@pytest.mark.slow
 def test_the_gate_is_family_wise_an_unchanged_run_does_not_fail_even_at_a_zero_threshold(
         tmp_path: Path) -> None:
     """``slower:0%`` on 200 unchanged variants: each variant's own 5% test calls ~5 of them slower, so a gate
@@ -203,6 +206,7 @@ def test_a_bad_gate_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.Captur
     assert err.count("\n") == 1 and "slower:PERCENT" in err
 
 
+@pytest.mark.slow
 def test_one_process_a_side_is_judged_with_the_noise_model_a_replicated_run_left(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The review's R2 through the commands: ``report`` on a 3-round run writes ``noise-model.json``; two later runs
@@ -227,6 +231,7 @@ def test_one_process_a_side_is_judged_with_the_noise_model_a_replicated_run_left
     assert not (tmp_path / "a" / "noise-model.json").exists()        # one process a side: nothing to keep
 
 
+@pytest.mark.slow
 def test_kept_runs_measure_how_far_a_whole_cell_wanders_and_judge_its_move_against_it(tmp_path: Path) -> None:
     """Five kept runs of the same cell, each a little faster or slower as a whole (SD ~4%): a new run 30% slower as
     a whole is beyond that spread, one 2% slower within it; two kept runs give no run level, only each variant's

@@ -180,6 +180,7 @@ def hostile_claims(hostile: SimpleNamespace, tmp_path_factory: pytest.TempPathFa
 
 
 @pytest.mark.parametrize("writer", sorted(WRITERS))
+@pytest.mark.slow
 def test_formula_text_through_every_csv_writer_is_inert(writer: str, hostile: SimpleNamespace,
                                                         request: pytest.FixtureRequest) -> None:
     h = request.getfixturevalue("hostile_claims") if writer == "claims_csv" else hostile
@@ -239,6 +240,7 @@ def _golden_with_formulas(tmp: Path) -> SimpleNamespace:
     return SimpleNamespace(cells=tmp / "cells", claims=own_claims(load(tmp / "matrix.toml")))
 
 
+@pytest.mark.slow
 def test_a_users_claim_and_parameter_that_are_formulas_reach_the_reports_csvs_inert(tmp_path: Path) -> None:
     made = _golden_with_formulas(tmp_path)
     out = tmp_path / "out"

@@ -57,6 +57,7 @@ def test_every_docs_page_is_linked_from_the_readme_and_exists():
 
 
 @needs_mkdocs
+@pytest.mark.slow
 def test_the_site_builds_strictly_and_a_broken_link_fails_it(tmp_path):
     import subprocess
     import sys

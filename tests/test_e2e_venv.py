@@ -39,6 +39,7 @@ def test_venv_runner_produces_results_for_old_and_new_tf(venv_cell, name):
     assert (Path(runner["venv"]) / "tfmatrix-cell.json").is_file()
 
 
+@pytest.mark.slow
 def test_gpu_cell_is_skipped_by_the_venv_runner(tmp_path):
     proc = tfmatrix("cell", "tf1.15-gpu", "--runner", "venv", "--reports", str(tmp_path))
     assert proc.returncode == 1                    # the one cell asked for did not run: say so, last

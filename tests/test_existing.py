@@ -87,6 +87,7 @@ def test_existing_cells_go_to_the_existing_runner_and_are_reused_while_their_pac
 
 
 @pytest.mark.parametrize(("gpus", "status"), [(1, "ok"), (0, "failed")])
+@pytest.mark.slow
 def test_a_gpu_environment_runs_on_its_gpu_or_fails_loudly(tmp_path: Path, gpus: int, status: str) -> None:
     """``cell NAME --python PATH --target gpu`` end to end through the CLI, on the stand-in TensorFlow with one fake
     GPU (no GPU on this machine): the fingerprint names the device; without it the cell is an error, never a CPU

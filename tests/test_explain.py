@@ -180,6 +180,7 @@ def _golden_reports(tmp: Path) -> Path:
     return tmp
 
 
+@pytest.mark.slow
 def test_a_claim_in_a_cell_is_its_seed_lines_two_sides_as_the_last_run_measured_them(tmp_path: Path) -> None:
     from tfmatrix.commands.explain import claim_sides
 

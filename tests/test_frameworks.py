@@ -388,6 +388,7 @@ def _set_aside_in_file(path: Path) -> int:
     return sum(len(e) for e in groups.values())
 
 
+@pytest.mark.slow
 def test_a_cell_s_other_framework_variants_set_aside_give_the_same_claims_and_say_so_in_the_tables(
         tmp_path: Path) -> None:
     """The golden default run (real cells, written when such variants were n/a records): set aside as the suite

@@ -14,6 +14,7 @@ import tomllib
 from pathlib import Path
 
 import numpy as np
+import pytest
 from matrix_model import Matrix, gate_fails, judged
 
 from tfmatrix.analysis.compare.result import SUSPECT, CompareResult, VariantChange
@@ -106,6 +107,7 @@ def test_compare_prints_a_suspect_apart_and_its_gate_line_names_the_tail() -> No
     assert "noise_tails.toml" in line
 
 
+@pytest.mark.slow
 def test_on_the_real_path_heavy_tailed_one_process_runs_fail_the_t_gate_and_not_the_tailed_one(
         tmp_path: Path) -> None:
     """A/A through files, frame, ``variant_changes`` and the gate: A and B in one process (as a default run

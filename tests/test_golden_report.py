@@ -18,6 +18,8 @@ import tarfile
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 GOLDEN = Path(__file__).resolve().parent / "golden"
 GENERATED = "2026-11-25T00:00:00+00:00"
 
@@ -52,6 +54,7 @@ def outputs(tmp: Path, build: Callable[..., object], cli_main: Callable[[list[st
     return files
 
 
+@pytest.mark.slow
 def test_the_report_of_the_golden_cells_is_byte_identical(tmp_path: Path) -> None:
     from tfmatrix.cli import main
     from tfmatrix.report.build import build

@@ -46,6 +46,7 @@ def test_requirements_key_depends_on_python_and_pins():
     assert a != wheelhouse.requirements_key(["six==1.15.0"], "3.7")
 
 
+@pytest.mark.slow
 def test_wheelhouse_downloads_once_and_works_offline(tmp_path):
     """Real pip against the real index: a second resolution fetches nothing, offline works."""
     minor = "%d.%d" % sys.version_info[:2]
@@ -161,6 +162,7 @@ def test_suite_fingerprint_changes_with_the_suite(tmp_path, monkeypatch):
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="Linux only")
+@pytest.mark.slow
 def test_python_m_tfmatrix_is_importable():
     proc = subprocess.run([sys.executable, "-c", "import tfmatrix.execution.dispatch, tfmatrix.runners.venv, "
                            "tfmatrix.runners.docker, tfmatrix.provision.base_images"], capture_output=True, text=True,

@@ -134,6 +134,7 @@ def assert_published_without(site: Path, world: Path) -> None:
 
 @pytest.mark.parametrize("file", ["../../outside/secret.txt", "tf2.15-cpu/../../../outside/secret.txt",
                                   "ABSOLUTE", "tf2.15-cpu/2026-10-01T120000-0123456789abcdef.json.gz/../x"])
+@pytest.mark.slow
 def test_an_index_entry_naming_a_file_outside_runs_is_skipped_with_one_line(
         world: Path, capsys: pytest.CaptureFixture[str], file: str) -> None:
     source = machine(world)
@@ -178,6 +179,7 @@ def test_a_kept_file_that_does_not_match_its_digest_is_skipped(world: Path,
     assert_published_without(site, world)
 
 
+@pytest.mark.slow
 def test_a_decompression_bomb_stops_at_the_cap(world: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A kept file of under a megabyte that would inflate past the 256 MB a cell file may hold."""
     source = machine(world)
@@ -229,6 +231,7 @@ def test_the_prune_never_removes_a_file_outside_runs(world: Path, capsys: pytest
 # -- report: names from a cell file and a profiles file ------------------------------------------------------------
 
 @pytest.mark.parametrize("finished", ["../../../../x/", "2026-11-28\u0000T12:00:00", "/abs/olute"])
+@pytest.mark.slow
 def test_a_cell_files_finished_never_names_a_path(world: Path, capsys: pytest.CaptureFixture[str],
                                                   finished: str) -> None:
     reports = world / "a" / "b" / "reports"

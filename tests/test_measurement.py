@@ -51,6 +51,7 @@ def step_host(monkeypatch):
     return host
 
 
+@pytest.mark.slow
 def test_block_sampling_blames_a_slow_phase_on_one_variant(step_host):
     """The design this replaces: all of A, then all of B. Two identical calls come out 2x apart."""
     a = harness.measure(step_host.work(1e-3), BUDGET)
@@ -58,6 +59,7 @@ def test_block_sampling_blames_a_slow_phase_on_one_variant(step_host):
     assert stats.median(b.samples) / stats.median(a.samples) == pytest.approx(2.0, rel=0.01)
 
 
+@pytest.mark.slow
 def test_interleaved_sampling_spreads_the_slow_phase_and_pairing_cancels_it(step_host):
     sa = harness.Sampler(step_host.work(1e-3), BUDGET)
     sb = harness.Sampler(step_host.work(1e-3), BUDGET)
@@ -70,6 +72,7 @@ def test_interleaved_sampling_spreads_the_slow_phase_and_pairing_cancels_it(step
     assert per_round(sa.samples, sb.samples) == pytest.approx(1.0, abs=1e-9)
 
 
+@pytest.mark.slow
 def test_interleaving_alternates_direction_so_linear_drift_cancels(monkeypatch):
     """A host slowing down steadily: A then B in even rounds, B then A in odd ones."""
     host = Host(lambda t: 1.0 + 4.0 * t)
@@ -148,6 +151,7 @@ def test_same_windows_pairs_only_records_sampled_together():
     assert not same_windows(["1:0"], ["1:0", "2:0"])
 
 
+@pytest.mark.slow
 def test_adaptive_stopping_spends_samples_where_the_noise_is(monkeypatch):
     """Quiet: stops as soon as the median's interval is within 2%. Noisy: goes on to max_repeats."""
     budget = harness.Budget(warmup=1, repeats=6, min_repeats=3, target_time=0.01, max_number=1000, max_time=100.0,
@@ -168,6 +172,7 @@ def test_adaptive_stopping_spends_samples_where_the_noise_is(monkeypatch):
     assert s.stopped == "max_repeats" and len(s.samples) == 40
 
 
+@pytest.mark.slow
 def test_adaptive_stopping_respects_the_time_budget(monkeypatch):
     budget = harness.Budget(warmup=1, repeats=3, min_repeats=3, target_time=0.01, max_number=1000, max_time=0.2,
                             max_repeats=100, ci=0.001)

@@ -26,6 +26,7 @@ def site(tmp_path: Path) -> Path:
     return tmp_path / "site"
 
 
+@pytest.mark.slow
 def test_two_machines_are_two_testbeds_each_with_its_report_and_series(site: Path) -> None:
     index = parse_html((site / "index.html").read_text())
     rows = index.find("table", cls="testbeds").find_all("tr", cls=None)[1:]
@@ -51,6 +52,7 @@ def test_a_directory_without_kept_runs_is_one_line(tmp_path: Path, capsys: pytes
 
 
 @pytest.mark.browser
+@pytest.mark.slow
 def test_the_site_opens_in_a_browser_without_a_network(site: Path, tmp_path: Path) -> None:
     chromium = find_chromium()
     require(chromium is not None, "headless Chromium not found (apt-get install -y chromium, or set TFMATRIX_CHROMIUM)")

@@ -47,6 +47,7 @@ def _column(pg, table_sel: str, col: int) -> list:
         .replace("COL", str(col)))
 
 
+@pytest.mark.slow
 def test_report_renders_without_errors_or_network(page):
     pg, tmp_path = page
     assert pg.evaluate("document.title").startswith("tfmatrix report")
@@ -151,6 +152,7 @@ def _png_size(path: Path) -> tuple[int, int]:
     return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
 
 
+@pytest.mark.slow
 def test_the_default_report_opens_on_a_verdict_grid_that_fits_a_laptop_screen(tmp_path):
     """The report of a real default run (12 CPU cells, 12 GPU cells skipped; tests/golden/default-matrix.tar.gz)
     at 1366x768: a square for every claim x cell, no horizontal scroll, the grid within the first screen, and a
@@ -188,6 +190,7 @@ def test_the_default_report_opens_on_a_verdict_grid_that_fits_a_laptop_screen(tm
         assert pg.console_problems() == []
 
 
+@pytest.mark.slow
 def test_the_timeline_and_bisect_sections_open_with_charts_tooltips_and_their_files(tmp_path):
     """The golden default run's report with a timeline (six real cells as six releases) and a bisect answer beside
     it: the nav links land on both sections, every claim has a chart whose points carry their values on hover,
@@ -243,6 +246,7 @@ def test_the_timeline_and_bisect_sections_open_with_charts_tooltips_and_their_fi
 TRACING_PROFILE = Path(__file__).parent / "golden" / "profiles" / "tf2.15-cpu-tracing.json.gz"
 
 
+@pytest.mark.slow
 def test_a_profiled_claim_line_opens_its_why_panel_and_icicle_on_a_laptop_screen(tmp_path):
     """The golden default run's report with a real profile of seed 004's retracing pair in tf2.15-cpu (`explain
     --claim python_args_retrace --cell tf2.15-cpu`, 2026-11-26): the claim line links to its why panel, which

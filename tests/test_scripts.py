@@ -19,12 +19,14 @@ ENTRY = sorted(p.name for p in (ROOT / "scripts").glob("*.py") if '__name__ == "
 
 
 @pytest.mark.parametrize("script", ENTRY)
+@pytest.mark.slow
 def test_every_script_answers_help_and_runs_nothing(script: str) -> None:
     done = subprocess.run([sys.executable, str(ROOT / "scripts" / script), "--help"], cwd=ROOT, capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 0 and done.stdout.startswith("usage: ") and not done.stderr, done.stderr[-2000:]
 
 
+@pytest.mark.slow
 def test_bench_verdicts_takes_every_row_by_name_and_refuses_another_in_one_line() -> None:
     done = subprocess.run([sys.executable, str(ROOT / "scripts" / "bench_verdicts.py"), "G4"], cwd=ROOT,
                           capture_output=True, text=True, timeout=120)

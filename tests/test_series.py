@@ -21,6 +21,7 @@ def _one_variant_slower(k: int, v: dict[str, str]) -> float:
     return 1.2 if k >= 5 and v == SLOW else 1.0
 
 
+@pytest.mark.slow
 def test_one_variant_20_percent_slower_from_run_6_is_named_with_its_run(tmp_path: Path,
                                                                          capsys: pytest.CaptureFixture[str]) -> None:
     run_series(tmp_path, 8, _one_variant_slower)
@@ -53,6 +54,7 @@ def test_one_variant_20_percent_slower_from_run_6_is_named_with_its_run(tmp_path
                  "--last", "2"]) == 0          # two runs are no series: insufficient data
 
 
+@pytest.mark.slow
 def test_a_step_in_the_newest_run_only_is_suspicious(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     run_series(tmp_path, 7, lambda k, v: 1.3 if k == 6 and v == SLOW else 1.0)
     (series,) = cell_series(read_archive(tmp_path).runs)
@@ -62,6 +64,7 @@ def test_a_step_in_the_newest_run_only_is_suspicious(tmp_path: Path, capsys: pyt
     assert "suspect: tf2.15-cpu:" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_the_whole_cell_slower_is_a_step_of_the_cell_not_of_each_variant(tmp_path: Path) -> None:
     run_series(tmp_path, 8, lambda k, v: 1.25 if k >= 5 else 1.0)
     (series,) = cell_series(read_archive(tmp_path).runs)
@@ -70,6 +73,7 @@ def test_the_whole_cell_slower_is_a_step_of_the_cell_not_of_each_variant(tmp_pat
     assert not any(v.answer.steps for v in series.variants)
 
 
+@pytest.mark.slow
 def test_a_step_where_nothing_measured_changed_is_the_hosts_and_fails_no_gate(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     run_series(tmp_path, 8, _one_variant_slower, code="the same file every run")
@@ -82,6 +86,7 @@ def test_a_step_where_nothing_measured_changed_is_the_hosts_and_fails_no_gate(
     assert "gate passed: 0 confirmed regression(s)" in out
 
 
+@pytest.mark.slow
 def test_unchanged_runs_name_no_step(tmp_path: Path) -> None:
     run_series(tmp_path, 8, lambda k, v: 1.0)
     (series,) = cell_series(read_archive(tmp_path).runs)
@@ -107,6 +112,7 @@ def test_a_claim_line_whose_verdict_changed_says_when() -> None:
     assert line_changes(runs[:3]) == []        # a run that could not answer is not a change
 
 
+@pytest.mark.slow
 def test_a_cell_line_points_to_more_rounds_only_where_its_series_cannot_resolve_20_percent(tmp_path: Path) -> None:
     from tfmatrix.report.series_view import head_line
 
@@ -119,6 +125,7 @@ def test_a_cell_line_points_to_more_rounds_only_where_its_series_cannot_resolve_
     assert "more rounds a run resolve smaller steps: --rounds N, docs/series.md" in head_line(loud)
 
 
+@pytest.mark.slow
 def test_every_series_value_is_kept_with_its_interval_and_a_claim_lines_ratio_steps_too(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The variant TF2 graph of seed claim tf2_graph_no_help (standalone keras) 20% slower from run 6 on: the

@@ -204,6 +204,7 @@ def test_pooled_wander_recovers_a_known_wander() -> None:
 
 # --- calibration on this host's simulated noise ---------------------------------------------------------------
 
+@pytest.mark.slow
 def test_false_steps_in_unchanged_variant_series_stay_under_one_per_hundred() -> None:
     """(c) 2000 unchanged series each of 8 and of 12 runs, the noise fitted to each series and given: here 0.4% /
     0.9% (fitted, 8 / 12 runs), 0.4% / 0.4% (given), "suspicious" 0.3-0.8%; over 4000 a length and other seeds,
@@ -233,6 +234,7 @@ def test_a_stray_run_in_an_unchanged_series_is_not_a_confirmed_step() -> None:
     assert false <= 5
 
 
+@pytest.mark.slow
 def test_a_variant_twenty_percent_slower_is_named_as_often_as_its_noise_allows() -> None:
     """(a) 8 runs before the step, 3 after. A 20% step is named 11% of the time with the noise fitted to the
     series, 26% with it given (no rule does much better: see the module's docstring); a 1.5x step 61% / 85%, a 2x
@@ -252,6 +254,7 @@ def test_a_variant_twenty_percent_slower_is_named_as_often_as_its_noise_allows()
     assert rates[1.2, "fitted"] < rates[1.5, "fitted"] < rates[2.0, "fitted"]
 
 
+@pytest.mark.slow
 def test_a_whole_cell_twenty_percent_slower_is_named_within_two_runs() -> None:
     """(b) Six cells of 30 variants, one 20% slower from run 8 on; each cell's common move, its wander pooled over
     the six: named by the second run after the step 91% (from its one series alone: 41%); the five unchanged

@@ -149,6 +149,7 @@ def _run_suite(tmp_path, *args, env_extra=None):
     return proc, (json.loads(out.read_text()) if out.exists() else None)
 
 
+@pytest.mark.slow
 def test_faulty_variants_become_records_and_the_run_goes_on(tmp_path):
     proc, doc = _run_suite(tmp_path, "--only", "faults.[!w]*")
     assert proc.returncode == 0, proc.stderr

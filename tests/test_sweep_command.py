@@ -98,6 +98,7 @@ def test_a_sweep_along_an_axis_its_variant_does_not_have_is_refused(tmp_path: Pa
     assert "--axis batch sets batch_shape[0], which tensor_ops.matmul[impl=numpy.dot" in err
 
 
+@pytest.mark.slow
 def test_a_sweep_through_real_suite_processes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """np.dot at 16 and 64 in one and two threads: each size two paired rounds (fresh processes), the answer kept."""
     matrix = _matrix(tmp_path, str(_python(tmp_path)))

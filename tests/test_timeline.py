@@ -65,6 +65,7 @@ def test_the_timeline_runs_every_variant_the_one_cell_claims_compare_and_leaves_
     assert not any(i.startswith(("input_pipelines.", "selfcheck.")) for i in ids)
 
 
+@pytest.mark.slow
 def test_every_claim_gets_one_point_per_release_with_a_verdict_or_the_reason_it_has_none(golden):
     _, cells = golden
     releases, points = timeline_points(cells)
@@ -100,6 +101,7 @@ def test_a_verdict_change_is_found_between_consecutive_measured_releases_beyond_
     assert "no change beyond the noise in 3 releases measured (holds in 2, no clear difference in 1" in line
 
 
+@pytest.mark.slow
 def test_the_report_draws_a_chart_per_claim_and_marks_where_its_verdict_changed(golden, tmp_path):
     root, cells = golden
     releases, points = timeline_points(cells)
@@ -120,6 +122,7 @@ def test_the_report_draws_a_chart_per_claim_and_marks_where_its_verdict_changed(
     assert len(lines) == len(timeline_claims()) and all(re.match(r"^[a-z0-9_]+: ", line) for line in lines)
 
 
+@pytest.mark.slow
 def test_the_report_shows_each_bisect_answer_with_its_probes(golden, tmp_path):
     root, _ = golden
     axis = tf_axis(load_table())

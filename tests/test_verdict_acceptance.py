@@ -34,6 +34,7 @@ from tfmatrix.analysis.statistics.multiplicity import gate
 
 @pytest.mark.parametrize("normalise", [False, True], ids=["as-measured", "normalised"])
 @pytest.mark.parametrize("rounds", [2, 3, 5, 10])
+@pytest.mark.slow
 def test_a1_a2_unchanged_variants_are_called_different_2_to_6_percent_at_every_round_count(
         rounds: int, normalise: bool) -> None:
     """A1: the false-alarm rate is what a 5% test promises, at every R (it grew to 12-16% at R=10 before);
@@ -44,23 +45,27 @@ def test_a1_a2_unchanged_variants_are_called_different_2_to_6_percent_at_every_r
 
 
 @pytest.mark.parametrize("rounds", [3, 5, 10])
+@pytest.mark.slow
 def test_a3_the_95_percent_interval_covers_the_true_ratio_93_to_97_percent(rounds: int) -> None:
     """Half the variants unchanged, half 20% slower: both covered."""
     assert 0.93 <= coverage(rounds, reps=30) <= 0.97
 
 
 @pytest.mark.parametrize(("rounds", "change"), [(3, 0.20), (10, 0.10)])
+@pytest.mark.slow
 def test_p1_one_slowed_variant_per_benchmark_is_found_at_least_80_percent(rounds: int, change: float) -> None:
     """At the measured median noise (7% a process): 20% at 3 rounds, 10% at 10 (47% and 72% before)."""
     assert power(rounds, change, ONE_PER_BENCHMARK, reps=60, seed=4) >= 0.80
 
 
+@pytest.mark.slow
 def test_p2_more_rounds_never_find_less() -> None:
     """A 5% change at 3, 10 and 30 rounds (7% -> 35% -> 21% before: the noise rule capped it)."""
     found_at = [power(r, 0.05, list(range(0, 200, 4)), reps=12, seed=5, model=MODEL) for r in (3, 10, 30)]
     assert found_at[0] <= found_at[1] <= found_at[2], found_at
 
 
+@pytest.mark.slow
 def test_p3_a_change_is_found_alike_whether_1_10_or_30_percent_of_variants_changed() -> None:
     """No masking: a 40% slowdown is found within 5 points whatever share of the variants it hit (the floor
     found it 90% of the time alone and 24% among 50)."""
@@ -69,10 +74,12 @@ def test_p3_a_change_is_found_alike_whether_1_10_or_30_percent_of_variants_chang
 
 
 @pytest.mark.parametrize("rounds", [3, 10])
+@pytest.mark.slow
 def test_g1_the_gate_fails_an_unchanged_run_at_most_5_percent_of_the_time(rounds: int) -> None:
     assert gate_false_alarms(rounds, reps=200) <= 0.05
 
 
+@pytest.mark.slow
 def test_g2_a_true_30_percent_slowdown_fails_the_gate_at_3_rounds_and_the_run_says_what_it_can_see() -> None:
     """75% of runs or more (46% before), and the smallest slowdown it could have seen is at most 35%."""
     fails, mde = gate_power(reps=200)
@@ -80,6 +87,7 @@ def test_g2_a_true_30_percent_slowdown_fails_the_gate_at_3_rounds_and_the_run_sa
     assert mde <= 0.35, mde
 
 
+@pytest.mark.slow
 def test_g3_a_whole_cell_that_moved_between_runs_is_taken_out_by_normalising_it() -> None:
     """Run-level sd 5% a side, no code change: as measured, the gate fails often; normalised per cell, G1 holds."""
     normalised, plain = run_level(reps=200)

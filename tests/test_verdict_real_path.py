@@ -42,6 +42,7 @@ def one_per_slice(m: Matrix, factor: float) -> dict[tuple[int, int], float]:
 
 @pytest.mark.parametrize("noise", [MEASURED, REVIEW], ids=["measured", "review"])
 @pytest.mark.parametrize("rounds", [2, 3, 5, 10])
+@pytest.mark.slow
 def test_unchanged_variants_are_called_different_at_most_5_percent_and_nearly_all_have_a_prior(
         tmp_path: Path, rounds: int, noise: dict[str, float]) -> None:
     """A/A through files, frame and ``variant_changes`` (--normalise cell, slices of 5-35): each variant's 5% test
@@ -60,6 +61,7 @@ def test_unchanged_variants_are_called_different_at_most_5_percent_and_nearly_al
 
 @pytest.mark.parametrize(("noise", "found_min", "mde_max"), [(MEASURED, 0.25, 1.0), (REVIEW, 0.40, 0.55)],
                          ids=["measured", "review"])
+@pytest.mark.slow
 def test_with_two_kept_runs_every_variant_has_its_own_prior_and_the_gate_sees_more(
         tmp_path: Path, noise: dict[str, float], found_min: float, mde_max: float) -> None:
     """R=3, one variant a slice 20% slower, two earlier runs kept (``--kept``): each variant's own noise there is
@@ -88,6 +90,7 @@ def test_with_two_kept_runs_every_variant_has_its_own_prior_and_the_gate_sees_mo
 FILE = dict(cells=2, slices=(10, 10), seed=4)      # a user's benchmark file on two cells: 20 variants a cell
 
 
+@pytest.mark.slow
 def test_a_whole_file_20_percent_slower_fails_the_control_gate_and_the_common_move_gate_says_it_cannot(
         tmp_path: Path) -> None:
     """Every variant of the user's file 20% slower, R=3, this host's noise. ``--normalise control`` (each cell's
@@ -150,6 +153,7 @@ def test_a_control_needs_two_rounds_a_side_and_kept_runs_give_every_variant_its_
 WANDER = dict(wander_median=0.02, wander_p90=0.09)    # real back-to-back pairs, 2026-11-27: 1-4% / 7-10%
 
 
+@pytest.mark.slow
 def test_a_variant_that_wanders_between_runs_is_not_called_different_once_kept_runs_show_its_wander(
         tmp_path: Path) -> None:
     """Each variant put off by its run beyond its rounds (median 2%, 90th percentile 9%: what real pairs show), A/A at
