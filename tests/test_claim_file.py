@@ -74,6 +74,20 @@ def test_the_built_in_families_load_with_unique_keys_the_seeds_first() -> None:
     assert any(c.expect == NOT_A for c in seeds) and builtin(["seeds", "today"]) == seeds + today
 
 
+def test_a_built_in_family_is_found_by_its_file_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A family is a ``<name>.toml`` in ``tfmatrix/data/claims/``: nothing else lists it. The seeds' come first (the
+    default), the others by name; the matrix's checks and ``--claims`` take the same tuple."""
+    import tfmatrix.paths as paths
+    from tfmatrix.matrix.records import CLAIM_FAMILIES
+
+    assert CLAIM_FAMILIES == paths.claim_families() == ("seeds", "today") == BUILTIN
+    for name in ("today", "nightly", "seeds", "another"):
+        (tmp_path / f"{name}.toml").write_text("")
+    (tmp_path / "notes.txt").write_text("")
+    monkeypatch.setattr(paths, "CLAIMS_DIR", tmp_path)
+    assert paths.claim_families() == ("seeds", "another", "nightly", "today")
+
+
 def test_a_seed_claim_read_from_toml_is_the_record_the_report_uses() -> None:
     claim = next(c for c in builtin() if c.key == "tf1_faster_train_on_batch")
     assert claim.seed_cell == CellMatch("2.0", "2.3.1") and claim.ref_cell == CellMatch("1.14", "2.2.5")

@@ -11,6 +11,15 @@ DEFAULT_MATRIX = REPO_ROOT / "matrix.toml"
 BUILD_DIR = REPO_ROOT / "build"
 RENDER_DIR = BUILD_DIR / "images"        # build/images/<cell>/: written by tfmatrix.provision.render only
 REPORTS_DIR = REPO_ROOT / "reports"
+CLAIMS_DIR = Path(__file__).resolve().parent / "data" / "claims"     # the built-in claim families: package data
+DEFAULT_FAMILY = "seeds"
+
+
+def claim_families() -> tuple[str, ...]:
+    """The built-in claim families, found rather than listed: one ``<name>.toml`` each in ``CLAIMS_DIR``, the seeds'
+    first (the default), then the others by name: the order the report shows them in. A new family is a new file."""
+    names = sorted(p.stem for p in CLAIMS_DIR.glob("*.toml"))
+    return tuple(sorted(names, key=lambda n: n != DEFAULT_FAMILY))
 
 
 def cache_dir() -> Path:

@@ -139,16 +139,18 @@ def announce(jobs: Sequence[CellJob], skips: dict[str, str | None], runner: Runn
 
 
 def claims_text(request: RunRequest) -> str:
-    """The claims a claims-only run answers, and the family one flag away: "claims: seeds (13; today's questions
-    of 2025-26: --claims today)"."""
-    from ..analysis.claims.files import BUILTIN
+    """The claims a claims-only run answers, and each built-in family not asked, one flag away: "claims: seeds (13;
+    today's questions (2025-26): --claims today)"; a family's words are its file's label."""
+    from ..analysis.claims.files import BUILTIN, builtin_family
 
     families = request.families or BUILTIN[:1]
     own = sum(1 for c in request.claims if c.family not in BUILTIN)
     built = len(request.claims) - own
     text = "claims: %s (%d%s" % (" and ".join(families), built, ", and %d of your own" % own if own else "")
-    if "today" not in families:
-        text += "; today's questions of 2025-26: --claims today"
+    for name in BUILTIN:
+        if name not in families:
+            label = builtin_family(name)[0].label
+            text += "; %s: --claims %s" % (label[:1].lower() + label[1:], name)
     return text + ")"
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from suite.schema import PRESET_NAMES
 
+from ..paths import claim_families
 from .size import DEFAULT_MAX_CELLS
 
 # Strict patterns for every value that can reach a Dockerfile or requirements file.
@@ -80,7 +81,7 @@ AUTO_ROUNDS = "auto"                # rounds = "auto": sequential rounds, only o
 AUTO_ROUNDS_CAP = 4                 # ... up to this many (analysis.stopping): every line open to the cap costs
 #                                     4 rounds of the claims' variants, less than 3 of the whole catalogue did
 VARIANTS = ("all", "claims")        # variants = "claims": only what the claims compare (the default's)
-CLAIM_FAMILIES = ("seeds", "today")  # the built-in claim families (tfmatrix/data/claims/<name>.toml), in report order
+CLAIM_FAMILIES = claim_families()  # the built-in claim families (tfmatrix/data/claims/<name>.toml), in report order
 ALL_FAMILIES = "all"                # claims = "all": every built-in family
 DEFAULT_SCHEDULE = "interleaved"
 SCHEDULES = ("interleaved", "sequential")   # matrix.toml's schedule and --schedule: the one list

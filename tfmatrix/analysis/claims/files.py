@@ -42,11 +42,12 @@ from suite.schema import FRAMEWORKS, NO_TF_BACKENDS, param_text
 
 from ...errors import UserError
 from ...matrix.records import CLAIM_FAMILIES
+from ...paths import CLAIMS_DIR
 from .findings import Compare, ParamSpec, param_spec
 from .records import MARGIN, NOT_A, SEEDS, CellMatch, Claim, Setup, answered_with, web_link
 
 SCHEMA, SCHEMA_VERSION = "tfmatrix.claims", 1
-BUILTIN_DIR = Path(__file__).resolve().parent.parent.parent / "data" / "claims"   # tfmatrix/data: package data
+BUILTIN_DIR = CLAIMS_DIR
 BUILTIN = CLAIM_FAMILIES            # the built-in families, in the order the report shows them
 OWN, OWN_LABEL = "own", "Your claims"
 FILE_KEYS = ("schema", "schema_version", "family", "label", "claim")

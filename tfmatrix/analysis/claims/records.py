@@ -21,12 +21,13 @@ from urllib.parse import urlsplit
 
 from suite.schema import FRAMEWORKS
 
+from ...paths import DEFAULT_FAMILY
 from ...versions import minor_series
 from .findings import Compare
 
 NOT_A = "not_a"       # a claim that side a does not help: judged against ``Claim.margin``, not against 1
 MARGIN = 0.10         # "does not help": a is not faster by more than this (its interval says so)
-SEEDS = "seeds"       # the family of the seeds' own claims (../shared/seeds/): shown as "seed 000"
+SEEDS = DEFAULT_FAMILY     # the family of the seeds' own claims (../shared/seeds/): shown as "seed 000"
 WEB_SCHEMES = ("http", "https")
 
 
