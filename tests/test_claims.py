@@ -23,8 +23,6 @@ from tfmatrix.analysis.claims.answers import (
     HOLDS,
     NOT_MEASURED,
     REVERSED,
-    THIN,
-    UNCLEAR,
     compute_claims,
     verdict,
 )
@@ -33,6 +31,7 @@ from tfmatrix.analysis.claims.findings import FINDINGS
 from tfmatrix.analysis.claims.records import NOT_A
 from tfmatrix.analysis.frame import build_frame
 from tfmatrix.analysis.statistics.inference import RatioCI
+from tfmatrix.analysis.statistics.words import THIN, UNCLEAR
 from tfmatrix.report.build import build
 from tfmatrix.report.claims_view import ROW_COLUMNS
 

@@ -29,10 +29,11 @@ from suite.registry import all_variants, benchmark_by_name, load_benchmarks
 from suite.run import set_aside, settle, unavailable
 from suite.schema import OUTSIDE_KEY, validate
 from tfmatrix.analysis.cells import load_dir
-from tfmatrix.analysis.claims.answers import HOLDS, NOT_MEASURED, UNCLEAR, compute_claims
+from tfmatrix.analysis.claims.answers import HOLDS, NOT_MEASURED, compute_claims
 from tfmatrix.analysis.claims.files import builtin
 from tfmatrix.analysis.claims.findings import in_benchmarks, matches
 from tfmatrix.analysis.frame import build_frame, results_rows
+from tfmatrix.analysis.statistics.words import UNCLEAR
 
 SEED_CLAIMS = builtin()      # the seeds' claims (tfmatrix/data/claims/seeds.toml)
 

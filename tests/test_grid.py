@@ -7,9 +7,10 @@ from report_docs import parse_html
 from test_claims import GENERATED, _claims, _hidden_effect
 
 from tfmatrix.analysis.cells import load_dir
-from tfmatrix.analysis.claims.answers import CANNOT, HOLDS, NOT_MEASURED, REVERSED, UNCLEAR
+from tfmatrix.analysis.claims.answers import CANNOT, HOLDS, NOT_MEASURED, REVERSED
 from tfmatrix.analysis.claims.files import builtin
 from tfmatrix.analysis.statistics.inference import RatioCI
+from tfmatrix.analysis.statistics.words import UNCLEAR
 from tfmatrix.report.build import build
 from tfmatrix.report.grid import MIXED, family, grid_view, head, short_claim, square
 

@@ -22,6 +22,7 @@ from suite.schema import validate
 from tfmatrix.analysis.cells import load_dir
 from tfmatrix.analysis.claims.pairing import comparison_ci
 from tfmatrix.analysis.frame import build_frame
+from tfmatrix.analysis.statistics.words import UNCLEAR
 from tfmatrix.execution import dispatch as execution
 from tfmatrix.execution.interleaved import JOURNAL_DIR
 from tfmatrix.execution.request import RunRequest
@@ -181,7 +182,7 @@ def test_the_interleaved_ratio_cancels_a_slow_period_that_the_sequential_order_d
     assert ci.rounds == 3 and ci.ratio == pytest.approx(0.5, rel=0.02)
     assert ci.verdict == "a"                                      # a is clearly faster
     v2 = _ratio(tmp_path / "int", "v2")
-    assert v2.ratio == pytest.approx(1.0, rel=0.02) and v2.verdict == "unclear"
+    assert v2.ratio == pytest.approx(1.0, rel=0.02) and v2.verdict == UNCLEAR
 
 
 def test_a_tables_times_divide_to_its_ratio_and_the_pooled_p10_stands_apart(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ import pytest
 from suite import harness, stats
 from tfmatrix.analysis.statistics.inference import contrast, side_of, verdict
 from tfmatrix.analysis.statistics.stats import estimate, same_windows
+from tfmatrix.analysis.statistics.words import THIN, UNCLEAR
 
 
 def per_round(a: list[float], b: list[float]) -> float:
@@ -129,7 +130,7 @@ def test_processes_in_different_states_widen_the_paired_interval():
     keys = ["w1", "w2"]
     ci = contrast(side_of([[1.1e-3] * 12, [1.32e-3] * 12], keys), side_of([[1e-3] * 12, [1e-3] * 12], keys))
     assert ci is not None and ci.paired and ci.d == 1
-    assert ci.ratio == pytest.approx(math.sqrt(1.1 * 1.32)) and verdict(ci) == "unclear"
+    assert ci.ratio == pytest.approx(math.sqrt(1.1 * 1.32)) and verdict(ci) == UNCLEAR
     agree = contrast(side_of([[1.1e-3] * 12, [1.1e-3] * 12], keys), side_of([[1e-3] * 12, [1e-3] * 12], keys))
     assert agree is not None and verdict(agree) == "b"      # B7: identical processes still have a floor (0.5%)
     assert agree.interval()[0] < agree.ratio < agree.interval()[1]
@@ -140,7 +141,7 @@ def test_one_process_is_not_enough_replication_however_many_samples_it_took():
     a = [[1.04e-3 * (1 + 0.001 * i) for i in range(20)]]
     b = [[1.00e-3 * (1 + 0.001 * i) for i in range(20)]]
     c = contrast(side_of(a, label="a"), side_of(b, label="b"))
-    assert c is not None and not c.replicated and verdict(c) == "unreplicated"
+    assert c is not None and not c.replicated and verdict(c) == THIN
 
 
 def test_same_windows_pairs_only_records_sampled_together():

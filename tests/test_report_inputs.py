@@ -24,6 +24,7 @@ from tfmatrix.analysis.cells import load_dir, load_file
 from tfmatrix.analysis.frame import build_frame
 from tfmatrix.analysis.statistics.inference import contrast, ratio_ci, side_of
 from tfmatrix.analysis.statistics.stats import pct_faster, spread
+from tfmatrix.analysis.statistics.words import UNCLEAR
 from tfmatrix.errors import UserError
 from tfmatrix.versions import major, version_key
 
@@ -90,7 +91,7 @@ def test_a_ratio_and_its_interval_come_from_the_same_numbers():
     assert ci.low > 1.9 and ci.high < 2.1 and ci.verdict == "b" and ci.clear   # a takes twice as long
     same = ratio_ci(contrast(side_of([noisy(0.001, n=8, seed=i) for i in range(3)], label="a"),
                              side_of([noisy(0.001, n=8, seed=20 + i) for i in range(3)], label="b")))  # type: ignore[arg-type]
-    assert same.low < 1.0 < same.high and same.verdict == "unclear" and "could resolve" in same.why_unclear
+    assert same.low < 1.0 < same.high and same.verdict == UNCLEAR and "could resolve" in same.why_unclear
     assert contrast(side_of([[]]), side_of(b)) is None
 
 

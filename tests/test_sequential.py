@@ -18,10 +18,11 @@ from rich.console import Console
 from sequential_model import Shipped, run_line, sigmas
 from test_interleaved import SLICES, FakeCell, FakeRunner
 
-from tfmatrix.analysis.claims.answers import HOLDS, REVERSED, UNCLEAR
+from tfmatrix.analysis.claims.answers import HOLDS, REVERSED
 from tfmatrix.analysis.claims.files import builtin
 from tfmatrix.analysis.runs.prior import shipped
 from tfmatrix.analysis.statistics.inference import ALPHA
+from tfmatrix.analysis.statistics.words import UNCLEAR
 from tfmatrix.analysis.stopping import DECIDED, LOOK_ALPHA, MAX_ROUNDS, OPEN, SAME, LineState, open_variants
 from tfmatrix.execution import dispatch as execution
 from tfmatrix.execution.request import RunRequest

@@ -30,6 +30,7 @@ from verdict_scenarios import (
 from tfmatrix.analysis.statistics.inference import contrast, side_of, verdict
 from tfmatrix.analysis.statistics.moderation import judge
 from tfmatrix.analysis.statistics.multiplicity import gate
+from tfmatrix.analysis.statistics.words import THIN
 
 
 @pytest.mark.parametrize("normalise", [False, True], ids=["as-measured", "normalised"])
@@ -97,7 +98,7 @@ def test_g3_a_whole_cell_that_moved_between_runs_is_taken_out_by_normalising_it(
 
 def test_r1_one_process_a_side_and_no_noise_model_gives_no_verdict() -> None:
     cs = one_process()
-    assert all(verdict(c) == "unreplicated" for c in cs)
+    assert all(verdict(c) == THIN for c in cs)
     assert all(not call.fails and math.isnan(call.mde) for call in gate(cs, 0.10))
 
 
@@ -125,4 +126,4 @@ def test_x2_two_variants_one_process_a_side_a_3_percent_wobble_is_not_enough_rep
     a = [side_of([[1.0, 1.01, 1.02, 1.0]]), side_of([[2.0, 2.02, 2.01, 2.0]])]
     b = [side_of([[1.03, 1.04, 1.05, 1.03]]), side_of([[2.0, 2.02, 2.01, 2.0]])]
     cs, _ = judge(list(zip(b, a, strict=True)), ["x", "x"], ["cell", "cell"])
-    assert [verdict(c) for c in cs] == ["unreplicated", "unreplicated"]
+    assert [verdict(c) for c in cs] == [THIN, THIN]

@@ -23,8 +23,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .compare.result import NOT_REPLICATED as ONE_ROUND
 from .hardware import cpu_model, stack_key
+from .statistics.words import FASTER
+from .statistics.words import THIN as ONE_ROUND
 
 # Environment variables that choose the device or the number of threads, not what runs: cells that differ only in
 # these (and the target) are one environment in two settings.
@@ -235,10 +236,10 @@ def crossover_at(points: Sequence[SizePoint]) -> tuple[Bracket | None, str]:
     if len(pts) < 2:
         return None, ("one measured size: a crossover needs sizes on both sides of it" if pts else "no sizes")
     last = pts[-1]
-    if last.verdict != "faster":
+    if last.verdict != FASTER:
         return None, f"B is not shown faster at the largest measured size, {_num(last.size)} ({last.verdict})"
     i = len(pts) - 1
-    while i > 0 and pts[i - 1].verdict == "faster":
+    while i > 0 and pts[i - 1].verdict == FASTER:
         i -= 1
     if i == 0:
         return None, f"B is faster at every measured size, from the smallest ({_num(pts[0].size)}): the crossover " \

@@ -37,12 +37,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .devices import SizePoint, crossover_at
+from .statistics.words import CHANGED, SLOWER, UNCLEAR
 
 MAX_SIZES = 6          # sizes per axis and configuration, calibration included
 MAX_ROUNDS = 12        # an open size gets rounds doubled up to this, then stays "the same"
 SAME_MARGIN = 0.05     # a size whose interval lies within 5% of 1 is shown the same: more rounds would not change that
 WITHIN = 2.0           # the bracket is done when its ends are within this factor
-DECIDED = ("faster", "slower")
+DECIDED = CHANGED
 
 
 @dataclass(frozen=True)
@@ -152,7 +153,7 @@ def crossing(probes: list[Probe]) -> tuple[tuple[float, float] | None, str]:
     pays, why = paying(probes)
     if pays is None:
         return None, why
-    slower = [p.size for p in probes if p.size < pays[1] and p.point.verdict == "slower"]
+    slower = [p.size for p in probes if p.size < pays[1] and p.point.verdict == SLOWER]
     if slower:
         return (max(slower), pays[1]), ""
     return pays, f"the same from the smallest size, {_num(min(p.size for p in probes))}, up to {_num(pays[0])}"
@@ -161,7 +162,7 @@ def crossing(probes: list[Probe]) -> tuple[tuple[float, float] | None, str]:
 def shown_same(point: SizePoint, margin: float = SAME_MARGIN) -> bool:
     """A replicated interval inside ``margin`` of 1 either way: the two are the same there, whatever more rounds
     would say about a smaller difference."""
-    return point.verdict == "no clear difference" and point.low >= 1 / (1 + margin) and point.high <= 1 + margin
+    return point.verdict == UNCLEAR and point.low >= 1 / (1 + margin) and point.high <= 1 + margin
 
 
 def sweep(measure: Measure, low: float, high: float, work: Work, rounds: int = 2,

@@ -14,7 +14,8 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 
-from .claims.answers import HOLDS, REVERSED, THIN, UNCLEAR
+from .claims.answers import HOLDS, REVERSED
+from .statistics.words import THIN, UNCLEAR
 
 DECIDED = (HOLDS, REVERSED, UNCLEAR, THIN)     # a line measured in the cell (one round: its ratio, no interval)
 Reading = tuple[str, float, float]          # (verdict, low, high) of one release's point

@@ -19,13 +19,12 @@ from ..analysis.claims.answers import (
     HOLDS,
     NOT_MEASURED,
     REVERSED,
-    THIN,
-    UNCLEAR,
     ClaimCell,
     ClaimLine,
     ClaimResult,
 )
 from ..analysis.claims.records import SEEDS, web_link
+from ..analysis.statistics.words import THIN, UNCLEAR
 from ..analysis.stopping import LOOKS, MAX_ROUNDS
 from ..results.csv_files import csv_text
 from .charts import SparkPoint, sparkline

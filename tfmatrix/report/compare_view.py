@@ -13,6 +13,7 @@ from html import escape as esc
 from typing import Any
 
 from ..analysis.compare.result import CompareResult, VariantChange
+from ..analysis.statistics.words import THIN, UNCLEAR
 from ..results.csv_files import csv_text
 from .tables import fmt_interval
 
@@ -88,7 +89,7 @@ def ab_rows(result: CompareResult) -> list[dict[str, Any]]:
     def why(v: VariantChange) -> str:
         if v.order_dependent and v.order is not None:
             return v.order.why
-        return v.ci.why_unclear if v.verdict in ("no clear difference", "not enough replication") else ""
+        return v.ci.why_unclear if v.verdict in (UNCLEAR, THIN) else ""
 
     rows = []
     for v in result.variants:

@@ -11,6 +11,7 @@ import pandas as pd
 from ..analysis.claims.answers import ClaimResult
 from ..analysis.claims.pairing import Comparison, FindingResult, GroupSummary
 from ..analysis.statistics.stats import pct_faster
+from ..analysis.statistics.words import A, B
 from .claims_view import line_label, ratio_words, varying_keys
 from .tables import fmt_interval, fmt_seconds, row_anchor
 
@@ -24,9 +25,9 @@ def fmt_pct(p: float) -> str:
 def comparison_view(f: FindingResult, c: Comparison) -> dict[str, Any]:
     fd = f.finding
     ci = c.ci
-    if ci.verdict == "a":
+    if ci.verdict == A:
         verdict = f"{fd.a} {1 / ci.ratio:.2f}× faster"
-    elif ci.verdict == "b":
+    elif ci.verdict == B:
         verdict = f"{fd.a} {ci.ratio:.2f}× slower"
     else:
         verdict = f"no clear difference ({ci.why_unclear})"
@@ -48,7 +49,7 @@ def comparison_view(f: FindingResult, c: Comparison) -> dict[str, Any]:
         "pct_sort": c.pct,
         "pct_ci": f"{fmt_pct(c.pct_low)} … {fmt_pct(c.pct_high)}",
         "verdict": verdict,
-        "verdict_class": {"a": "faster", "b": "slower"}.get(ci.verdict, "unclear"),
+        "verdict_class": {A: "faster", B: "slower"}.get(ci.verdict, "unclear"),
         "n": f"{ci.rounds} rounds, paired by round" if ci.rounds else
              f"{ci.n_a} / {ci.n_b}" + (" paired" if ci.paired else ""),
         "noise": (f"±{ci.noise:.0%} a round; resolves {ci.mde:.0%}" if ci.replicated and math.isfinite(ci.mde)

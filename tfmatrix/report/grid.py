@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..analysis.cells import CellResult
-from ..analysis.claims.answers import HOLDS, REVERSED, THIN, UNCLEAR, ClaimCell, ClaimResult
+from ..analysis.claims.answers import HOLDS, REVERSED, ClaimCell, ClaimResult
 from ..analysis.claims.files import family_labels
+from ..analysis.statistics.words import THIN, UNCLEAR
 from .claims_view import VERDICT_CLASS
 from .tables import fmt_interval
 

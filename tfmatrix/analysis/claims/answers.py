@@ -47,13 +47,13 @@ from ..devices import seed_gpu_note
 from ..hardware import same_hardware
 from ..runs.noise_model import annotate
 from ..statistics.inference import ALPHA, RatioCI
+from ..statistics.words import CLEAR, THIN, UNCLEAR
 from .files import builtin
 from .findings import Finding, in_benchmarks, matches
 from .pairing import Comparison, FindingResult, pair_rows, sides_missing
 from .records import MARGIN, NOT_A, Claim, Setup
 
-HOLDS, REVERSED, UNCLEAR, CANNOT = "holds", "reversed", "no clear difference", "cannot exist here"
-THIN = "not enough replication"     # one process a side: no interval, so no verdict either way
+HOLDS, REVERSED, CANNOT = "holds", "reversed", "cannot exist here"     # and UNCLEAR, THIN: ``statistics.words``
 NOT_MEASURED = "not measured in this run"
 VERDICTS = (HOLDS, REVERSED, UNCLEAR, THIN, CANNOT, NOT_MEASURED)
 
@@ -118,14 +118,11 @@ class ClaimResult:
 
 def verdict(ci: RatioCI, expect: str, margin: float = MARGIN) -> str:
     """A claim's verdict from a line's interval and the side the claim expects (``NOT_A``: against ``margin``)."""
-    if not ci.replicated:
-        return THIN
-    if expect == NOT_A:
+    word = ci.verdict
+    if expect == NOT_A and word != THIN:    # "not faster by more than margin": the interval against 1 / (1 + margin)
         edge = 1.0 / (1.0 + margin)
         return HOLDS if ci.low > edge else REVERSED if ci.high < edge else UNCLEAR
-    if ci.verdict == "unclear":
-        return UNCLEAR
-    return HOLDS if ci.verdict == expect else REVERSED
+    return word if word not in CLEAR else HOLDS if word == expect else REVERSED
 
 
 def size_text(params: Mapping[str, Any], names: tuple[str, ...]) -> str:

@@ -35,6 +35,7 @@ from ..runs.noise_model import annotate
 from ..statistics.inference import RatioCI, Side, contrast, ratio_ci
 from ..statistics.moderation import Prior, judge
 from ..statistics.stats import pct_faster, same_windows
+from ..statistics.words import THIN, UNCLEAR, A, B
 from .findings import FINDINGS, Compare, Finding, ParamSpec, in_benchmarks, matches, param_spec, spec_text
 
 
@@ -105,8 +106,9 @@ class FindingResult:
         for group, comps in by.items():
             ratios = sorted(c.ci.ratio for c in comps)
             verdicts = Counter(c.ci.verdict for c in comps)
-            out.append(GroupSummary(group, comps[0].cell_a.target, len(comps), verdicts["a"], verdicts["b"],
-                                    verdicts["unclear"], float(pd.Series(ratios).median()), ratios[0], ratios[-1]))
+            out.append(GroupSummary(group, comps[0].cell_a.target, len(comps), verdicts[A], verdicts[B],
+                                    verdicts[UNCLEAR] + verdicts[THIN], float(pd.Series(ratios).median()), ratios[0],
+                                    ratios[-1]))
         return out
 
 

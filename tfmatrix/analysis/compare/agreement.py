@@ -15,6 +15,7 @@ import pandas as pd
 
 from ..claims.pairing import FindingResult
 from ..statistics.stats import deviation
+from ..statistics.words import CLEAR, A, B
 
 THRESHOLDS = (0.05, 0.10, 0.20)   # the agreement thresholds the reproducibility target is stated in
 
@@ -29,7 +30,7 @@ class ComparisonChange:
     config: str
     ratio_a: float
     ratio_b: float
-    verdict_a: str              # "a" / "b" / "unclear", as RatioCI.verdict
+    verdict_a: str              # ``words``: A, B, UNCLEAR or THIN, as RatioCI.verdict
     verdict_b: str
 
     @property
@@ -39,12 +40,12 @@ class ComparisonChange:
     @property
     def reversed(self) -> bool:
         """Clear in both runs, in opposite directions."""
-        return {self.verdict_a, self.verdict_b} == {"a", "b"}
+        return {self.verdict_a, self.verdict_b} == {A, B}
 
     @property
     def flipped(self) -> bool:
-        """Clear in one run, unclear in the other."""
-        return self.verdict_a != self.verdict_b and not self.reversed
+        """Clear in one run, not in the other."""
+        return (self.verdict_a in CLEAR) != (self.verdict_b in CLEAR)
 
 
 @dataclass(frozen=True)

@@ -19,22 +19,20 @@ from ..statistics.inference import ALPHA, Contrast, RatioCI
 from ..statistics.multiplicity import GateCall, gate
 from ..statistics.stats import deviation
 from ..statistics.tails import one_process
+from ..statistics.words import CHANGED, CLEAR, FASTER, SLOWER, THIN, UNCLEAR, A, B
 from .agreement import Agreement, ComparisonChange
 from .order import ORDER_DEPENDENT, OrderTest
 
 FDR = 0.05      # the false-discovery rate a list of changed variants is read at
 SUSPECT = ("one process a side, as far as this host's processes stray now and then; rounds on both sides or ab "
            "settle it")
-NOT_REPLICATED = "not enough replication"      # one process a side: no interval, so no verdict
+CHANGES = {A: FASTER, B: SLOWER}   # a B/A ratio's direction: B against A
 
 
 def change_verdict(ci: RatioCI) -> str:
-    """"slower"/"faster" (B against A), "no clear difference", or ``NOT_REPLICATED``: a B/A ratio's verdict."""
-    if not ci.replicated:
-        return NOT_REPLICATED
-    if not ci.clear:
-        return "no clear difference"
-    return "slower" if ci.low > 1.0 else "faster"
+    """"slower"/"faster" (B against A), ``UNCLEAR`` or ``THIN``: a B/A ratio's verdict, ``words.direction`` named
+    as a change."""
+    return CHANGES.get(ci.verdict, ci.verdict)
 
 
 @dataclass(frozen=True)
@@ -78,7 +76,7 @@ class VariantChange:
     @property
     def discovery(self) -> bool:
         """Changed, and still so when the whole list is read at a ``FDR`` false-discovery rate."""
-        return self.verdict in ("slower", "faster") and self.q < FDR
+        return self.verdict in CHANGED and self.q < FDR
 
 
 @dataclass
@@ -173,7 +171,7 @@ class CompareResult:
         return [c for c in self.comparisons if c.reversed]
 
     def verdicts(self) -> dict[str, int]:
-        out = {"faster": 0, "slower": 0, "no clear difference": 0, "not enough replication": 0, ORDER_DEPENDENT: 0}
+        out = {FASTER: 0, SLOWER: 0, UNCLEAR: 0, THIN: 0, ORDER_DEPENDENT: 0}
         for v in self.variants:
             out[v.verdict] += 1
         return out
@@ -188,7 +186,7 @@ class CompareResult:
                 + (f", {counts[ORDER_DEPENDENT]} {ORDER_DEPENDENT}" if counts[ORDER_DEPENDENT] else ""))
 
     def summary_lines(self) -> list[str]:
-        clear_a = sum(1 for c in self.comparisons if c.verdict_a != "unclear")
+        clear_a = sum(1 for c in self.comparisons if c.verdict_a in CLEAR)
         return [
             f"A = {self.label_a}, B = {self.label_b}; {len(self.cells)} cell pair(s)",
             self.agreement.line("variants (times: geometric mean of the rounds' 10th percentiles)"),
@@ -205,7 +203,7 @@ class CompareResult:
 
     def discovery_line(self) -> str:
         found = [v for v in self.variants if v.discovery]
-        slower = sum(1 for v in found if v.verdict == "slower")
+        slower = sum(1 for v in found if v.verdict == SLOWER)
         return (f"read as one list at a {FDR:.0%} false-discovery rate (Benjamini-Hochberg): {slower} slower, "
                 f"{len(found) - slower} faster; each variant's own verdict is a {self.alpha * 100:.3g}% test, so about "
                 f"1 in {round(1 / self.alpha)} unchanged variants is called different by chance")

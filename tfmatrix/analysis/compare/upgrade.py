@@ -24,9 +24,9 @@ import pandas as pd
 
 from ...errors import UserError
 from ..cells import CellResult
+from ..statistics.words import FASTER, SLOWER, THIN, UNCLEAR
 
-VERDICTS = {"slower": "slower after the upgrade", "faster": "faster after the upgrade",
-            "no clear difference": "no clear difference", "not enough replication": "not enough replication"}
+VERDICTS = {SLOWER: "slower after the upgrade", FASTER: "faster after the upgrade", UNCLEAR: UNCLEAR, THIN: THIN}
 
 
 @dataclass(frozen=True)

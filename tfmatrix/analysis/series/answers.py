@@ -17,8 +17,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from ...results.archive import KeptRun, Testbed
-from ..claims.answers import CANNOT, THIN
+from ..claims.answers import CANNOT
 from ..runs.noise_model import CONTROL
+from ..statistics.words import THIN
 from .steps import Point, SeriesAnswer, Step, common_move, find_steps, pooled_wander
 
 WHOLE = "~whole cell"      # the variant id the cell's common move goes by

@@ -40,6 +40,7 @@ import numpy as np
 from scipy import special
 
 from .stats import estimate
+from .words import THIN, UNCLEAR, A, B, direction
 
 ALPHA = 0.05            # two-sided 95% intervals; each variant's own test
 POWER = 0.80            # the power a minimum detectable effect is stated at
@@ -182,7 +183,7 @@ class RatioCI:
     (its SD, relative; shown, not a rule). ``mde``: the smallest change the
     comparison finds with 80% power. ``replicated`` False: one unit a side
     and no variance from elsewhere; the interval is nan and the verdict
-    "unclear" ("not enough replication").
+    ``THIN`` ("not enough replication").
     """
 
     ratio: float
@@ -208,10 +209,9 @@ class RatioCI:
 
     @property
     def verdict(self) -> str:
-        """"a" (the first side is faster), "b" (the second is) or "unclear"."""
-        if not self.clear:
-            return "unclear"
-        return "a" if self.high < 1.0 else "b"
+        """``words.direction`` of the interval: "a" (the first side is faster), "b" (the second is),
+        "no clear difference" or "not enough replication"."""
+        return direction(self.replicated, self.low, self.high)
 
     @property
     def log_se(self) -> float:
@@ -296,10 +296,11 @@ def contrast(a: Side, b: Side) -> Contrast | None:
 
 
 def verdict(c: Contrast | None, alpha: float = ALPHA) -> str:
-    """"a" (first side faster), "b" (second faster), "unclear", or "unreplicated"."""
+    """A contrast's test at ``alpha`` in the words of ``words``: ``A`` (first side faster), ``B``, ``UNCLEAR`` or
+    ``THIN`` (one unit a side)."""
     if c is None or not c.replicated:
-        return "unreplicated"
+        return THIN
     if c.p() >= alpha:
-        return "unclear"
-    return "a" if c.log_ratio < 0 else "b"
+        return UNCLEAR
+    return A if c.log_ratio < 0 else B
 
