@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tfmatrix.execution import hostspeed  # noqa: E402
+from suite.reference import probe  # noqa: E402
 from tfmatrix.matrix import load  # noqa: E402
 from tfmatrix.matrix.releases import load_table  # noqa: E402
 from tfmatrix.provision import render, wheelhouse  # noqa: E402
@@ -52,7 +52,7 @@ def main() -> int:
                 rendered = render.render_cell(cell, tab)
                 rendered = dataclasses.replace(rendered, tag=f"tfmatrix/bench-build:{installer}-{i}")
                 wheels = wheelhouse.ensure(render.build_requirements(cell, tab), cell.python, log=lambda _: None)
-                ref = hostspeed.probe()
+                ref = probe()
                 steps: list[tuple[float, str]] = []
                 seconds = build_image(client, rendered, wheels, functools.partial(step_times, steps), nocache=True)
                 size = client.images.get(rendered.tag).attrs.get("Size", 0) / 1e9

@@ -21,6 +21,8 @@ from typing import Any, Protocol
 from rich.console import Console
 from rich.markup import escape
 
+from suite.reference import probe as host_reference
+
 from ..errors import UserError
 from ..matrix import Cell
 from ..progress import Progress, counted, fmt_duration, stderr_console
@@ -28,7 +30,6 @@ from ..results.documents import CellDoc
 from ..results.store import CellOutcome
 from ..runners.base import Runner
 from ..runners.job import CellJob
-from . import hostspeed
 from .budget import Budget
 from .estimates import cell_estimates, last_runs, unknown_estimates
 from .request import RunRequest
@@ -117,7 +118,7 @@ def announce(jobs: Sequence[CellJob], skips: dict[str, str | None], runner: Runn
     claims = "; " + claims_text(request) if request.claims_only else ""
     ready_cells = [j.cell for j in ready]
     warm = _history_covers(reports_dir, ready_cells) if request.sequential else False
-    each = cell_estimates(ready, request, last, runner.built, hostspeed.probe(), warm)
+    each = cell_estimates(ready, request, last, runner.built, host_reference(), warm)
     width = runner.width(ready_cells) if runner.slots > 1 else 1   # cells at once
     unknown = unknown_estimates(ready, last)
     when = fmt_duration(sum(t for name, t in each.items() if name not in unknown))

@@ -7,7 +7,7 @@
    measured slice.
 2. Measure: ``schedule.plan_turns`` (seeded, recorded); in each turn every
    cell that has the slice runs it in a fresh process, in the turn's order,
-   and the host's reference workload (``hostspeed``) is timed between turns.
+   and the host's reference workload (``suite.reference``, in the tfmatrix process) is timed between turns.
    How the cells of one turn run is the loop's one variable part
    (``OneAfterAnother`` here; the duet's ``Together`` runs them at once, one
    CPU each): one loop, so the two schedules cannot drift apart.
@@ -37,6 +37,8 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+
+from suite.reference import probe as host_reference
 
 from ..analysis.runs.prior import shipped
 from ..analysis.stopping import (
@@ -68,7 +70,6 @@ from ..results.store import (
 )
 from ..runners.base import Runner
 from ..runners.job import CellJob
-from . import hostspeed
 from .budget import Budget, cut_to_budget, round_fits
 from .live import LiveCell, finish, resume, retry_turns, run_slice, said, wants
 from .page import LookHook, page_after_looks, page_at_start, remove_interim
@@ -370,7 +371,7 @@ def _turn(live: dict[str, LiveCell], turn: Turn, turns: Sequence[Turn], journal:
     jobs = how.jobs(live, turn)
     if not jobs:
         return
-    head.host_speed.append(HostSpeedPoint(turn.number, round(time.time(), 3), hostspeed.probe()))
+    head.host_speed.append(HostSpeedPoint(turn.number, round(time.time(), 3), host_reference()))
     write_head(journal, head)
     how.run(jobs, turn, journal)
     console.print("\\[tfmatrix] " + how.line(jobs, turn, turns, live, time.monotonic() - t_start))

@@ -28,10 +28,10 @@ from ..analysis.cells import CellResult, Loaded, Refused, load_dir
 from ..analysis.claims.answers import ClaimResult, compute_claims
 from ..analysis.claims.files import BUILTIN, builtin
 from ..analysis.claims.findings import FINDINGS
-from ..analysis.claims.pairing import FindingResult, compute_all
+from ..analysis.claims.pairing import compute_all
 from ..analysis.claims.records import SEEDS, Claim
 from ..analysis.claims.sources import ClaimSource, own_claims
-from ..analysis.compare.upgrade import UpgradeView, check_pair, upgrade_view
+from ..analysis.compare.upgrade import check_pair, upgrade_view
 from ..analysis.frame import attach_previous, build_frame, results_rows
 from ..analysis.runs import noise_model
 from ..analysis.runs.prior import shipped
@@ -47,12 +47,10 @@ from ..results.noise_history import NoiseHistory, NoiseModel, noise_history_at, 
 from ..results.profile_docs import ProfilesFound, profiles_in
 from ..results.store import PREVIOUS_DIR, write_text_atomic
 from . import devices_view, hardware_view
-from .devices_view import DevicePair
-from .hardware_view import HardwarePair
 from .html import render
-from .sections import SECTIONS, Page, Section, files_of
-from .tables import Baselines, BenchTable, build_tables, resolve_baselines
-from .warnings import Warning_, refused_warnings, warnings_for
+from .sections import SECTIONS, Analysed, Page, Section, files_of
+from .tables import build_tables, resolve_baselines
+from .warnings import refused_warnings, warnings_for
 
 
 @dataclass
@@ -137,27 +135,6 @@ def _cells_in(previous_dir: Path) -> list[CellResult]:
 
 
 # -- analyse: the questions asked of them --------------------------------------------------------
-
-@dataclass
-class Analysed:
-    """Everything the page and the files show, computed from ``Inputs``; ``noise``: the history to keep (None:
-    this run is not replicated, the kept one stays as it is)."""
-
-    cells: list[CellResult]
-    df: pd.DataFrame
-    tables: list[BenchTable]
-    baselines: Baselines
-    findings: list[FindingResult]
-    agreement: list[str]
-    claims: list[ClaimResult]
-    upgrade: UpgradeView | None
-    hardware: list[HardwarePair]
-    devices: list[DevicePair]
-    warnings: list[Warning_]       # about the cells (the page adds the refused files)
-    noise: NoiseHistory | None
-    archive: Archive = Archive()   # the kept runs with this report's cell files added (``save`` writes them)
-    series: list[CellSeries] = field(default_factory=list)
-
 
 def previous_run(cells: list[CellResult], earlier: list[CellResult]) -> list[CellResult]:
     """The cells of the previous complete run measured with the same request as this one's.
@@ -270,11 +247,9 @@ def render_files(made: Analysed, inputs: Inputs, generated: str | None,
                  sections: Sequence[Section] = SECTIONS, progress: str | None = None) -> dict[str, str]:
     """Every file the report writes, by its path under the report's directory, as text: the page and what its
     ``sections`` write beside it (``progress``: the run's state, on a page made while it runs)."""
-    page = Page(made.cells, made.df, made.tables, made.baselines, made.findings, made.claims,
-                generated or datetime.datetime.now(datetime.UTC).replace(microsecond=0).isoformat(),
-                made.agreement, inputs.loaded.refused, made.upgrade, made.hardware, made.devices, inputs.history,
-                inputs.profiles, made.warnings + refused_warnings(inputs.loaded.refused), made.series,
-                progress=progress)
+    page = Page(**{**vars(made), "warnings": [*made.warnings, *refused_warnings(inputs.loaded.refused)]},
+                generated=generated or datetime.datetime.now(datetime.UTC).replace(microsecond=0).isoformat(),
+                refused=inputs.loaded.refused, history=inputs.history, profiles=inputs.profiles, progress=progress)
     return {**files_of(sections, page), "index.html": render(page, sections)}
 
 

@@ -33,8 +33,10 @@ from ..analysis.claims.pairing import FindingResult
 from ..analysis.claims.records import SEEDS
 from ..analysis.compare.upgrade import UpgradeView
 from ..analysis.series.answers import CellSeries
+from ..results.archive import Archive
 from ..results.documents import CELL_FAILURES
 from ..results.history_docs import HistoryFound
+from ..results.noise_history import NoiseHistory
 from ..results.profile_docs import PROFILES_DIR, ProfilesFound
 from . import claims_view, devices_view, hardware_view, series_view, upgrade_view, why_view
 from .bisect_view import bisect_view
@@ -52,27 +54,37 @@ from .warnings import Warning_
 
 
 @dataclass(frozen=True)
-class Page:
-    """What every section may read: the cells, their frame and the answers ``build.analyse`` computed once, what
-    lies beside the report, and when the page was generated. A section whose question is its own computes it in
-    its view from these."""
+class Analysed:
+    """Everything the page and the files show, computed once from what ``build.load`` read (``build.analyse``);
+    ``noise``: the history to keep (None: this run is not replicated, the kept one stays as it is). A section whose
+    answer is computed once per page adds its field here, and its line in ``analyse``: the page has it by keyword."""
 
     cells: list[CellResult]
     df: pd.DataFrame
     tables: list[BenchTable]
     baselines: Baselines
     findings: list[FindingResult]
+    agreement: list[str]
     claims: list[ClaimResult]
+    upgrade: UpgradeView | None
+    hardware: list[HardwarePair]
+    devices: list[DevicePair]
+    warnings: Sequence[Warning_]       # about the cells (the page adds the refused files)
+    noise: NoiseHistory | None
+    archive: Archive = Archive()   # the kept runs with this report's cell files added (``save`` writes them)
+    series: Sequence[CellSeries] = ()         # every (testbed, cell) series of the kept runs
+
+
+@dataclass(frozen=True, kw_only=True)
+class Page(Analysed):
+    """What every section may read: the answers ``build.analyse`` computed once (``Analysed``, all of it), what
+    lies beside the report, and when the page was generated. A section whose question is its own computes it in
+    its view from these."""
+
     generated: str
-    agreement: list[str] = field(default_factory=list)
     refused: Sequence[Refused] = ()
-    upgrade: UpgradeView | None = None
-    hardware: list[HardwarePair] = field(default_factory=list)
-    devices: list[DevicePair] = field(default_factory=list)
     history: HistoryFound = field(default_factory=HistoryFound)
     profiles: ProfilesFound = field(default_factory=ProfilesFound)
-    warnings: Sequence[Warning_] = ()
-    series: Sequence[CellSeries] = ()         # every (testbed, cell) series of the kept runs
     progress: str | None = None               # a run still measuring: where it is (the page reloads itself)
 
     @cached_property

@@ -41,7 +41,7 @@ CELL_FAILURES = ("failed", "timeout")                    # the cell ran and did 
 
 @dataclass(frozen=True)
 class HostSpeedPoint:
-    """One timing of the host's reference workload before a turn (``execution.hostspeed``): ``[turn, time, s]``.
+    """One timing of the host's reference workload before a turn (``suite.reference``): ``[turn, time, s]``.
 
     The interleaved run keeps them in its journal's head and writes them into
     every cell's ``results.config.host_speed``; the estimates, ``compare``'s

@@ -88,7 +88,7 @@ class CompareResult:
     only_a: list[str] = field(default_factory=list)    # "cell: id" measured ok on one side only
     only_b: list[str] = field(default_factory=list)
     cells: list[tuple[str, str]] = field(default_factory=list)
-    host_a: float | None = None       # the host reference's median time in each run (hostspeed), when recorded
+    host_a: float | None = None       # the host reference's median time in each run (suite.reference), when recorded
     host_b: float | None = None
     scale: float = 1.0                # B's times were divided by this (--normalise: host_b / host_a)
     broke: list[tuple[str, str]] = field(default_factory=list)   # ("cell: id", reason): ok in A, failed in B

@@ -74,7 +74,7 @@ def control_moves(cells_a: Sequence[CellResult], cells_b: Sequence[CellResult],
 
 
 def host_reference(cells: Sequence[CellResult]) -> float | None:
-    """The median time of the host's reference workload over a run (``hostspeed``), from its cells' files."""
+    """The median time of the host's reference workload over a run (``suite.reference``), from its cells' files."""
     for cell in cells:
         reference = cell.results.host_reference_s if cell.results else None
         if reference is not None:
