@@ -348,7 +348,8 @@ def test_the_time_left_counts_slices_not_yet_run_at_the_rate_measured_so_far():
     far (the cell's own, else every cell's), not counted as 0 ('~0:00 left' at turn 1 of 6)."""
     from types import SimpleNamespace
 
-    from tfmatrix.execution.interleaved import _seconds_left, slice_estimate
+    from tfmatrix.execution.loop import seconds_left as _seconds_left
+    from tfmatrix.execution.loop import slice_estimate
     from tfmatrix.execution.turns import plan_turns
 
     a = SimpleNamespace(slices={"s1": ["v"] * 10, "s2": ["v"] * 20}, slice_s={"s1": 5.0}, failure=None, done=set(),
@@ -435,7 +436,7 @@ def test_a_slice_that_fails_on_a_full_disk_stops_the_run_resumably(tmp_path: Pat
 def test_a_slice_that_holds_only_numpy_here_says_so_on_the_console() -> None:
     from types import SimpleNamespace
 
-    from tfmatrix.execution.interleaved import slice_words
+    from tfmatrix.execution.loop import slice_words
 
     key = "eager:tf.keras"
     numpy_only = SimpleNamespace(slices={key: ["tensor_ops.matmul[impl=numpy.dot,n=256,api=numpy,mode=eager]"]})

@@ -360,7 +360,7 @@ def test_a_fresh_machine_looks_after_round_1_on_the_shipped_prior_and_its_cells_
         return [_line("a", "b", v1, v1, DECIDED), _line("a", "a", v2, v2, SAME)]
 
     monkeypatch.setattr("tfmatrix.execution.looks.look", look)
-    monkeypatch.setattr("tfmatrix.execution.interleaved.shipped",
+    monkeypatch.setattr("tfmatrix.execution.until_decided.shipped",
                         lambda: ShippedPrior({v1: 0.01, v2: 0.02}, 4.0, 4.0, "a test host"))
     out = io.StringIO()
     outcomes = execution.execute([FakeCell("a"), FakeCell("b")], FakeRunner(tmp_path),

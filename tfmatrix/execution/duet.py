@@ -30,8 +30,9 @@ from ..matrix import Cell
 from ..progress import fmt_duration
 from ..results.store import CellOutcome
 from ..runners.base import Runner
-from .interleaved import Job, OneAfterAnother, identity, measure_and_write, open_journal
+from .interleaved import identity, measure_and_write, open_journal
 from .live import LiveCell, finish, run_slice, wants
+from .loop import Job, OneAfterAnother
 from .provisioning import provision
 from .request import RunRequest
 from .turns import Turn
