@@ -23,8 +23,11 @@ from suite.reference import probe  # noqa: E402
 from tfmatrix.matrix import load  # noqa: E402
 from tfmatrix.matrix.releases import load_table  # noqa: E402
 from tfmatrix.provision import render, wheelhouse  # noqa: E402
-from tfmatrix.runners.docker import DockerRunner, build_image  # noqa: E402
-from tfmatrix.runners.engine import engine  # noqa: E402
+from tfmatrix.runners.docker import DockerRunner  # noqa: E402
+from tfmatrix.runners.engine import (
+    build_image,  # noqa: E402
+    engine,  # noqa: E402
+)
 
 
 def step_times(steps: list[tuple[float, str]], line: str) -> None:

@@ -8,6 +8,8 @@ from typing import Any
 
 from tfmatrix.provision import hygiene
 from tfmatrix.provision.wheelhouse import requirements_key
+from tfmatrix.runners.docker import DockerRunner
+from tfmatrix.runners.venv import VenvRunner
 
 
 def _item(kind: str, name: str, size: int = 10, keys: tuple[str, ...] = ()) -> hygiene.Stored:
@@ -80,9 +82,15 @@ class _Images:
         self.removed.append(image)
 
 
+class _Containers:
+    def list(self, **_: Any) -> list[Any]:
+        return []
+
+
 class _Client:
     def __init__(self, images: list[dict[str, Any]]) -> None:
         self.images = _Images()
+        self.containers = _Containers()
         self._df = {"Images": images, "LayersSize": 0}
 
     def df(self) -> dict[str, Any]:
@@ -99,7 +107,8 @@ def test_only_labelled_images_are_listed_and_a_busy_one_is_kept_with_its_reason(
         {"Id": "sha256:base", "RepoTags": ["tfmatrix.local/library/python:3.7-slim-bookworm"],
          "Labels": {hygiene.BASE_LABEL: "local"}, "Size": 199, "SharedSize": 100},
     ])
-    stored = hygiene.docker_stored(client)
+    images, venvs = DockerRunner(client), VenvRunner(root=tmp_path / ".nox")      # disk asks each runner
+    stored = images.kept()
     assert [(s.kind, s.name, s.size) for s in stored] == [
         (hygiene.IMAGE, "tfmatrix/tf1.15-cpu:1", 700), (hygiene.IMAGE, "tfmatrix/victim:1", 700),
         (hygiene.BASE, "tfmatrix.local/library/python:3.7-slim-bookworm", 99)]
@@ -115,9 +124,10 @@ def test_only_labelled_images_are_listed_and_a_busy_one_is_kept_with_its_reason(
     uses = hygiene.Uses()
     uses.add("kept-1.0-py3-none-any.whl", "matrix.toml: x")
     uses.add("tfmatrix.local/library/python:3.7-slim-bookworm", "matrix.toml: x")
-    stored += hygiene.venv_stored(tmp_path / ".nox") + hygiene.wheel_stored(wheels)
+    stored += venvs.kept() + hygiene.wheel_stored(wheels)
     entries = hygiene.plan(stored, uses)
-    gone, kept = hygiene.remove(entries, client, wheels)
+    owners = {item.ref: runner for runner in (images, venvs) for item in runner.kept()}
+    gone, kept = hygiene.remove(entries, lambda item: owners[item.ref].remove(item), wheels)
     assert client.images.removed == ["sha256:cell"]                          # never "theirs"
     assert len(kept) == 1 and kept[0].startswith("image tfmatrix/victim:1: kept (RuntimeError: conflict")
     assert not venv.exists()

@@ -23,22 +23,18 @@ def cmd_disk(args: argparse.Namespace) -> int:
     from ..provision import hygiene, render
     from ..provision.base_images import DEBIAN_REF
     from ..provision.wheelhouse import requirements_key, wheelhouse_dir
-    from ..runners import docker as docker_runner
-    from ..runners.engine import engine
-    from ..runners.venv import venv_root
+    from ..runners.local import LOCAL, local_runners
 
     matrix = load_matrix(args)
-    client = engine()
+    runners = local_runners(matrix.settings.base_registry)      # every runner here, asked what it keeps
     wheel_root = wheelhouse_dir()
     manifests = hygiene.wheel_manifests(wheel_root)
     uses = hygiene.Uses()
-    runner = docker_runner.DockerRunner(client, matrix.settings.base_registry) if client is not None else None
     for cell in (c for c in matrix.cells if not c.existing):       # an existing environment is not ours
         who = f"{matrix.path.name}: {cell.name}"
-        if runner is not None:
-            uses.add(runner.inputs(cell), who)
-            uses.add(runner.effective_cell(cell).base.ref, who)
-        uses.add("cell-" + cell.name, who)
+        for runner in runners:
+            for key in runner.used_by(cell):
+                uses.add(key, who)
         # the wheel sets it is built from: an image's (its installer's wheel too) and a virtualenv's
         for reqs in {render.build_requirements(cell), cell.requirements}:
             for name in manifests.get(requirements_key(list(reqs), cell.python), []):
@@ -50,24 +46,25 @@ def cmd_disk(args: argparse.Namespace) -> int:
                 hygiene.add_cell_doc(uses, doc, f"{who}: {path.stem}", manifests)
     if any(k.startswith(DEBIAN_REF.rsplit("/", 1)[0] + "/python:") for k in uses.by_key):
         uses.add(DEBIAN_REF, "the local python bases (built from it)")
-    stored = (hygiene.docker_stored(client) if client is not None else []) \
-        + hygiene.venv_stored(venv_root()) + hygiene.wheel_stored(wheel_root)
-    entries = hygiene.plan(stored, uses)
+    owners = {item.ref: runner for runner in runners for item in runner.kept()}
+    entries = hygiene.plan([*(item for r in runners for item in r.kept()), *hygiene.wheel_stored(wheel_root)], uses)
     if args.only:
         entries = [e for e in entries if any(fnmatch.fnmatchcase(k, g) for g in args.only
                                              for k in (e.item.name,) + e.item.keys)]
     for line in hygiene.table(entries):
         print(line)
     held, unused = hygiene.totals(entries)
+    absent = [row.missing.split(" (")[0] for name, row in LOCAL.items() if row.missing
+              and name not in {r.name for r in runners}]
     print(f"tfmatrix holds {hygiene.gb(held)} here; {hygiene.gb(unused)} of it nothing uses"
-          + ("" if client is not None else " (no Docker engine answers: images not listed)"))
+          + "".join(f" ({why}: its environments not listed)" for why in absent))
     if not args.prune:
         if unused:
             print("remove it with: python -m tfmatrix disk --prune   (or nox -s prune)")
         return 0
-    before = _layers(client) + _files(entries)
-    gone, kept = hygiene.remove(entries, client, wheel_root)
-    after = _layers(client) + _files(entries)
+    before = sum(r.held() for r in runners) + _wheels(entries)
+    gone, kept = hygiene.remove(entries, lambda item: owners[item.ref].remove(item), wheel_root)
+    after = sum(r.held() for r in runners) + _wheels(entries)
     for line in kept:
         print(line)
     said = sum(e.item.size for e in gone)
@@ -76,20 +73,12 @@ def cmd_disk(args: argparse.Namespace) -> int:
     return 1 if kept else 0
 
 
-def _files(entries: list) -> int:
-    """The virtualenvs' and wheels' bytes on disk now (a removed one: 0)."""
+def _wheels(entries: list) -> int:
+    """The wheel files' bytes on disk now (a removed one: 0)."""
     from ..provision import hygiene
 
-    return sum(hygiene.disk_usage(Path(e.item.ref)) if e.item.kind == hygiene.VENV else
-               (Path(e.item.ref).stat().st_blocks * 512 if Path(e.item.ref).exists() else 0)
-               for e in entries if e.item.kind in (hygiene.VENV, hygiene.WHEEL))
-
-
-def _layers(client: object) -> int:
-    """The engine's bytes in image layers (0 without an engine)."""
-    if client is None:
-        return 0
-    return int((client.df() or {}).get("LayersSize") or 0)     # type: ignore[attr-defined]
+    return sum(Path(e.item.ref).stat().st_blocks * 512 if Path(e.item.ref).exists() else 0
+               for e in entries if e.item.kind == hygiene.WHEEL)
 
 
 def configure_disk(p: argparse.ArgumentParser) -> None:

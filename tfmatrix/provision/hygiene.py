@@ -23,9 +23,8 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -242,19 +241,19 @@ def wheel_stored(root: Path) -> list[Stored]:
 
 # -- removal ----------------------------------------------------------------------------------
 
-def remove(entries: Sequence[Entry], client: Any, wheel_root: Path) -> tuple[list[Entry], list[str]]:
-    """Remove every prunable entry: (what went, a line for each that could not go)."""
+def remove(entries: Sequence[Entry], remove_kept: Callable[[Stored], None],
+           wheel_root: Path) -> tuple[list[Entry], list[str]]:
+    """Remove every prunable entry (a wheel here, anything else by ``remove_kept``: the runner that keeps it):
+    (what went, a line for each that could not go)."""
     gone, kept = [], []
     for e in entries:
         if not e.prunable:
             continue
         try:
-            if e.item.kind in (IMAGE, BASE):
-                client.images.remove(image=e.item.ref, noprune=False)
-            elif e.item.kind == VENV:
-                shutil.rmtree(e.item.ref)
-            else:
+            if e.item.kind == WHEEL:
                 Path(e.item.ref).unlink()
+            else:
+                remove_kept(e.item)
             gone.append(e)
         except Exception as exc:       # a container still uses it, a permission: kept, and said
             kept.append(f"{e.item.kind} {e.item.name}: kept ({type(exc).__name__}: {str(exc).splitlines()[0][:160]})")

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from ..matrix import Cell
     from ..progress import Progress
+    from ..provision.hygiene import Stored
     from ..results.cell_log import CellLog
     from ..results.store import CellOutcome
     from .job import CellJob
@@ -130,4 +131,23 @@ class Runner(Protocol):
 
     def sweep(self) -> int:
         """After a round: remove what workers that died with their machine left behind; how many."""
+        return 0
+
+    # -- what it keeps on this host's disk (``disk`` asks each runner of ``local.LOCAL``) --
+
+    def kept(self) -> list[Stored]:
+        """The environments it keeps here (its images, its virtualenvs), each with the bytes only it holds."""
+        return []
+
+    def used_by(self, cell: Cell) -> list[str]:
+        """The keys of what ``cell`` uses of ``kept`` (an image's tag, a virtualenv's directory name)."""
+        return []
+
+    def remove(self, item: Stored) -> None:
+        """Remove one of ``kept``'s items; what cannot go (a container still uses an image) raises. A runner that
+        keeps nothing is never asked."""
+        return None
+
+    def held(self) -> int:
+        """The bytes all it keeps takes on disk now, measured (``disk --prune`` says what it freed)."""
         return 0

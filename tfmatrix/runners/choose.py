@@ -13,9 +13,9 @@ from ..errors import UserError
 from ..matrix import Cell
 from .base import Runner
 from .existing import WithExisting
-from .local import local_runner
+from .local import LOCAL, local_runner
 
-RUNNERS = ("auto", "docker", "venv", "ray")
+RUNNERS = ("auto", *LOCAL, "ray")     # what --runner takes: this host's table, and a Ray cluster of them
 
 
 def make_runner(kind: str, registry: str | None, console: Console, address: str | None = None,

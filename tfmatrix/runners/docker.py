@@ -15,7 +15,7 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +39,8 @@ from .engine import (
     ENGINE_WAIT_S,
     OWNER_LABEL,
     RUN_LABEL,
+    CellFailure,
+    build_image,
     gpu_support,
     leftover_containers,
     owner,
@@ -57,10 +59,6 @@ TMPFS_OPTIONS = "rw,exec,nosuid,nodev,mode=1777"   # exec: compilers (torch indu
 IDLE = ["sleep", "infinity"]     # the container's own process: suite commands come by docker exec
 OUT_MOUNT = "/out"
 BENCH_USER = "10001:10001"
-
-
-class CellFailure(Exception):
-    """A step before the suite ran failed; becomes a ``failed`` outcome."""
 
 
 def run_request(cell: Cell, image: str, out_dir: Path, command: list[str],
@@ -160,6 +158,18 @@ class DockerRunner(Runner):
         need = sum(hygiene.environment_estimate(render.build_requirements(c), c.python) for c in todo)
         return DiskRoom(need, shutil.disk_usage(root).free, root,
                         "the images of %d cell(s) not built yet" % len(todo))
+
+    def kept(self) -> list[hygiene.Stored]:
+        return hygiene.docker_stored(self.client)
+
+    def used_by(self, cell: Cell) -> list[str]:
+        return [self.inputs(cell), self.effective_cell(cell).base.ref]
+
+    def remove(self, item: hygiene.Stored) -> None:
+        self.client.images.remove(image=item.ref, noprune=False)
+
+    def held(self) -> int:
+        return int((self.client.df() or {}).get("LayersSize") or 0)
 
     def effective_cell(self, cell: Cell) -> Any:
         """The cell with the base a run would use, decided without pulling anything."""
@@ -272,32 +282,6 @@ class DockerRunner(Runner):
         return DockerCellEnv(self.client, container, cell, out_dir, runner, timings)
 
 
-def build_image(client: Any, rendered: render.RenderedCell, wheels: wheelhouse.WheelSet,
-                log: Callable[[str], None], nocache: bool = False) -> float:
-    """Build ``rendered`` as its tag from a context of its files and ``wheels``; the seconds it took."""
-    t0 = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="tfmatrix-ctx-") as tmp:
-        ctx = Path(tmp)
-        for name, text in rendered.files.items():
-            (ctx / name).write_text(text)
-        (ctx / "wheels").mkdir()
-        for f in wheels.files:
-            _link_or_copy(f, ctx / "wheels" / f.name)
-        log("building %s (%d wheels)" % (rendered.tag, len(wheels.files)))
-        import docker.errors
-
-        try:
-            for chunk in client.api.build(path=str(ctx), tag=rendered.tag, rm=True, forcerm=True, pull=False,
-                                          nocache=nocache, decode=True):
-                if chunk.get("stream", "").strip():
-                    log(chunk["stream"].rstrip())
-                if "error" in chunk:
-                    raise CellFailure("image build failed: %s" % chunk["error"].strip().splitlines()[-1])
-        except docker.errors.APIError as e:
-            raise CellFailure("image build failed: %s" % e)
-    return time.monotonic() - t0
-
-
 class DockerCellEnv:
     """A cell's container, idle (``sleep infinity`` under tini) until asked: each suite command is a ``docker exec``.
 
@@ -380,10 +364,3 @@ def _pump_stream(stream: Any, log: CellLog) -> None:
     except Exception:
         pass
     lines.close()
-
-
-def _link_or_copy(src: Path, dst: Path) -> None:
-    try:
-        os.link(src, dst)
-    except OSError:
-        shutil.copy2(src, dst)

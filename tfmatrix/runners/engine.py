@@ -1,5 +1,6 @@
 """The Docker engine itself, apart from the runner: a client that answers, whether it can give containers a GPU,
-waiting through an engine restart, and which labelled containers are leftovers of a process killed hard.
+waiting through an engine restart, which labelled containers are leftovers of a process killed hard, and an image
+built from a rendered cell and its wheels (``build_image``).
 
 Used by the Docker runner, a cluster's nodes (``node.py``), the runner choice (``local.py``) and the disk and setup
 commands, none of which needs the runner to ask these.
@@ -10,9 +11,13 @@ import os
 import shutil
 import socket
 import sys
+import tempfile
 import time
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+from ..provision import render, wheelhouse
 from .common import GPU_WITHOUT_DOCKER
 
 RUN_LABEL = "org.tfmatrix.run"
@@ -105,3 +110,40 @@ def wait_for_engine(client: Any, limit_s: float, log: Any, poll_s: float = 2.0) 
 def leftover_containers(client: Any) -> list[Any]:
     return [c for c in client.containers.list(all=True, filters={"label": RUN_LABEL}, ignore_removed=True)
             if is_leftover(dict(c.labels or {}))]
+
+
+class CellFailure(Exception):
+    """A step before the suite ran failed; becomes a ``failed`` outcome."""
+
+
+def build_image(client: Any, rendered: render.RenderedCell, wheels: wheelhouse.WheelSet,
+                log: Callable[[str], None], nocache: bool = False) -> float:
+    """Build ``rendered`` as its tag from a context of its files and ``wheels``; the seconds it took."""
+    t0 = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="tfmatrix-ctx-") as tmp:
+        ctx = Path(tmp)
+        for name, text in rendered.files.items():
+            (ctx / name).write_text(text)
+        (ctx / "wheels").mkdir()
+        for f in wheels.files:
+            _link_or_copy(f, ctx / "wheels" / f.name)
+        log("building %s (%d wheels)" % (rendered.tag, len(wheels.files)))
+        import docker.errors
+
+        try:
+            for chunk in client.api.build(path=str(ctx), tag=rendered.tag, rm=True, forcerm=True, pull=False,
+                                          nocache=nocache, decode=True):
+                if chunk.get("stream", "").strip():
+                    log(chunk["stream"].rstrip())
+                if "error" in chunk:
+                    raise CellFailure("image build failed: %s" % chunk["error"].strip().splitlines()[-1])
+        except docker.errors.APIError as e:
+            raise CellFailure("image build failed: %s" % e)
+    return time.monotonic() - t0
+
+
+def _link_or_copy(src: Path, dst: Path) -> None:
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copy2(src, dst)

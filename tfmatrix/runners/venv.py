@@ -93,6 +93,18 @@ class VenvRunner(Runner):
     def _location(self, cell: Cell) -> Path:
         return (self.root or venv_root()) / ("cell-" + cell.name)
 
+    def kept(self) -> list[hygiene.Stored]:
+        return hygiene.venv_stored(self.root or venv_root())
+
+    def used_by(self, cell: Cell) -> list[str]:
+        return [self._location(cell).name]
+
+    def remove(self, item: hygiene.Stored) -> None:
+        shutil.rmtree(item.ref)
+
+    def held(self) -> int:
+        return sum(hygiene.disk_usage(Path(item.ref)) for item in self.kept())
+
     def skip_reason(self, cell: Cell) -> str | None:
         """Why this runner cannot serve ``cell`` here (it is then ``skipped``), or None."""
         if cell.target != "cpu":
