@@ -61,7 +61,7 @@ def _against_kept(args: argparse.Namespace) -> int:
     each series' newest ``WITHIN`` runs fails it, a step in B alone is a suspect: the next run confirms it or not)."""
     from ..analysis.compare.sets import load_side
     from ..analysis.series.answers import WITHIN, gate
-    from ..report.build import kept
+    from ..analysis.series.entries import with_cells
     from ..report.series_view import cell_lines, gate_lines
     from ..results.archive import Archive, digest_of, read_archive
 
@@ -71,7 +71,7 @@ def _against_kept(args: argparse.Namespace) -> int:
         print(f"tfmatrix: warning: {line}", file=sys.stderr)
     runs = archive.runs
     newest = [r for c in cells for r in [r for r in runs if r.cell == c.name][-args.last:]]
-    _, series = kept(Archive(tuple(sorted(newest, key=lambda r: r.finished))), cells, [])
+    _, series = with_cells(Archive(tuple(sorted(newest, key=lambda r: r.finished))), cells, [])
     ours = {digest_of(c.path) for c in cells}
     series = [s for s in series if any(r.digest in ours for r in s.runs)]
     for s in series:

@@ -35,11 +35,10 @@ from ..analysis.compare.upgrade import check_pair, upgrade_view
 from ..analysis.frame import attach_previous, build_frame, results_rows
 from ..analysis.runs import noise_model
 from ..analysis.runs.prior import shipped
-from ..analysis.series.answers import CellSeries, cell_series
-from ..analysis.series.entries import claim_lines, kept_run_of
+from ..analysis.series.entries import with_cells
 from ..analysis.stopping import attach_stops, prior_borrowers, run_alpha
 from ..errors import UserError
-from ..results.archive import Archive, digest_of, read_archive
+from ..results.archive import Archive, read_archive
 from ..results.archive import save as save_archive
 from ..results.foreign import child
 from ..results.history_docs import HistoryFound, history_in
@@ -224,21 +223,8 @@ def analyse(inputs: Inputs, asked: Asked) -> Analysed:
         hardware_view.hardware_pairs(df, cells), devices_view.device_pairs(df, cells),
         warnings_for(cells),
         # a replicated run: kept, with the runs before it, for later runs and comparisons
-        inputs.noise.with_run(this_run, model) if model is not None else None, *kept(inputs.archive, cells, claims))
-
-
-def kept(archive: Archive, cells: list[CellResult], claims: list[ClaimResult]) -> tuple[Archive, list[CellSeries]]:
-    """The archive with this report's complete cell files added (each once: by digest), and its series."""
-    lines = claim_lines(claims)
-    found = []
-    for cell in cells:
-        digest = digest_of(cell.path)
-        if not archive.has(digest):
-            run = kept_run_of(cell, digest, lines.get(cell.name, {}))
-            if run is not None:
-                found.append((run, cell.path))
-    archive = archive.adding(found)
-    return archive, cell_series(archive.runs)
+        inputs.noise.with_run(this_run, model) if model is not None else None,
+        *with_cells(inputs.archive, cells, claims))
 
 
 # -- render and write --------------------------------------------------------------------------

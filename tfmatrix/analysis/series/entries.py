@@ -11,11 +11,12 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 
-from ...results.archive import KeptRun
+from ...results.archive import Archive, KeptRun, digest_of
 from ..cells import CellResult
 from ..claims.answers import ClaimLine, ClaimResult
 from ..runs.kept import run_sides
 from ..runs.noise_model import run_mean, run_of
+from .answers import CellSeries, cell_series
 
 CODE = ("suite", "bench")       # the request's keys that hash code (the suite's, the user's files): what a series
 #                                 is there to follow, so they split no series; ``code_key`` marks where they changed
@@ -67,3 +68,19 @@ def kept_run_of(cell: CellResult, digest: str, lines: Mapping[str, ClaimLine]) -
                    cell.results.host_reference_s if cell.results is not None else None,
                    {vid: run_mean(side) for vid, side in sides.items()}, {k: line.verdict for k, line in lines.items()},
                    code=code_key(cell), values=values, rounds={vid: side.n for vid, side in sides.items()})
+
+
+def with_cells(archive: Archive, cells: Sequence[CellResult], claims: Sequence[ClaimResult]
+               ) -> tuple[Archive, list[CellSeries]]:
+    """The archive with these complete cell files added (each once: by digest), and its series: what the report
+    keeps and shows, and what ``compare`` reads a result set against (in memory: nothing is written here)."""
+    lines = claim_lines(claims)
+    found = []
+    for cell in cells:
+        digest = digest_of(cell.path)
+        if not archive.has(digest):
+            run = kept_run_of(cell, digest, lines.get(cell.name, {}))
+            if run is not None:
+                found.append((run, cell.path))
+    archive = archive.adding(found)
+    return archive, cell_series(archive.runs)
