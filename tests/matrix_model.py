@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from host_noise import HOST, sds
 from report_docs import record, write_interleaved_cell
 
 from tfmatrix.analysis.compare.result import VariantChange
@@ -41,15 +42,13 @@ from tfmatrix.analysis.runs.kept import history_model, run_means, run_spread
 from tfmatrix.analysis.statistics.multiplicity import gate
 from tfmatrix.analysis.statistics.tails import Null
 
-P90_Z = 1.2815515655446004
-
 
 @dataclass(frozen=True)
 class Matrix:
     cells: int = 3
     slices: tuple[int, ...] = (5, 12, 20, 35)       # variants a slice, per cell
-    sigma_median: float = 0.114
-    sigma_p90: float = 0.221
+    sigma_median: float = HOST[0]
+    sigma_p90: float = HOST[1]
     process_sd: float = 0.05
     run_sd: float = 0.05
     reference_sd: float = 0.02
@@ -63,13 +62,10 @@ class Matrix:
 
     def __post_init__(self) -> None:
         rng = np.random.default_rng(self.seed)
-        spread = math.log(self.sigma_p90 / self.sigma_median) / P90_Z if self.sigma_p90 > self.sigma_median else 0.0
-        object.__setattr__(self, "sigma", np.exp(rng.normal(math.log(self.sigma_median), spread,
-                                                            (self.cells, sum(self.slices)))))
+        object.__setattr__(self, "sigma", sds(rng, (self.cells, sum(self.slices)), self.sigma_median, self.sigma_p90))
         tau = np.zeros((self.cells, sum(self.slices)))
         if self.wander_median > 0:
-            spread = math.log(self.wander_p90 / self.wander_median) / P90_Z
-            tau = np.exp(np.random.default_rng(self.seed + 1).normal(math.log(self.wander_median), spread, tau.shape))
+            tau = sds(np.random.default_rng(self.seed + 1), tau.shape, self.wander_median, self.wander_p90)
         object.__setattr__(self, "tau", tau)
 
     def cell_names(self) -> list[str]:

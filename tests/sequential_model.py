@@ -15,19 +15,14 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from host_noise import sds
 
 from tfmatrix.analysis.claims.answers import verdict
 from tfmatrix.analysis.statistics.inference import Side, contrast, ratio_ci
 from tfmatrix.analysis.statistics.moderation import Prior, with_noise_model
 from tfmatrix.analysis.stopping import LOOK_ALPHA, LOOK_AT, MAX_ROUNDS, OPEN, first_look, state_of
 
-MEDIAN_SD, P90_SD = 0.11, 0.22          # the per-round SDs measured on this host (docs/measurement.md)
-
-
-def sigmas(rng: np.random.Generator, n: int, median: float = MEDIAN_SD, p90: float = P90_SD) -> np.ndarray:
-    """Per-variant SDs of one round's log time, lognormal with this median and 90th percentile."""
-    spread = math.log(p90 / median) / 1.2815515655446004
-    return median * np.exp(spread * rng.standard_normal(n))
+sigmas = sds       # per-variant SDs of one round's log time: this host's (``host_noise.HOST``)
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from host_noise import HOST
 from matrix_model import Matrix, gate_fails, judged
 
 from tfmatrix.analysis.compare.result import SUSPECT, CompareResult, VariantChange
@@ -114,7 +115,7 @@ def test_on_the_real_path_heavy_tailed_one_process_runs_fail_the_t_gate_and_not_
     decides most lines in round 1), three runs kept before them in three rounds, rounds' noise Student t with 3
     df at this host's spread. The t test's gate fails a fifth of unchanged pairs or more; the table's null at most
     the 5% it promises."""
-    m = Matrix(cells=2, slices=(5, 12, 20, 35), seed=3, sigma_median=0.114, sigma_p90=0.221, tail_df=3.0,
+    m = Matrix(cells=2, slices=(5, 12, 20, 35), seed=3, sigma_median=HOST[0], sigma_p90=HOST[1], tail_df=3.0,
                wander_median=0.02, wander_p90=0.09)
     rng = np.random.default_rng(5)
     nominal = tailed = 0

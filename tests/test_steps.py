@@ -31,6 +31,7 @@ import math
 
 import numpy as np
 import pytest
+from host_noise import sds
 
 from tfmatrix.analysis.series.answers import cell_series
 from tfmatrix.analysis.series.steps import (
@@ -44,7 +45,6 @@ from tfmatrix.analysis.series.steps import (
 from tfmatrix.analysis.statistics.tails import one_process
 from tfmatrix.results import archive
 
-SD_MEDIAN, SD_P90 = 0.11, 0.22
 ONE_PROCESS = (0.67, 0.165, 0.165)     # a run's share of variants measured in 1, 2, 3 rounds
 
 
@@ -56,7 +56,7 @@ def simulate(rng: np.random.Generator, runs: int, variants: int = 1, at: int | N
     wander and one-process variance. ``rounds``: every variant measured in that many processes a run (``--rounds
     N``), else 1-3 as the default's sequential rounds leave them."""
     df = one_process().df
-    sd = SD_MEDIAN * np.exp(math.log(SD_P90 / SD_MEDIAN) / 1.2815515655446004 * rng.standard_normal(variants))
+    sd = sds(rng, variants)
     cell_sd, own_sd = rng.uniform(0.03, 0.05), rng.uniform(0.02, 0.04, variants)
     level = (rng.normal(-4.6, 1.0, variants)[:, None] + cell_sd * rng.standard_normal(runs)[None, :]
              + own_sd[:, None] * rng.standard_normal((variants, runs)))

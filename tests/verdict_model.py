@@ -19,12 +19,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from host_noise import REVIEW, sds
 
 from tfmatrix.analysis.runs.noise_model import noise_model_of, prior
 from tfmatrix.analysis.statistics.inference import Contrast, Side
 from tfmatrix.analysis.statistics.moderation import Prior, judge
-
-P90_Z = 1.2815515655446004
 
 
 @dataclass(frozen=True)
@@ -34,17 +33,14 @@ class Model:
     samples: int = 4
     process_sd: float = 0.05
     run_sd: float = 0.0
-    sigma_median: float = 0.07
-    sigma_p90: float = 0.17
+    sigma_median: float = REVIEW[0]
+    sigma_p90: float = REVIEW[1]
     sample_sd: float = 0.01
     outlier: float = 0.02
 
     def sigmas(self, rng: np.random.Generator) -> np.ndarray:
         """Each variant's own process-to-process SD (log scale)."""
-        if self.sigma_p90 <= self.sigma_median:
-            return np.full(self.variants, self.sigma_median)
-        spread = math.log(self.sigma_p90 / self.sigma_median) / P90_Z
-        return np.exp(rng.normal(math.log(self.sigma_median), spread, self.variants))
+        return sds(rng, self.variants, self.sigma_median, self.sigma_p90)
 
     def benchmark_of(self) -> list[int]:
         return [v % self.benchmarks for v in range(self.variants)]
