@@ -87,9 +87,8 @@ def main() -> int:
     args = ap.parse_args()
     from tfmatrix.analysis.cells import load_dir
     from tfmatrix.analysis.compare.ab import ROUNDS, SAMPLES, compare_sides
-    from tfmatrix.analysis.runs.noise_model import pooled, run_of
+    from tfmatrix.analysis.runs.noise_model import history_at, pooled, run_ids
     from tfmatrix.analysis.stopping import run_alpha, run_cap
-    from tfmatrix.results.noise_history import noise_history_at
 
     work = Path(args.work or tempfile.mkdtemp(prefix="bench-ab-"))
     cells = args.cell or ["tf2.15-cpu"]
@@ -114,7 +113,7 @@ def main() -> int:
     loaded = load_dir(work / "run" / "cells").cells
     # as ab judged it: 5% over its looks; early cases' priors limited by the earlier ab runs' noise kept there
     result = compare_sides(loaded, alpha=run_alpha(loaded), cap=run_cap(loaded),
-                           history=pooled(noise_history_at(work / "run"), without=[run_of(loaded)]))
+                           history=pooled(history_at(work / "run"), without=run_ids(loaded)))
     rounds_run = max((len(v.per_process) for c in loaded for v in c.variants if v.ok), default=0)
     by_change: dict[int, list[str]] = {}
     for v in result.variants:

@@ -15,6 +15,7 @@ from typing import Any
 from suite import stats
 from suite.document import GPU_MISSING
 from suite.schema import validate
+from tfmatrix.results.archive import ARCHIVE_FORMAT, INDEX_FILE, KeptRun, Testbed, archive_dir, cell_dir
 from tfmatrix.results.documents import SuiteResults
 from tfmatrix.results.store import CellOutcome, cell_document, write_cell
 
@@ -290,3 +291,23 @@ def table_rows(table: Node) -> tuple[list[str], list[list[Node]]]:
     head = [" ".join(th.text.split()) for th in table.find("thead").find_all("th")]
     rows = [tr.find_all("td") for tr in table.find("tbody").find_all("tr")]
     return head, rows
+
+
+def kept_run(cell: str, run: str, variances: dict[str, tuple[float, float]], n: int = 0,
+             means: dict[str, tuple[float, float]] | None = None, rounds: int = 2) -> KeptRun:
+    """An archive index entry (``results.archive.KeptRun``) of one cell's run, the ``n``-th kept, with its variants'
+    variances (and means: each variant's own, else a zero mean of ``rounds`` rounds)."""
+    digest = f"{n + 1:016x}"
+    means = means if means is not None else {vid: (0.0, 0.001) for vid in variances}
+    return KeptRun(cell, run, f"2026-11-{n % 28 + 1:02d}T{n // 28:02d}0000", digest,
+                   Testbed("test cpu", "2", "24", (), "linux"), "request", 0.01, means, {},
+                   f"{cell_dir(cell)}/undated-{digest}.json.gz", 1, "", {}, {vid: rounds for vid in means}, variances)
+
+
+def write_archive(reports: Path, runs: list[KeptRun]) -> None:
+    """The run archive's index in ``reports/runs`` naming ``runs`` (their cell files are not written: readers of the
+    index alone, such as the noise history, need none)."""
+    doc = {"schema": ARCHIVE_FORMAT.schema, "schema_version": ARCHIVE_FORMAT.version,
+           "runs": [r.to_json() for r in runs]}
+    archive_dir(reports).mkdir(parents=True, exist_ok=True)
+    (archive_dir(reports) / INDEX_FILE).write_text(json.dumps(doc))

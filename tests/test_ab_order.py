@@ -26,8 +26,8 @@ from suite.schema import PLUGINS_ENV
 from tfmatrix.analysis.cells import load_file
 from tfmatrix.analysis.compare.ab import compare_sides, summary_lines
 from tfmatrix.analysis.compare.order import ORDER_ALPHA, ORDER_DEPENDENT, Crossover, crossover, order_tests
+from tfmatrix.analysis.runs.noise_model import NoiseModel
 from tfmatrix.analysis.stopping import DECIDED, LOOK_ALPHA, OPEN, case_state
-from tfmatrix.results.noise_history import NoiseModel
 
 SIDES = ("base", "head")
 
@@ -365,16 +365,18 @@ def test_the_ab_look_keeps_an_order_dependent_case_open(tmp_path: Path, monkeypa
 
 
 def test_each_ab_run_keeps_its_sides_noise_and_a_later_runs_early_looks_are_limited_by_it(tmp_path: Path) -> None:
-    """``ab`` adds each run's variances to its reports directory's noise history (as ``report`` does for the
-    matrix); a later run's case judged before the cap borrows no more degrees of freedom than that history has (or
-    twice its own rounds'), and no smaller a variance than its two sides' summed; a case the history does not know,
-    at most twice its own rounds' degrees of freedom."""
-    from tfmatrix.analysis.compare.ab import crossovers, early_limits, with_this_run
-    from tfmatrix.analysis.runs.noise_model import MAX_D, pooled
-    from tfmatrix.results.noise_history import NoiseHistory
+    """``ab`` keeps each run's cells with their variances in its reports directory's run archive (as ``report``
+    does for the matrix), whose noise history a later run reads; a later run's case judged before the cap borrows no
+    more degrees of freedom than that history has (or twice its own rounds'), and no smaller a variance than its two
+    sides' summed; a case the history does not know, at most twice its own rounds' degrees of freedom."""
+    from tfmatrix.analysis.compare.ab import crossovers, early_limits, this_runs_noise
+    from tfmatrix.analysis.runs.noise_model import MAX_D, history_of, pooled
+    from tfmatrix.analysis.series.entries import with_cells
+    from tfmatrix.results.archive import Archive
 
     earlier = load_file(_ab_cell(tmp_path / "a", 41, 10, 3, ["base", "head", "base"]))
-    kept = with_this_run([earlier], NoiseHistory(), "reports/ab/cells")
+    archive, _ = with_cells(Archive(), [earlier], [], this_runs_noise([earlier], "reports/ab/cells"))
+    kept = history_of(archive.runs)
     assert kept is not None and kept.runs[0][0] == "run-41"
     model = pooled(kept)
     assert model is not None

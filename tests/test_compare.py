@@ -145,10 +145,10 @@ def test_report_summary_states_run_to_run_agreement_when_a_previous_run_exists(t
     from tfmatrix.report.build import build
 
     reports = tmp_path / "reports"
-    _run(tmp_path, "previous", BASE)
-    reports.mkdir(exist_ok=True)
-    (tmp_path / "previous").rename(reports / "previous")
-    _run(reports, "cells", {**BASE, ("predict", "compiled"): 45e-3}, seed=10)
+    _run(reports, "cells", BASE)
+    build(reports / "cells", reports, generated="2026-01-01T00:00:00+00:00")    # kept in the run archive
+    assert 'id="run-to-run"' not in (reports / "index.html").read_text()
+    _run(reports, "cells", {**BASE, ("predict", "compiled"): 45e-3}, seed=10)    # the next run replaces it
     build(reports / "cells", reports, generated="2026-01-01T00:00:00+00:00")
     page = (reports / "index.html").read_text()
     assert 'id="run-to-run"' in page
@@ -168,10 +168,9 @@ def test_a_previous_run_is_shown_beside_a_ratio_but_is_not_a_second_test(tmp_pat
     from tfmatrix.report.build import build
 
     reports = tmp_path / "reports"
-    reports.mkdir()
-    _run(reports, "previous", {("predict", "compiled"): 1.0e-3, ("call", "compiled"): 0.95e-3})
+    _run(tmp_path, "previous", {("predict", "compiled"): 1.0e-3, ("call", "compiled"): 0.95e-3})
     _run(reports, "cells", {("predict", "compiled"): 1.0e-3, ("call", "compiled"): 1.10e-3}, seed=4)
-    build(reports / "cells", reports, generated="2026-01-01T00:00:00+00:00")
+    build(reports / "cells", reports, generated="2026-01-01T00:00:00+00:00", previous=tmp_path / "previous")
     page = (reports / "index.html").read_text()
     assert re.search(r"previous run: 0\.9\d", page)
     assert re.search(r"model\(x\) 1\.1\d× slower<", page)

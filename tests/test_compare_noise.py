@@ -209,26 +209,32 @@ def test_a_bad_gate_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.Captur
 @pytest.mark.slow
 def test_one_process_a_side_is_judged_with_the_noise_model_a_replicated_run_left(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """The review's R2 through the commands: ``report`` on a 3-round run writes ``noise-model.json``; two later runs
-    of one process a side are then judged with it (found: a 40% change; unchanged: mostly no clear difference)."""
+    """The review's R2 through the commands: ``report`` on a 3-round run keeps its variances in the run archive; two
+    later runs of one process a side beside it are then judged with them (found: a 40% change; unchanged: mostly no
+    clear difference)."""
+    from tfmatrix.analysis.runs.noise_model import history_at
     from tfmatrix.report.build import build
 
     replicated = _run(tmp_path, "replicated", seed=50, host=1.0, process_sd=0.07)
-    build(replicated.parent, tmp_path / "replicated", generated="2026-01-01T00:00:00+00:00")
-    model = tmp_path / "replicated" / "noise-model.json"
-    assert model.is_file()
+    build(replicated.parent, tmp_path / "a", generated="2026-01-01T00:00:00+00:00")
+    assert history_at(tmp_path / "a").runs
     a = _run(tmp_path, "a", seed=51, host=1.0, rounds=1, process_sd=0.07)
     b = _run(tmp_path, "b", seed=52, host=1.0, rounds=1, process_sd=0.07, slower={7: 1.4, 8: 1.4})
-    result = compare_paths(a, b, noise=model)
+    assert a.parent.parent == tmp_path / "a"            # beside the archive
+    result = compare_paths(a, b)
     ids = _ids()
     verdicts = {v.id: v.verdict for v in result.variants}
     assert result.unreplicated == 0 and verdicts[ids[7]] == verdicts[ids[8]] == "slower"
     wrong = sum(1 for i in range(VARIANTS) if i not in (7, 8) and verdicts[ids[i]] != "no clear difference")
     assert wrong <= 0.10 * VARIANTS        # 5% expected (4.2% over six such pairs); one pair of 198: sd ~1.5%
-    assert cli.main(["compare", str(a), str(b), "--noise-model", str(tmp_path / "nowhere.json")]) == 2
-    assert "cannot read the noise model" in capsys.readouterr().err
+    c = _run(tmp_path, "c", seed=53, host=1.0, rounds=1, process_sd=0.07)
+    assert compare_paths(b, c).unreplicated == VARIANTS         # no archive beside either: nothing lent
+    (tmp_path / "a" / "runs" / "index.json").write_text("[")
+    assert cli.main(["compare", str(a), str(b)]) == 2
+    assert "cannot read the run archive's index" in capsys.readouterr().err
+    (tmp_path / "a" / "runs" / "index.json").unlink()
     build(a.parent, tmp_path / "a", generated="2026-01-01T00:00:00+00:00")
-    assert not (tmp_path / "a" / "noise-model.json").exists()        # one process a side: nothing to keep
+    assert history_at(tmp_path / "a").runs == ()        # one process a side: no variances to keep
 
 
 @pytest.mark.slow

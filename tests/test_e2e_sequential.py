@@ -13,15 +13,13 @@ judged with the first run's noise, and the history then holds both runs.
 from __future__ import annotations
 
 import csv
-import json
 
 import pytest
 from e2e import MATRICES, cell_docs, require, tfmatrix
 
-from tfmatrix.analysis.runs.noise_model import CONTROL
+from tfmatrix.analysis.runs.noise_model import CONTROL, history_at
 from tfmatrix.analysis.runs.prior import shipped
 from tfmatrix.analysis.stopping import LOOK_ALPHA, MAX_ROUNDS
-from tfmatrix.results.noise_history import NOISE_FORMAT
 from tfmatrix.runners import engine as docker_engine
 
 pytestmark = pytest.mark.docker
@@ -59,11 +57,11 @@ def test_a_sequential_claims_run_stops_each_line_when_it_is_decided_and_starts_w
         rows = [r for r in csv.DictReader(f) if r["cell"] in CELLS and r["ratio"]]
     assert rows and all(r["stopped"] for r in rows)
     assert "Sequential rounds" in (reports / "index.html").read_text()
-    history = json.loads((reports / "noise-model.json").read_text())
-    assert history["schema_version"] == NOISE_FORMAT.version == 3 and len(history["runs"]) == 1
-    rows = history["runs"][0]["variances"]
-    assert rows and all(len(row) == 6 for row in rows)      # each variant's run mean kept, for run_spread
-    assert {row[0] for row in rows if row[1] == CONTROL} == set(CELLS)     # and each cell's reference workload
+    history = history_at(reports)           # the run archive keeps each cell's variances with it
+    assert len(history.runs) == 1
+    model = history.runs[0][1]
+    assert model.variances and all(key in model.means for key in model.variances)     # run means, for run_spread
+    assert {cell for cell, vid in model.variances if vid == CONTROL} == set(CELLS)     # each reference workload
 
     second = tfmatrix(*args)
     assert second.returncode == 0, second.stderr[-3000:]
@@ -71,5 +69,4 @@ def test_a_sequential_claims_run_stops_each_line_when_it_is_decided_and_starts_w
     docs = cell_docs(reports)
     for name in CELLS:
         assert docs[name]["results"]["config"]["schedule"]["sequential"]["first_look"] == 1
-    history = json.loads((reports / "noise-model.json").read_text())
-    assert len(history["runs"]) == 2
+    assert len(history_at(reports).runs) == 2

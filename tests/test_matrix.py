@@ -72,7 +72,7 @@ def test_unknown_keys_suggest_the_closest(error_of: ErrorOf, body: str, message:
                              "like \"2.2.5\", \"keras3\" or a 3.x version, or \"tf_keras\""),
     ("tf", "1.15", "key 'tf': expected a string, got a float (1.15); quote it: tf = \"1.15\" "
                    "(unquoted, TOML reads a version as a number: 3.10 is 3.1)"),
-    ("python", "3.10", "key 'python': expected a string, got a float (3.1); quote it: python = \"3.7\" "
+    ("python", "3.10", "key 'python': expected a string, got a float (3.1); quote it: python = \"3.10\" "
                        "(unquoted, TOML reads a version as a number: 3.10 is 3.1)"),
     ("tf", '["1.15"]', "key 'tf': expected a string, got an array; arrays are axes and belong in [[product]] tables"),
 ])  # fmt: skip

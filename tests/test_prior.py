@@ -4,10 +4,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from report_docs import kept_run, write_archive
 
-from tfmatrix.analysis.runs.noise_model import CONTROL
+from tfmatrix.analysis.runs.noise_model import CONTROL, NoiseModel
 from tfmatrix.analysis.runs.prior import PRIOR_PATH, ShippedPrior, read_prior, shipped
-from tfmatrix.results.noise_history import NoiseModel
 
 PRIOR = ShippedPrior({"v1": 0.01, "v2": 0.04}, scale=4.0, d=4.0, measured="a test host")
 
@@ -87,15 +87,12 @@ def test_a_table_written_by_the_script_reads_back(tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    from tfmatrix.results.noise_history import NoiseHistory, write_noise_history
-
-    history = NoiseHistory((("r1", NoiseModel({("a", "v1"): (0.01, 2.0), ("b", "v1"): (0.04, 2.0),
-                                                ("a", CONTROL): (0.5, 2.0)})),))
-    write_noise_history(tmp_path, history)
+    write_archive(tmp_path, [kept_run("a", "r1", {"v1": (0.01, 2.0), CONTROL: (0.5, 2.0)}, 0),
+                             kept_run("b", "r1", {"v1": (0.04, 2.0)}, 1)])
     out = tmp_path / "prior.toml"
     root = Path(__file__).resolve().parent.parent
     done = subprocess.run([sys.executable, str(root / "scripts" / "make_noise_prior.py"),
-                           str(tmp_path / "noise-model.json"), "--measured", 'a "quoted" host', "--out", str(out)],
+                           str(tmp_path), "--measured", 'a "quoted" host', "--out", str(out)],
                           capture_output=True, text=True, check=True)
     assert "1 variants" in done.stdout
     prior = read_prior(out)

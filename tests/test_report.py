@@ -53,7 +53,7 @@ def test_report_files_are_written_atomically_and_self_contained(synthetic_report
     out = tmp_path / "out"
     # no temp files left
     assert sorted(p.name for p in out.iterdir()) == ["claims.csv", "claims.json", "hardware.csv", "index.html",
-                                                     "noise-model.json", "results.csv", "runs"]   # replicated: kept
+                                                     "results.csv", "runs"]    # every run kept, noise and all
     assert summary.html == out / "index.html" and summary.cells == 6
     assert summary.statuses == {"ok": 3, "failed": 2, "skipped": 1}
     # one file: no external scripts, styles, images or fonts

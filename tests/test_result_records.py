@@ -7,19 +7,12 @@ import json
 from pathlib import Path
 
 import pytest
+from report_docs import kept_run, write_archive
 
+from tfmatrix.analysis.runs.noise_model import KEEP_RUNS, NoiseHistory, NoiseModel, history_at, history_beside
 from tfmatrix.errors import UserError
 from tfmatrix.results.documents import HostSpeedPoint, host_speed_points
 from tfmatrix.results.journal import HEAD_FILE, JournalHead, read_head, write_head
-from tfmatrix.results.noise_history import (
-    NOISE_FILE,
-    NoiseHistory,
-    NoiseModel,
-    noise_file_beside,
-    noise_history_at,
-    read_noise_history,
-    write_noise_history,
-)
 from tfmatrix.results.profile_docs import PROFILES_DIR, ProfilesDoc, peek_profiles, profiles_in, write_profiles
 
 
@@ -41,26 +34,31 @@ def test_a_host_speed_series_is_parsed_once_and_a_malformed_point_is_left_out() 
     assert host_speed_points(None) == [] and HostSpeedPoint(1, 2.0, 0.02).to_json() == [1, 2.0, 0.02]
 
 
-def test_the_noise_history_reads_back_what_it_wrote_and_a_version_one_file(tmp_path: Path) -> None:
-    history = NoiseHistory().with_run("r1", NoiseModel({("c", "v"): (0.01, 4.0), ("c", "w"): (0.02, 2.0)}, "cells",
-                                                       {("c", "v"): (-6.5, 0.002)}))
-    write_noise_history(tmp_path, history)
-    assert noise_history_at(tmp_path) == history          # version 3: a run's means beside its variances
-    two = json.loads((tmp_path / NOISE_FILE).read_text())
-    two["schema_version"] = 2
-    two["runs"][0]["variances"] = [row[:4] for row in two["runs"][0]["variances"]]
-    (tmp_path / "two.json").write_text(json.dumps(two))
-    assert dict(read_noise_history(tmp_path / "two.json").runs)["r1"].means == {}
+def test_the_noise_history_is_read_from_the_run_archive_each_run_one_model_and_none_from_runs_kept_before(
+        tmp_path: Path) -> None:
+    """One memory of earlier runs: each kept cell's variances (``KeptRun.variances``) are its run's noise model, its
+    cells together, with the means of its variants of two rounds or more beside them; an entry kept before the
+    archive kept variances lends none; no archive: an empty history; a broken index: empty for a run's looks,
+    one line for ``compare``."""
+    runs = [kept_run("c", "r1", {"v": (0.01, 4.0), "w": (0.02, 2.0)}, 0, {"v": (-6.5, 0.002), "w": (-5.0, 0.001)}),
+            kept_run("d", "r1", {"v": (0.03, 2.0)}, 1),
+            kept_run("c", "r2", {}, 2),                                   # kept before variances were
+            kept_run("c", "r3", {"v": (0.05, 2.0)}, 3, {"v": (-6.4, float("nan"))}, rounds=1)]
+    write_archive(tmp_path, runs)
+    history = history_at(tmp_path)
+    assert [r for r, _ in history.runs] == ["r1", "r3"]
+    first = dict(history.runs)["r1"]
+    assert first.variances == {("c", "v"): (0.01, 4.0), ("c", "w"): (0.02, 2.0), ("d", "v"): (0.03, 2.0)}
+    assert first.means[("c", "v")] == (-6.5, 0.002)
+    assert dict(history.runs)["r3"].means == {}                           # one round: no run point
     (tmp_path / "cells").mkdir()
-    assert noise_file_beside(tmp_path / "cells") == tmp_path / NOISE_FILE
-    old = tmp_path / "old.json"
-    old.write_text(json.dumps({"schema": "tfmatrix.noise-model", "schema_version": 1, "source": "cells",
-                               "variances": [["c", "v", 0.01, 4.0]]}))
-    assert read_noise_history(old) == NoiseHistory((("cells", NoiseModel({("c", "v"): (0.01, 4.0)}, "cells")),))
-    old.write_text(json.dumps({"schema": "tfmatrix.noise-model", "schema_version": 4, "runs": []}))
-    with pytest.raises(UserError, match="not a tfmatrix noise model"):
-        read_noise_history(old)
-    assert noise_history_at(tmp_path / "nowhere") == NoiseHistory()
+    beside = history_beside(tmp_path / "nowhere", tmp_path / "cells")
+    assert beside is not None and beside == (history, tmp_path / "runs")
+    assert history_at(tmp_path / "nowhere") == NoiseHistory() and history_beside(tmp_path / "nowhere") is None
+    (tmp_path / "runs" / "index.json").write_text("[")
+    assert history_at(tmp_path) == NoiseHistory()
+    with pytest.raises(UserError, match="cannot read the run archive's index"):
+        history_beside(tmp_path / "cells")
 
 
 def test_profiles_beside_a_report_are_read_by_cell_and_a_bad_file_is_one_line(tmp_path: Path) -> None:
@@ -81,8 +79,6 @@ def test_profiles_beside_a_report_are_read_by_cell_and_a_bad_file_is_one_line(tm
 def test_the_noise_history_keeps_each_variants_last_runs_not_the_last_runs() -> None:
     """A variant decided at round 1 of a sequential run has no variance in that run: its last measured noise must
     outlive five such runs (a history of "the last five runs" forgot it, and the next run waited for round 2)."""
-    from tfmatrix.results.noise_history import KEEP_RUNS
-
     wide = NoiseModel({("c", "rare"): (0.04, 2.0), ("c", "often"): (0.01, 2.0)}, "cells")
     history = NoiseHistory().with_run("full", wide)
     for i in range(KEEP_RUNS + 2):

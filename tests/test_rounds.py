@@ -12,7 +12,7 @@ from tfmatrix.execution import dispatch as execution
 from tfmatrix.execution.request import RunRequest
 from tfmatrix.results.documents import SuiteResults
 from tfmatrix.results.rounds import merge_results
-from tfmatrix.results.store import PREVIOUS_DIR, CellOutcome, load_cell
+from tfmatrix.results.store import CellOutcome, load_cell
 from tfmatrix.runners.base import Runner
 
 PARAMS = {"model": "tiny", "path": "predict", "stage": "compiled", "api": "tf.keras", "mode": "eager"}
@@ -113,15 +113,3 @@ def test_a_failed_round_keeps_the_rounds_that_succeeded(tmp_path):
     assert outcome.status == "ok"
     doc = load_cell(tmp_path / "cells" / "a.json")
     assert doc is not None and doc.results is not None and doc.status == "ok" and doc.rounds == 1
-
-
-def test_a_new_complete_run_keeps_the_previous_one_for_the_report(tmp_path):
-    _run(tmp_path, [FakeCell("a")], ScriptedRunner(["ok"]), rounds=1)
-    first = (tmp_path / "cells" / "a.json").read_text()
-    assert not (tmp_path / PREVIOUS_DIR).exists()
-    _run(tmp_path, [FakeCell("a")], ScriptedRunner(["ok"]), rounds=1, redo=True)
-    assert (tmp_path / PREVIOUS_DIR / "a.json").read_text() == first
-    assert (tmp_path / "cells" / "a.json").read_text() != first
-    # a failed run does not push the complete one out
-    _run(tmp_path, [FakeCell("a")], ScriptedRunner(["fail"]), rounds=1, redo=True)
-    assert (tmp_path / PREVIOUS_DIR / "a.json").read_text() == first

@@ -320,7 +320,7 @@ def test_the_page_fills_after_each_look_that_another_round_follows_and_keeps_not
     assert "0 claim lines decided, 1 shown the same, 1 still open; the next round measures the open lines only" \
         in words
     assert 'http-equiv="refresh"' in html and 'id="in-progress"' in html and "(in progress)</title>" in html
-    assert not (reports / "runs").exists() and not (reports / "noise-model.json").exists()
+    assert not (reports / "runs").exists()
     assert not (reports / ".interim").exists()
     assert f"the first verdicts are on the page: {reports / 'index.html'}" in said.getvalue()
     build(reports / "cells", reports)              # the run's own report: no banner, and it keeps its runs

@@ -26,9 +26,11 @@ from tfmatrix.analysis.compare.sets import compare_paths, load_side
 from tfmatrix.analysis.frame import build_frame
 from tfmatrix.analysis.runs.control import control_move
 from tfmatrix.analysis.runs.kept import history_model, run_spread
-from tfmatrix.analysis.runs.noise_model import from_frame, run_of
+from tfmatrix.analysis.runs.noise_model import from_frame
+from tfmatrix.analysis.series.entries import with_cells
 from tfmatrix.analysis.statistics.moderation import Prior, fit_prior, robust_d0
-from tfmatrix.results.noise_history import NoiseHistory, write_noise_history
+from tfmatrix.results.archive import Archive
+from tfmatrix.results.archive import save as save_archive
 
 MEASURED = dict(sigma_median=HOST[0], sigma_p90=HOST[1])
 REVIEW_NOISE = dict(sigma_median=REVIEW[0], sigma_p90=REVIEW[1])
@@ -192,7 +194,7 @@ def test_run_spread_finds_the_wander_and_leaves_a_steady_variant_at_zero() -> No
     assert run_spread(runs[:1]) is None
 
 
-def test_compare_takes_the_wander_from_kept_runs_or_from_the_noise_history_beside_but_never_from_a_or_b(
+def test_compare_takes_the_wander_from_kept_runs_or_from_the_run_archive_beside_but_never_from_a_or_b(
         tmp_path: Path) -> None:
     m = Matrix(cells=1, slices=(6, 6), seed=3, **MEASURED, **WANDER)
     rng = np.random.default_rng(3)
@@ -212,13 +214,13 @@ def test_compare_takes_the_wander_from_kept_runs_or_from_the_noise_history_besid
     plain_control = compare_paths(a, b, normalise="control")
     widened = {v.id: v.contrast.extra for v in control.variants if v.contrast is not None}
     assert all(widened[v.id] > v.contrast.extra > 0 for v in plain_control.variants if v.contrast is not None)
-    history = NoiseHistory()
+    archive = Archive()
     for cells_dir in [*kept, a, b]:          # the report keeps every run, A's and B's too
         cells = load_side(cells_dir)
         model = from_frame(build_frame(cells), str(cells_dir))
         assert model is not None and model.means
-        history = history.with_run(run_of(cells), model)
-    write_noise_history(tmp_path / "a", history)
+        archive, _ = with_cells(archive, cells, [], model)
+    assert len(save_archive(a.parent, archive).runs) == 5
     beside = compare_paths(a, b)
     assert beside.spread is not None and beside.spread.runs == 3          # A and B left out
     assert "from the 3 runs of the noise history" in beside.spread_line()

@@ -13,6 +13,7 @@ dictionaries they came from.
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,9 @@ from typing import Any
 from suite.schema import FRAMEWORKS
 
 from ..errors import UserError
+from ..results.archive import Archive, archive_dir, digest_of, open_cell_file
 from ..results.documents import Attempt, CellDoc, SuiteResults, read_cell
+from ..results.foreign import Refused as NotKept
 from ..results.store import read_tail
 from ..versions import VersionKey, major, minor_series, version_key
 from .facts import CellFacts
@@ -203,6 +206,32 @@ def order_cells(cells: list[CellResult]) -> list[CellResult]:
 def load_file(path: Path) -> CellResult:
     """One cell file, upgraded to the current schema, or a UserError naming the file."""
     return describe(read_cell(path), path)
+
+
+def previous_kept(reports: Path, archive: Archive, cells: list[CellResult]) -> list[CellResult]:
+    """Of each of ``cells``, its run before this one as the run archive in ``reports`` kept it: the newest kept file
+    of that cell finished no later than it and not the same file (none where the archive has none, or its file
+    cannot be read). The one memory of earlier runs: what ``reports/previous/`` held, read from the archive."""
+    out: list[CellResult] = []
+    for cell in cells:
+        if not cell.has_records:
+            continue
+        try:
+            digest = digest_of(cell.path)
+        except OSError:
+            continue
+        earlier = [r for r in archive.runs if r.cell == cell.name and r.digest != digest
+                   and r.finished <= cell.finished]
+        if not earlier:
+            continue
+        run = earlier[-1]           # the archive is oldest first
+        try:
+            data = open_cell_file(reports, run)
+            doc = CellDoc.from_json(json.loads(data.decode("utf-8")), archive_dir(reports) / run.file)
+        except (OSError, NotKept, UserError, ValueError):
+            continue
+        out.append(describe(doc, archive_dir(reports) / run.file))
+    return out
 
 
 # -- metadata --------------------------------------------------------------------

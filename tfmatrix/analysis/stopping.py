@@ -22,7 +22,7 @@ report judges the line at the same level on all the rounds it has
 (``run_alpha``): a line that stopped, or ran on for a neighbour, is still
 one of its ``LOOKS`` looks. Looks are after rounds ``LOOK_AT``; the first
 needs a variance from somewhere: a stored noise history of earlier runs on
-this machine (``results.noise_history``) lets round 1 decide a large effect;
+this machine (the run archive, ``runs.noise_model.history_at``) lets round 1 decide a large effect;
 without one the first look is after round 2.
 """
 from __future__ import annotations

@@ -29,14 +29,16 @@ if TYPE_CHECKING:
 def cmd_ab(args: argparse.Namespace) -> int:
     """``python -m tfmatrix ab BASE HEAD --cell NAME``: both versions in one run, head against base."""
     from ..analysis.cells import load_dir
-    from ..analysis.compare.ab import SIDES, compare_sides, summary_lines, with_this_run
-    from ..analysis.runs.noise_model import pooled, run_of
+    from ..analysis.compare.ab import SIDES, compare_sides, summary_lines, this_runs_noise
+    from ..analysis.runs.noise_model import history_of, pooled, run_ids
+    from ..analysis.series.entries import with_cells
     from ..analysis.stopping import run_alpha, run_cap
     from ..execution.dispatch import execute
     from ..matrix.user_benchmarks import check_path
     from ..progress import stderr_console
     from ..report.compare_view import ab_csv, ab_json
-    from ..results.noise_history import noise_history_at, write_noise_history
+    from ..results.archive import read_archive
+    from ..results.archive import save as save_archive
     from ..results.store import write_text_atomic
     from ..runners.job import SEQUENTIAL_SHARE
 
@@ -64,15 +66,16 @@ def cmd_ab(args: argparse.Namespace) -> int:
         print(f"tfmatrix: error: ab: {bad[0].name} {bad[0].status}: {bad[0].reason}", file=sys.stderr)
         return 1
     loaded = [c for c in load_dir(reports / "cells").cells if c.name in {cell.name for cell in cells}]
-    kept = noise_history_at(reports)        # the earlier ab runs' noise here: what limits an early look's prior
-    result = compare_sides(loaded, alpha=run_alpha(loaded), history=pooled(kept, without=[run_of(loaded)]),
+    archive = read_archive(reports)     # the earlier ab runs here: their noise limits an early look's prior
+    result = compare_sides(loaded, alpha=run_alpha(loaded), history=pooled(history_of(archive.runs),
+                                                                           without=run_ids(loaded)),
                            cap=run_cap(loaded))
     if not result.variants and not result.broke:
         raise UserError(f"ab: no benchmark of {files[0].name} and {files[1].name} ran on both sides; see the cell "
                         f"logs in {reports / 'cells'}")
-    kept_now = with_this_run(loaded, kept, str(reports / "cells"))
-    if kept_now is not None:
-        write_noise_history(reports, kept_now)
+    archive, _ = with_cells(archive, loaded, [], this_runs_noise(loaded, str(reports / "cells")))
+    for line in save_archive(reports, archive).skipped:
+        print(f"tfmatrix: warning: the run archive: {line}", file=sys.stderr)
     offenders = result.offenders(args.fail_on) if args.fail_on is not None else []
     for line in offenders:
         print(f"tfmatrix: gate: {line}")

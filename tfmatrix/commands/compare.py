@@ -26,8 +26,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     if _is_archive(Path(args.a)):
         return _against_kept(args)
-    result = compare_paths(Path(args.a), Path(args.b), args.cell, args.normalise,
-                           Path(args.noise_model) if args.noise_model else None, [Path(k) for k in args.kept])
+    result = compare_paths(Path(args.a), Path(args.b), args.cell, args.normalise, [Path(k) for k in args.kept])
     offenders = result.offenders(args.fail_on) if args.fail_on is not None else []
     for line in offenders + (result.suspects(args.fail_on) if args.fail_on is not None else []):
         print(f"tfmatrix: gate: {line}")   # a CI gate's reader wants these first
@@ -113,14 +112,11 @@ def configure_compare(p: argparse.ArgumentParser) -> None:
     add_csv(p, "every variant's row as CSV")
     p.add_argument("--html", metavar="FILE", help="write the comparison as a self-contained HTML page")
     add_fail_on(p)
-    p.add_argument("--noise-model", metavar="FILE",
-                   help="judge variants with one process a side by the noise a replicated run of the same cells "
-                        "measured (reports/noise-model.json, written by report; default: the one beside either side)")
     p.add_argument("--kept", action="append", default=[], metavar="DIR",
                    help="an earlier run of the same cells, neither A nor B (a directory of cell files; repeatable): "
                         "each variant's own noise in the kept runs is the prior of its variance; with 2 or more, how "
                         "far each variant's runs wander beyond their rounds joins its interval (without --kept: from "
-                        "the noise history beside A or B); with 3 or more, each cell's move between A and B is also "
+                        "the run archive beside A or B); with 3 or more, each cell's move between A and B is also "
                         "judged against how far its runs wander")
     p.add_argument("--normalise", choices=("auto", "none", "cell", "control", "host", "run"), default="auto",
                    help="take a common move of B out of every ratio: cell, each cell's own (shown, not judged: one "

@@ -86,4 +86,4 @@ def configure_disk(p: argparse.ArgumentParser) -> None:
                    help="remove the images, virtualenvs and wheels nothing listed uses (never another program's)")
     p.add_argument("--only", action="append", metavar="GLOB",
                    help="only what matches GLOB (an image's tag, a virtualenv's or a wheel's name); repeatable")
-    add_reports(p, "the kept cell files (cells/, previous/, releases/cells/) say what is in use", repeatable=True)
+    add_reports(p, "the kept cell files (cells/, releases/cells/) say what is in use", repeatable=True)

@@ -56,4 +56,4 @@ def configure_report(p: argparse.ArgumentParser) -> None:
     p.add_argument("--candidate", metavar="CELL", help="add the upgrade view: every variant's time in CELL against "
                    "the baseline, ratio, interval and verdict, slowest first (default: [report] compare)")
     p.add_argument("--previous", metavar="DIR", help="an earlier run's cell files; the summary states how well the "
-                   "two runs agree (default: <reports>/previous, kept by matrix/cell when they replace a complete run)")
+                   "two runs agree (default: each cell's run before this one in the run archive, <reports>/runs)")

@@ -156,11 +156,11 @@ def claims_text(request: RunRequest) -> str:
 
 
 def _history_covers(reports_dir: Path, cells: Sequence[Cell]) -> bool:
-    """Whether the noise history kept here knows any of ``cells`` (a sequential run then looks at round 1)."""
-    from ..analysis.runs.noise_model import pooled
-    from ..results.noise_history import noise_history_at
+    """Whether the runs kept here (the archive's noise history) know any of ``cells`` (a sequential run then looks
+    at round 1)."""
+    from ..analysis.runs.noise_model import history_at, pooled
 
-    model = pooled(noise_history_at(reports_dir))
+    model = pooled(history_at(reports_dir))
     return model is not None and any(cell == c.name for cell, _ in model.variances for c in cells)
 
 

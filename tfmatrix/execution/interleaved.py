@@ -133,11 +133,10 @@ def measure_and_write(live: dict[str, LiveCell], request: RunRequest, reports_di
     loop = Loop(live, request, journal, head, console, how, budget)
     try:
         if request.sequential:
-            from ..analysis.runs.noise_model import pooled
-            from ..results.noise_history import noise_history_at
+            from ..analysis.runs.noise_model import history_at, pooled
             from .until_decided import measure_until_decided
 
-            measure_until_decided(loop, pooled(noise_history_at(reports_dir), without=[head.run]),
+            measure_until_decided(loop, pooled(history_at(reports_dir), without=[head.run]),
                                   page_after_looks(live, head, request.page, request.rounds, reports_dir, console),
                                   lambda first: page_at_start(live, request.page, request.rounds, first, reports_dir,
                                                               console, request.expected_end))

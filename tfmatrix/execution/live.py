@@ -35,7 +35,6 @@ from ..results.rounds import merge_record, pooled_warnings
 from ..results.store import (
     CellOutcome,
     cell_paths,
-    keep_previous,
     load_cell,
     now_iso,
     record_outcome,
@@ -318,7 +317,6 @@ def finish(lc: LiveCell, reports_dir: Path, head: JournalHead, interrupted: bool
                               not interrupted else None, lc.log.tail())
     else:
         outcome = CellOutcome(lc.cell.name, "ok", None, lc.env.runner, timings, results, lc.log.tail())
-        keep_previous(earlier, json_path.name, reports_dir)
     lc.log.close(record_outcome(json_path, lc.cell.to_dict(), outcome, lc.asked, earlier))
     return outcome
 

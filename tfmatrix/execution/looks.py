@@ -17,12 +17,11 @@ from ..analysis.cells import CellResult, describe
 from ..analysis.claims.answers import compute_claims
 from ..analysis.claims.records import Claim
 from ..analysis.frame import build_frame
-from ..analysis.runs.noise_model import annotate
+from ..analysis.runs.noise_model import NoiseModel, annotate
 from ..analysis.stopping import LOOK_ALPHA, OPEN, LineState, case_state, line_states, needed_here
 from ..matrix import Cell
 from ..results.documents import CellDoc, SuiteResults
 from ..results.journal import JournalHead
-from ..results.noise_history import NoiseModel
 from ..results.store import CellOutcome, cell_document
 from .live import LiveCell, cell_results
 

@@ -18,7 +18,6 @@ from ..results.rounds import pooled_outcome
 from ..results.store import (
     CellOutcome,
     cell_paths,
-    keep_previous,
     kept_note,
     kept_outcome,
     load_cell,
@@ -66,8 +65,6 @@ def one_cell(job: CellJob, index: int, runner: Runner, reports_dir: Path, redo: 
         failed_round = earlier_round is not None and earlier_round.status == "ok" and outcome.status != "ok"
         if earlier_round is not None and earlier_round.status == "ok" and outcome.status == "ok":
             outcome = pooled_outcome(earlier_round, outcome)
-        elif earlier_round is None and outcome.status == "ok":
-            keep_previous(earlier, json_path.name, reports_dir)
         # a failed round (or re-run) keeps the complete results on file, the attempt recorded beside them
         kept_log = record_outcome(json_path, cell.to_dict(), outcome, asked, earlier)
     finally:

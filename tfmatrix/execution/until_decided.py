@@ -14,6 +14,7 @@ import functools
 import time
 from collections.abc import Callable, Mapping
 
+from ..analysis.runs.noise_model import NoiseModel
 from ..analysis.runs.prior import shipped
 from ..analysis.stopping import (
     DECIDED,
@@ -30,7 +31,6 @@ from ..analysis.stopping import (
     why_stopped,
 )
 from ..results.journal import write_head
-from ..results.noise_history import NoiseModel
 from .budget import cut_to_budget
 from .live import LiveCell, resume, retry_turns
 from .loop import Loop

@@ -9,12 +9,10 @@ of releases.toml. Pure, like the rest of the resolution.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from ..versions import version_key
 from .base_image import redirect
-from .checks import Where, checked, gated_requirements, get_str, user_pins
+from .cell_table import CellTable
+from .checks import Where, checked, gated_requirements
 from .records import PATTERNS, BaseImage, KerasSpec
 from .releases import Keras3Table, Table
 
@@ -29,9 +27,9 @@ def keras3_table(where: Where, table: Table) -> Keras3Table:
     return table.keras3
 
 
-def backend_of(where: Where, values: Mapping[str, Any], table: Table) -> tuple[str, bool]:
+def backend_of(t: CellTable, table: Table) -> tuple[str, bool]:
     """-> (backend, whether matrix.toml named it); unknown names are an error."""
-    given = get_str(where, values, "backend", "jax")
+    where, given = t.where, t.backend
     if given is None:
         return DEFAULT_BACKEND, False
     known = keras3_table(where, table).backends
@@ -52,12 +50,13 @@ def backend_env(backend: str, cell_name: str) -> tuple[tuple[str, str], ...]:
     return (("KERAS_BACKEND", backend), ("KERAS_HOME", f"{KERAS_HOME_ROOT}/{cell_name}"))
 
 
-def resolve_keras(where: Where, values: Mapping[str, Any], backend: str, k3: Keras3Table) -> tuple[KerasSpec, str]:
+def resolve_keras(t: CellTable, backend: str, k3: Keras3Table) -> tuple[KerasSpec, str]:
     """A jax/torch cell's Keras: "keras3" (the table's newest) or an exact 3.x version."""
-    if "tf" in values:
+    where = t.where
+    if t.tf is not None:
         raise where.error("tf", f"a {backend} cell installs no TensorFlow (Keras 3 runs on {backend})",
                           'remove tf, or set backend = "tensorflow"')
-    given = get_str(where, values, "keras", "3.15.1") or "keras3"
+    given = t.keras or "keras3"
     if given != "keras3" and not (given.startswith("3.") and PATTERNS["keras_version"].fullmatch(given)):
         raise where.error("backend", f"backend {backend} needs Keras 3, not keras = {given!r}",
                           'use keras = "keras3" or a 3.x version like "3.15.1", or remove backend')
@@ -70,10 +69,9 @@ def resolve_keras(where: Where, values: Mapping[str, Any], backend: str, k3: Ker
     return KerasSpec("keras3", version, f"keras=={version}"), part
 
 
-def resolve_python(where: Where, values: Mapping[str, Any], backend: str, keras: KerasSpec, k3: Keras3Table,
-                   table: Table) -> str:
+def resolve_python(t: CellTable, backend: str, keras: KerasSpec, k3: Keras3Table, table: Table) -> str:
     """The Python: given or the table's default, at least what Keras, the backend and the suite need."""
-    given = get_str(where, values, "python", k3.default_python)
+    where, given = t.where, t.python
     if given is not None:
         checked(where, "python", given, "python", 'a Python version like "3.11"', 'write python = "3.X"')
     python = given or k3.default_python
@@ -94,21 +92,19 @@ def resolve_python(where: Where, values: Mapping[str, Any], backend: str, keras:
     return python
 
 
-def resolve_base(where: Where, values: Mapping[str, Any], backend: str, python: str, registry: str | None) -> BaseImage:
+def resolve_base(t: CellTable, backend: str, python: str, registry: str | None) -> BaseImage:
     """The official slim Python image: CPU and GPU alike (CUDA comes as the backend's pip wheels)."""
     for key in ("base", "base_digest", "cuda", "cudnn"):
-        if key in values:
-            raise where.error(key, f"a {backend} cell builds on the slim Python image and takes CUDA/cuDNN from "
+        if key in t.given:
+            raise t.where.error(key, f"a {backend} cell builds on the slim Python image and takes CUDA/cuDNN from "
                                    f"the {backend} wheels the table pins", f"remove {key}")
     upstream = f"python:{python}-slim-bookworm"
     return BaseImage(kind="python", ref=redirect(upstream, registry), upstream=upstream, python=python, digest=None)
 
 
-def requirements(where: Where, values: Mapping[str, Any], backend: str, target: str, keras: KerasSpec,
-                 k3: Keras3Table) -> tuple[str, ...]:
+def requirements(t: CellTable, backend: str, keras: KerasSpec, k3: Keras3Table) -> tuple[str, ...]:
     """keras, then the backend's pinned lines for the target, then the cell's pins."""
     assert keras.requirement is not None
     pinned = k3.pinned[backend]
-    lines = [keras.requirement, *(pinned.gpu if target == "gpu" else pinned.cpu)]
-    lines += user_pins(where, values, "h5py==3.14.0")
-    return gated_requirements(where, lines)
+    lines = [keras.requirement, *(pinned.gpu if t.target == "gpu" else pinned.cpu), *t.pins]
+    return gated_requirements(t.where, lines)

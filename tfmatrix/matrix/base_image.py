@@ -8,12 +8,11 @@ Whether CUDA comes with the image or as the release's pip wheels is decided here
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from ..versions import version_key
-from .checks import Where, checked, get_str
+from .cell_table import CellTable
+from .checks import Where, checked
 from .records import BaseImage
 from .releases import Release, Table
 
@@ -73,14 +72,11 @@ class BaseChoice:
     bootstrap: tuple[str, ...]
 
 
-def resolve_base(where: Where, values: Mapping[str, Any], rel: Release, target: str, table: Table,
-                 registry: str | None) -> BaseChoice:
+def resolve_base(t: CellTable, rel: Release, table: Table, registry: str | None) -> BaseChoice:
     """Base image and the cell's Python (they constrain each other)."""
-    given = get_str(where, values, "base", "python")
-    python_given = get_str(where, values, "python", rel.default_python)
+    where, target, given, python_given, digest = t.where, t.target, t.base, t.python, t.base_digest
     if python_given is not None:
         checked(where, "python", python_given, "python", 'a Python version like "3.7"', 'write python = "3.X"')
-    digest = get_str(where, values, "base_digest", "sha256:...")
     if digest is not None:
         checked(where, "base_digest", digest, "digest", "a sha256 digest",
                 'write base_digest = "sha256:<64 hex digits>"')

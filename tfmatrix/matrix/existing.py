@@ -12,23 +12,15 @@ say (a cell it cannot run is skipped with the reason).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from pathlib import PurePosixPath
-from typing import Any
 
-from .checks import Limits, Where
+from .cell_table import CellTable
 from .names import resolve_name
 from .records import BaseImage, Cell, KerasSpec
 
 INSTALL_KEYS = ("tf", "keras", "keras3", "base", "cuda", "cudnn", "backend", "allow_untested")
 AS_INSTALLED = KerasSpec(flavour="as installed", version=None, requirement=None)
 EXISTING_BASE = BaseImage(kind="existing", ref="", upstream="", python=None, digest=None)
-
-
-def is_existing(values: Mapping[str, Any]) -> bool:
-    """The cell names an interpreter by its path (``python = "/..."``), not a Python version."""
-    python = values.get("python")
-    return isinstance(python, str) and "/" in python
 
 
 def default_name(interpreter: str, target: str) -> str:
@@ -39,22 +31,22 @@ def default_name(interpreter: str, target: str) -> str:
     return f"{slug}-existing-{target}"
 
 
-def resolve_existing(where: Where, values: Mapping[str, Any], target: str, limits: Limits,
-                     env: tuple[tuple[str, str], ...], origin: str, pool_axis: bool = False) -> Cell:
-    """An existing environment's cell; the keys that would install something are one line each."""
-    interpreter = str(values["python"])
+def resolve_existing(t: CellTable, env: tuple[tuple[str, str], ...], origin: str, pool_axis: bool = False) -> Cell:
+    """An existing environment's cell (``CellTable.existing``); the keys that would install something are one line
+    each."""
+    where, target, limits = t.where, t.target, t.limits
+    interpreter = str(t.python)
     if not interpreter.startswith("/") or any(c in interpreter for c in " \t\n;$`'\"\\"):
         raise where.error("python", f"{interpreter!r} is not an absolute path to an interpreter",
                           'write python = "/path/to/env/bin/python" (an existing environment) or a version like '
                           '"3.11" (a cell tfmatrix builds)')
     for key in INSTALL_KEYS:
-        if key in values:
+        if key in t.given:
             raise where.error(key, "an existing environment is measured as it is: tfmatrix installs nothing into it",
                               f'remove {key}, or make it a cell tfmatrix builds (python = "3.X" and tf = ...)')
     default = default_name(interpreter, target)
-    name = resolve_name(where, values, {"tf": "", "release": "", "keras": "", "python": "", "target": target,
-                                        "cuda": "", "cudnn": "", "backend": "", "default": default},
-                        limits.pool, pool_axis)
+    name = resolve_name(t, {"tf": "", "release": "", "keras": "", "python": "", "target": target, "cuda": "",
+                            "cudnn": "", "backend": "", "default": default}, pool_axis)
     return Cell(
         name=name, tf="", tf_release="", keras=AS_INSTALLED, python="", target=target, cuda=None, cudnn=None,
         base=EXISTING_BASE, requirements=(), env=env, preset=limits.preset, repeats=limits.repeats,

@@ -25,24 +25,22 @@ import difflib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from .checks import Where, get_str
+from .cell_table import CellTable
 from .records import PATTERNS
 
 NAME_FIELDS = ("tf", "release", "keras", "python", "target", "cuda", "cudnn", "backend", "pool", "default")
 _NAME_FIX = "use 1-63 lowercase letters, digits and . _ - (starting and ending with a letter or digit)"
 
 
-def resolve_name(where: Where, values: Mapping[str, Any], fields: Mapping[str, str], pool: str | None,
-                 pool_axis: bool = False) -> str:
+def resolve_name(t: CellTable, fields: Mapping[str, str], pool_axis: bool = False) -> str:
     """The cell's name from ``name`` (placeholders filled from ``fields``), else the default.
 
-    ``pool`` is the cell's resolved pool; with ``pool_axis`` (the pool came from
+    ``t.limits.pool`` is the cell's resolved pool; with ``pool_axis`` (the pool came from
     an array) the default name gets ``-<pool>``, so each pool's cell has its own.
     """
+    where, given, pool = t.where, t.name, t.limits.pool
     fields = {**fields, "pool": (pool or "").lower()}
-    given = get_str(where, values, "name", fields["default"])
     if given is None:
         suffixed = pool_axis and pool is not None
         name = fields["default"] + (f"-{fields['pool']}" if suffixed else "")

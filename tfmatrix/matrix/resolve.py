@@ -1,8 +1,11 @@
-"""One cell's raw values -> a ``Cell``, validated against the release table.
+"""One cell's table -> a ``Cell``, validated against the release table.
 
-TF release, Keras, base image and Python (they constrain each other: ``base_image``), CUDA/cuDNN,
-requirement lines and environment (the name: ``names``). Pure: the table and settings come in as
-arguments; untested pairings become warnings only under ``allow_untested``.
+The table is read once into a typed ``CellTable`` (``cell_table``: every key's
+type); then the TF release, Keras, base image and Python (they constrain each
+other: ``base_image``), CUDA/cuDNN, requirement lines and environment (the
+name: ``names``) are resolved from its fields. Pure: the table and settings
+come in as arguments; untested pairings become warnings only under
+``allow_untested``.
 """
 from __future__ import annotations
 
@@ -13,28 +16,10 @@ from typing import Any
 from ..versions import minor_series, version_key
 from . import backends, existing
 from .base_image import BaseChoice, resolve_base
-from .checks import (
-    Limits,
-    Where,
-    cell_limits,
-    check_keys,
-    checked,
-    gated_requirements,
-    get_str,
-    type_name,
-    user_pins,
-)
+from .cell_table import CellTable, read_cell_table
+from .checks import Where, checked, gated_requirements, type_name
 from .names import resolve_name
-from .records import (
-    CELL_KEYS,
-    PATTERNS,
-    RESERVED_ENV,
-    RESERVED_ENV_PREFIX,
-    TARGETS,
-    Cell,
-    KerasSpec,
-    Settings,
-)
+from .records import PATTERNS, RESERVED_ENV, RESERVED_ENV_PREFIX, Cell, KerasSpec, Settings
 from .releases import Release, Table
 
 
@@ -45,9 +30,9 @@ def _vmatch(given: str, tested: str) -> bool:
     return a[:n] == b[:n]
 
 
-def _resolve_tf(where: Where, values: Mapping[str, Any], table: Table) -> tuple[Release, str, str]:
+def _resolve_tf(t: CellTable, table: Table) -> tuple[Release, str, str]:
     """-> (release row, exact version, version as written)."""
-    given = get_str(where, values, "tf", "1.15")
+    where, given = t.where, t.tf
     if given is None:
         raise where.error("tf", "missing", 'every cell needs a TF release, e.g. tf = "1.15"')
     checked(where, "tf", given, "tf", 'a version like "1.15" or "1.15.5"',
@@ -66,9 +51,9 @@ def _resolve_tf(where: Where, values: Mapping[str, Any], table: Table) -> tuple[
     return rel, given, given
 
 
-def _resolve_keras(where: Where, values: Mapping[str, Any], rel: Release) -> tuple[KerasSpec, str | None]:
+def _resolve_keras(t: CellTable, rel: Release) -> tuple[KerasSpec, str | None]:
     """-> (KerasSpec, the name fragment: None for the release's default Keras)."""
-    given = get_str(where, values, "keras", "2.2.5")
+    where, given = t.where, t.keras
     fix_all = 'use "tf.keras", a Keras 2 version like "2.2.5", "keras3" or a 3.x version, or "tf_keras"'
     if given is None:
         given = rel.keras
@@ -113,10 +98,8 @@ def _resolve_keras(where: Where, values: Mapping[str, Any], rel: Release) -> tup
 
 
 
-def _resolve_cuda(where: Where, values: Mapping[str, Any], rel: Release, target: str,
-                  choice: BaseChoice, table: Table) -> tuple[str | None, str | None]:
-    cuda_given = get_str(where, values, "cuda", rel.cuda)
-    cudnn_given = get_str(where, values, "cudnn", rel.cudnn)
+def _resolve_cuda(t: CellTable, rel: Release, choice: BaseChoice, table: Table) -> tuple[str | None, str | None]:
+    where, target, cuda_given, cudnn_given = t.where, t.target, t.cuda, t.cudnn
     if target == "cpu":
         for key, value in (("cuda", cuda_given), ("cudnn", cudnn_given)):
             if value is not None:
@@ -153,11 +136,11 @@ def _resolve_cuda(where: Where, values: Mapping[str, Any], rel: Release, target:
     return cuda, cudnn
 
 
-def _requirements(where: Where, values: Mapping[str, Any], rel: Release, exact: str, target: str,
-                  keras: KerasSpec, cudnn: str | None, choice: BaseChoice, table: Table) -> tuple[str, ...]:
+def _requirements(t: CellTable, rel: Release, exact: str, keras: KerasSpec, cudnn: str | None, choice: BaseChoice,
+                  table: Table) -> tuple[str, ...]:
     """requirements.txt lines: TF (+ CUDA wheels), Keras, the table's pins, the cell's pins."""
     lines: list[str] = []
-    if target == "cpu":
+    if t.target == "cpu":
         package = table.tf_keras.cpu_package if keras.flavour == "tf_keras" else rel.cpu_package_for(exact)
         lines.append(f"{package}=={exact}")
     elif rel.pip_cuda and choice.pip_cuda:
@@ -177,18 +160,15 @@ def _requirements(where: Where, values: Mapping[str, Any], rel: Release, exact: 
     if keras.flavour == "tf_keras" and table.tf_keras.pin_keras3 and rel.keras3:
         lines.append(f"keras=={rel.keras3}")
     lines += [p.requirement for p in rel.pins]
-    lines += user_pins(where, values, "h5py==2.10.0")
-    return gated_requirements(where, lines)
+    lines += t.pins
+    return gated_requirements(t.where, lines)
 
 
-def _resolve_env(where: Where, values: Mapping[str, Any], keras: KerasSpec,
-                 table: Table) -> tuple[tuple[str, str], ...]:
+def _resolve_env(t: CellTable, keras: KerasSpec, table: Table) -> tuple[tuple[str, str], ...]:
+    where = t.where
     derived = list(table.tf_keras.env) if keras.flavour == "tf_keras" else []
-    env = values.get("env", {})
-    if not isinstance(env, dict):
-        raise where.error("env", f"expected a table, got {type_name(env)}", 'write env = { NAME = "value" }')
     out = list(derived)
-    for name, value in env.items():
+    for name, value in (t.env or {}).items():
         if not PATTERNS["env_name"].fullmatch(name):
             raise where.error("env", f"{name!r} is not an environment variable name", "use letters, digits and _")
         if name in RESERVED_ENV or name.startswith(RESERVED_ENV_PREFIX) or name in dict(derived):
@@ -210,60 +190,44 @@ def resolve_cell(file: str, origin: str, values: Mapping[str, Any], settings: Se
     ``pool_axis``: the cell's pool came from an array (a hardware axis), so its
     default name shows the pool (``naming.resolve_name``).
     """
-    where = Where(file, origin)
-    check_keys(where, values, CELL_KEYS, "cell")
-    allow = _flag(where, values, "allow_untested")
-    where.allow_untested = allow
-    cell = _resolve_cell(where, file, origin, values, settings, table, pool_axis)
-    opt_in = _flag(where, values, "opt_in")
+    t = read_cell_table(file, origin, values, settings)
+    cell = _resolve_cell(t, f"{file}: {origin}", settings, table, pool_axis)
     rel = table.release(cell.tf_release) if cell.tf_release else None
-    if rel is not None and rel.prerelease and not opt_in:
-        raise where.error("tf", f"TF {rel.tf} is a release candidate ({rel.newest}); it runs only in an opt-in cell",
-                          "add opt_in = true to the cell (it then runs when named: --only or `cell NAME`)")
-    return dataclasses.replace(cell, opt_in=opt_in) if opt_in else cell
+    if rel is not None and rel.prerelease and not t.opt_in:
+        raise t.where.error("tf", f"TF {rel.tf} is a release candidate ({rel.newest}); it runs only in an "
+                                  "opt-in cell",
+                            "add opt_in = true to the cell (it then runs when named: --only or `cell NAME`)")
+    return dataclasses.replace(cell, opt_in=True) if t.opt_in else cell
 
 
-def _flag(where: Where, values: Mapping[str, Any], key: str) -> bool:
-    value = values.get(key, False)
-    if not isinstance(value, bool):
-        raise where.error(key, f"expected true or false, got {type_name(value)}", f"write {key} = true")
-    return value
-
-
-def _resolve_cell(where: Where, file: str, origin: str, values: Mapping[str, Any], settings: Settings, table: Table,
-                  pool_axis: bool) -> Cell:
+def _resolve_cell(t: CellTable, origin: str, settings: Settings, table: Table, pool_axis: bool) -> Cell:
     """``resolve_cell`` past its flags: an existing environment, a jax/torch cell or a TensorFlow one."""
-    allow = where.allow_untested
-    target = get_str(where, values, "target", "cpu") or "cpu"
-    if target not in TARGETS:
-        raise where.error("target", f"{target!r} is not a target", 'use "cpu" or "gpu"')
-    limits = cell_limits(where, values, settings)
-    if existing.is_existing(values):
-        env = _resolve_env(where, values, existing.AS_INSTALLED, table)
-        return existing.resolve_existing(where, values, target, limits, env, f"{file}: {origin}", pool_axis)
-    backend, backend_given = backends.backend_of(where, values, table)
+    if t.existing:
+        return existing.resolve_existing(t, _resolve_env(t, existing.AS_INSTALLED, table), origin, pool_axis)
+    backend, backend_given = backends.backend_of(t, table)
     if backend != backends.DEFAULT_BACKEND:
-        return _resolve_backend_cell(where, file, origin, values, settings, table, backend, target, limits, pool_axis)
-    rel, exact, tf_written = _resolve_tf(where, values, table)
-    keras, keras_part = _resolve_keras(where, values, rel)
+        return _resolve_backend_cell(t, origin, settings, table, backend, pool_axis)
+    rel, exact, tf_written = _resolve_tf(t, table)
+    keras, keras_part = _resolve_keras(t, rel)
     if backend_given:
-        backends.check_tensorflow_keras(where, keras, rel.tf)
-    choice = resolve_base(where, values, rel, target, table, settings.base_registry)
-    cuda, cudnn = _resolve_cuda(where, values, rel, target, choice, table)
-    requirements = _requirements(where, values, rel, exact, target, keras, cudnn, choice, table)
-    env = _resolve_env(where, values, keras, table)
+        backends.check_tensorflow_keras(t.where, keras, rel.tf)
+    choice = resolve_base(t, rel, table, settings.base_registry)
+    cuda, cudnn = _resolve_cuda(t, rel, choice, table)
+    requirements = _requirements(t, rel, exact, keras, cudnn, choice, table)
+    env = _resolve_env(t, keras, table)
+    target, limits = t.target, t.limits
     default = "-".join(p for p in (f"tf{tf_written}", keras_part, target) if p)
-    name = resolve_name(where, values, {
+    name = resolve_name(t, {
         "tf": tf_written, "release": rel.tf, "keras": keras_part or keras.flavour, "python": choice.python,
         "target": target, "cuda": cuda or "", "cudnn": cudnn or "", "backend": backend, "default": default,
-    }, limits.pool, pool_axis)  # fmt: skip
+    }, pool_axis)  # fmt: skip
     if backend_given:
-        env = _with_backend_env(where, env, backend, name)
+        env = _with_backend_env(t.where, env, backend, name)
     return Cell(
         name=name, tf=exact, tf_release=rel.tf, keras=keras, python=choice.python, target=target,
         cuda=cuda, cudnn=cudnn, base=choice.base, requirements=requirements, env=env, preset=limits.preset,
-        repeats=limits.repeats, timeout_s=limits.timeout_s, memory=limits.memory, allow_untested=allow,
-        untested=tuple(where.untested), origin=f"{file}: {origin}", bootstrap=choice.bootstrap, backend=backend,
+        repeats=limits.repeats, timeout_s=limits.timeout_s, memory=limits.memory, allow_untested=t.allow_untested,
+        untested=tuple(t.where.untested), origin=origin, bootstrap=choice.bootstrap, backend=backend,
         pool=limits.pool,
     )  # fmt: skip
 
@@ -278,25 +242,26 @@ def _with_backend_env(where: Where, env: tuple[tuple[str, str], ...], backend: s
     return derived + env
 
 
-def _resolve_backend_cell(where: Where, file: str, origin: str, values: Mapping[str, Any], settings: Settings,
-                          table: Table, backend: str, target: str, limits: Limits, pool_axis: bool) -> Cell:
+def _resolve_backend_cell(t: CellTable, origin: str, settings: Settings, table: Table, backend: str,
+                          pool_axis: bool) -> Cell:
     """A jax/torch cell: Keras 3 and the backend's pinned wheels on the slim Python image, no TensorFlow."""
-    k3 = backends.keras3_table(where, table)
-    keras, keras_part = backends.resolve_keras(where, values, backend, k3)
-    python = backends.resolve_python(where, values, backend, keras, k3, table)
-    base = backends.resolve_base(where, values, backend, python, settings.base_registry)
-    requirements = backends.requirements(where, values, backend, target, keras, k3)
+    k3 = backends.keras3_table(t.where, table)
+    keras, keras_part = backends.resolve_keras(t, backend, k3)
+    python = backends.resolve_python(t, backend, keras, k3, table)
+    base = backends.resolve_base(t, backend, python, settings.base_registry)
+    requirements = backends.requirements(t, backend, keras, k3)
     pinned = k3.pinned[backend]
+    target, limits = t.target, t.limits
     cuda, cudnn = (pinned.cuda, pinned.cudnn) if target == "gpu" else (None, None)
     default = f"{keras_part}-{backend}-{target}"
-    name = resolve_name(where, values, {
+    name = resolve_name(t, {
         "tf": "", "release": "", "keras": keras_part, "python": python, "target": target, "cuda": cuda or "",
         "cudnn": cudnn or "", "backend": backend, "default": default,
-    }, limits.pool, pool_axis)  # fmt: skip
-    env = _with_backend_env(where, _resolve_env(where, values, keras, table), backend, name)
+    }, pool_axis)  # fmt: skip
+    env = _with_backend_env(t.where, _resolve_env(t, keras, table), backend, name)
     return Cell(
         name=name, tf="", tf_release="", keras=keras, python=python, target=target, cuda=cuda, cudnn=cudnn,
         base=base, requirements=requirements, env=env, preset=limits.preset, repeats=limits.repeats,
-        timeout_s=limits.timeout_s, memory=limits.memory, allow_untested=bool(values.get("allow_untested", False)),
-        untested=tuple(where.untested), origin=f"{file}: {origin}", bootstrap=(), backend=backend, pool=limits.pool,
+        timeout_s=limits.timeout_s, memory=limits.memory, allow_untested=t.allow_untested,
+        untested=tuple(t.where.untested), origin=origin, bootstrap=(), backend=backend, pool=limits.pool,
     )  # fmt: skip

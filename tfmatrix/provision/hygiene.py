@@ -10,7 +10,7 @@ wheelhouse's manifests.
 
 Who uses what: the matrix's cells (``matrix.toml``, or ``--matrix``), and
 every cell file kept under the reports directories (the last run's
-``cells/``, ``previous/``, bisect and timeline probes in ``releases/cells/``):
+``cells/``, bisect and timeline probes in ``releases/cells/``):
 the image each file names, its cell's virtualenv and its requirements'
 wheels. What no user names is prunable; an image a container still uses is
 kept (Docker refuses, and the line says so).
@@ -174,8 +174,7 @@ def _wheel_keys(cell: dict[str, Any]) -> list[str]:
 def kept_cell_files(reports: Path) -> list[tuple[Path, str]]:
     """Every cell file under a reports directory, with who it is ("reports/cells", a bisect or timeline probe)."""
     out = []
-    for sub, who in (("cells", "last run"), ("previous", "previous run"),
-                     ("releases/cells", "bisect/timeline probe")):
+    for sub, who in (("cells", "last run"), ("releases/cells", "bisect/timeline probe")):
         for path in sorted((reports / sub).glob("*.json")):
             out.append((path, f"{reports.name}/{sub} ({who})"))
     return out

@@ -3,7 +3,8 @@
 
 ``build(cells_dir, out_dir, baseline=None)`` is four steps, each a function
 here: ``load`` reads every document the report is made from, once (the cell
-files, the previous run's, the noise history, and what ``bisect``,
+files, the run archive: every run kept, each cell's previous one and the
+noise of each, and what ``bisect``,
 ``timeline`` and ``explain`` left beside the report: ``results``' readers);
 ``analyse`` asks the questions of them (the tidy frame, the cross-version
 tables, each seed's claim at the seed's own configuration, the findings, the
@@ -11,7 +12,7 @@ same cells on other hardware or devices, the warnings); ``render_files``
 makes the page (``html``, its sections from the ``*_view`` modules, which
 read no file) and the CSV and JSON texts, and ``summary`` the command line's
 account of them; ``write`` puts them in ``out_dir`` atomically, with the
-noise history this run adds to. Nothing runs: the report can be rebuilt at
+runs this report adds to the archive. Nothing runs: the report can be rebuilt at
 any time from the cell files.
 """
 from __future__ import annotations
@@ -24,7 +25,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..analysis.cells import CellResult, Loaded, Refused, load_dir
+from ..analysis.cells import CellResult, Loaded, Refused, load_dir, previous_kept
 from ..analysis.claims.answers import ClaimResult, compute_claims
 from ..analysis.claims.files import BUILTIN, builtin
 from ..analysis.claims.findings import FINDINGS
@@ -42,9 +43,8 @@ from ..results.archive import Archive, read_archive
 from ..results.archive import save as save_archive
 from ..results.foreign import child
 from ..results.history_docs import HistoryFound, history_in
-from ..results.noise_history import NoiseHistory, NoiseModel, noise_history_at, write_noise_history
 from ..results.profile_docs import ProfilesFound, profiles_in
-from ..results.store import PREVIOUS_DIR, write_text_atomic
+from ..results.store import write_text_atomic
 from . import devices_view, hardware_view
 from .html import render
 from .sections import SECTIONS, Analysed, Page, Section, files_of
@@ -107,8 +107,7 @@ class Inputs:
 
     source: str                    # the cells directory, as the noise history names the run's source
     loaded: Loaded                 # the readable cell files, and the refused ones
-    earlier: list[CellResult]      # the previous complete run's cell files (``reports/previous``), if any
-    noise: NoiseHistory            # the noise history kept beside the report (empty: none yet)
+    earlier: list[CellResult]      # each cell's previous complete run (the archive's, or ``--previous DIR``)
     history: HistoryFound          # bisect answers and timelines beside the report
     profiles: ProfilesFound        # ``explain``'s profiles beside the report
     archive: Archive = Archive()   # every run kept beside the report (``runs/``)
@@ -116,11 +115,12 @@ class Inputs:
 
 def load(cells_dir: Path, out_dir: Path, previous: Path | None = None) -> Inputs:
     """Read ``cells_dir`` (``UserError`` when no cell file can be read) and what lies beside the report in
-    ``out_dir``; ``previous`` (default ``<cells_dir>/../previous``) holds the last complete run before this one."""
+    ``out_dir``; ``previous``: a directory of an earlier run's cell files (default: each cell's run before this
+    one in the run archive)."""
     loaded = load_dir(cells_dir)
-    earlier = _cells_in(previous if previous is not None else cells_dir.parent / PREVIOUS_DIR)
-    return Inputs(str(cells_dir), loaded, earlier, noise_history_at(out_dir), history_in(out_dir),
-                  profiles_in(out_dir), read_archive(out_dir))
+    archive = read_archive(out_dir)
+    earlier = _cells_in(previous) if previous is not None else previous_kept(out_dir, archive, loaded.cells)
+    return Inputs(str(cells_dir), loaded, earlier, history_in(out_dir), profiles_in(out_dir), archive)
 
 
 def _cells_in(previous_dir: Path) -> list[CellResult]:
@@ -146,16 +146,17 @@ def previous_run(cells: list[CellResult], earlier: list[CellResult]) -> list[Cel
             and c.doc.request == now[c.name].doc.request]
 
 
-def run_to_run(cells: list[CellResult], earlier: list[CellResult], noise: NoiseHistory, this_run: str) -> list[str]:
+def run_to_run(cells: list[CellResult], earlier: list[CellResult], noise: noise_model.NoiseHistory,
+               this_run: Sequence[str]) -> list[str]:
     """Agreement with the previous run, as summary lines (none without a previous run); each variant's run-to-run
-    wander in the other runs the noise history keeps (not ``this_run``, not the previous one) joins its contrast."""
+    wander in the other runs the archive keeps (not ``this_run``, not the previous one) joins its contrast."""
     if not earlier:
         return []
     from ..analysis.compare.sets import compare_cells
     from ..analysis.runs.kept import spread_of
 
     now = {c.name: c for c in cells}
-    spread = spread_of(noise, without=[this_run, noise_model.run_of(earlier)])
+    spread = spread_of(noise, without=[*this_run, *noise_model.run_ids(earlier)])
     result = compare_cells(earlier, [now[c.name] for c in earlier], "previous run", "this run", spread=spread)
     when = sorted(c.finished for c in earlier if c.finished)
     head = (f"compared with the previous run of {len(earlier)} cell(s) ({when[0] if when else 'date not recorded'}); "
@@ -190,7 +191,8 @@ def asked_claims(cells: list[CellResult], own: tuple[Claim, ...] = ()) -> tuple[
     return builtin(families) + own
 
 
-def _noise_lent(df: pd.DataFrame, cells: Sequence[CellResult], kept: NoiseModel | None) -> NoiseModel | None:
+def _noise_lent(df: pd.DataFrame, cells: Sequence[CellResult],
+                kept: noise_model.NoiseModel | None) -> noise_model.NoiseModel | None:
     """What the report's lines borrow: the noise history kept here, and the shipped prior for the variants of the
     cells whose looks borrowed it (so the report judges a line as the look that stopped it did)."""
     borrowed = prior_borrowers(cells)
@@ -210,21 +212,21 @@ def analyse(inputs: Inputs, asked: Asked) -> Analysed:
     df = build_frame(cells)
     # the comparisons see the previous run's samples too (its ratios count as noise); results.csv does not
     compared = attach_previous(df, build_frame(earlier)) if earlier else df
-    this_run = noise_model.run_of(cells)
+    this_run = noise_model.run_ids(cells)
+    noise = noise_model.history_of(inputs.archive.runs)
     compared = noise_model.annotate(compared, _noise_lent(compared, cells, noise_model.pooled(
-        inputs.noise, without=[this_run])))     # never its own
+        noise, without=this_run)))     # never its own
     claims = compute_claims(compared, cells, asked_claims(cells, asked.user_claims()), alpha=run_alpha(cells))
     attach_stops(claims, cells)
     model = noise_model.from_frame(df, inputs.source, cells)
     return Analysed(
         cells, df, build_tables(df, cells, baselines), baselines, compute_all(compared, cells, FINDINGS),
-        run_to_run(cells, earlier, inputs.noise, this_run), claims,
+        run_to_run(cells, earlier, noise, this_run), claims,
         upgrade_view(df, *upgrade) if upgrade is not None else None,
         hardware_view.hardware_pairs(df, cells), devices_view.device_pairs(df, cells),
         warnings_for(cells),
-        # a replicated run: kept, with the runs before it, for later runs and comparisons
-        inputs.noise.with_run(this_run, model) if model is not None else None,
-        *with_cells(inputs.archive, cells, claims))
+        # each cell's part of the run's noise model kept with it, for later runs and comparisons
+        *with_cells(inputs.archive, cells, claims, model))
 
 
 # -- render and write --------------------------------------------------------------------------
@@ -239,15 +241,12 @@ def render_files(made: Analysed, inputs: Inputs, generated: str | None,
     return {**files_of(sections, page), "index.html": render(page, sections)}
 
 
-def write(out_dir: Path, files: dict[str, str], noise: NoiseHistory | None,
-          archive: Archive | None = None) -> list[str]:
-    """The report's files, each atomically, the noise history when this run adds to it, the archive's new runs;
+def write(out_dir: Path, files: dict[str, str], archive: Archive | None = None) -> list[str]:
+    """The report's files, each atomically, and the archive's new runs;
     returns a line for each cell file the archive could not keep. Every file's name is a plain path under
     ``out_dir`` (``foreign.child``): a name a document chose never writes outside it."""
     for name, text in files.items():
         write_text_atomic(out_dir.joinpath(*child(name)), text)
-    if noise is not None:
-        write_noise_history(out_dir, noise)
     if archive is not None and archive.pending:
         return [f"the run archive: {why}" for why in save_archive(out_dir, archive).skipped
                 if why not in archive.skipped]
@@ -270,14 +269,14 @@ def build(cells_dir: Path, out_dir: Path, baseline: str | None = None, *, baseli
     page's Failures section): one bad file never blocks the others' report.
     Raises ``UserError`` when no cell file can be read or the baseline is not
     a cell with results. ``generated`` fixes the timestamp shown (tests);
-    default now. ``previous`` (default ``<cells_dir>/../previous``) holds
-    the last complete run before this one: the summary states how well the
-    two agree. ``upgrade`` (baseline, candidate) adds the upgrade view for that pair of cells to the page
+    default now. ``previous``: an earlier run's cell files (default: each
+    cell's run before this one in the run archive): the summary states how
+    well the two agree. ``upgrade`` (baseline, candidate) adds the upgrade view for that pair of cells to the page
     and writes ``upgrade.csv``; ``upgrade_source`` names where the pair came from in error messages. ``own``: the
     user's claims, judged after the built-in families the cells' run asked; ``claims_from``: the matrix file whose
     own claims are read and checked here instead (``report``: a claim added after the run is judged too).
     ``progress``: the page of a run still measuring (``execution.page``), with its state in words: written like
-    any report, but nothing of it is kept (the noise history and the run archive are the final report's).
+    any report, but nothing of it is kept (the run archive is the final report's).
     """
     out_dir = Path(out_dir)
     asked = Asked(baseline, baseline_source, baseline_fallback, upgrade, upgrade_source, own, claims_from)
@@ -287,7 +286,7 @@ def build(cells_dir: Path, out_dir: Path, baseline: str | None = None, *, baseli
     if progress is not None:
         write(out_dir, files, None)
         return said
-    said.warnings += write(out_dir, files, made.noise, made.archive)
+    said.warnings += write(out_dir, files, made.archive)
     return said
 
 

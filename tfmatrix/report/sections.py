@@ -36,7 +36,6 @@ from ..analysis.series.answers import CellSeries
 from ..results.archive import Archive
 from ..results.documents import CELL_FAILURES
 from ..results.history_docs import HistoryFound
-from ..results.noise_history import NoiseHistory
 from ..results.profile_docs import PROFILES_DIR, ProfilesFound
 from . import claims_view, devices_view, hardware_view, series_view, upgrade_view, why_view
 from .bisect_view import bisect_view
@@ -55,8 +54,8 @@ from .warnings import Warning_
 
 @dataclass(frozen=True)
 class Analysed:
-    """Everything the page and the files show, computed once from what ``build.load`` read (``build.analyse``);
-    ``noise``: the history to keep (None: this run is not replicated, the kept one stays as it is). A section whose
+    """Everything the page and the files show, computed once from what ``build.load`` read (``build.analyse``). A
+    section whose
     answer is computed once per page adds its field here, and its line in ``analyse``: the page has it by keyword."""
 
     cells: list[CellResult]
@@ -70,7 +69,6 @@ class Analysed:
     hardware: list[HardwarePair]
     devices: list[DevicePair]
     warnings: Sequence[Warning_]       # about the cells (the page adds the refused files)
-    noise: NoiseHistory | None
     archive: Archive = Archive()   # the kept runs with this report's cell files added (``save`` writes them)
     series: Sequence[CellSeries] = ()         # every (testbed, cell) series of the kept runs
 

@@ -83,7 +83,13 @@ class KeptRun:
     line (its key), the verdict the report gave it in this run; ``values``:
     per claim line, its ratio, its interval as the report gave it (95%, or
     98.75% in sequential rounds) and its log ratio's variance (NaN: not
-    replicated; absent: a file kept before values were).
+    replicated; absent: a file kept before values were); ``variances``: per
+    variant id measured in two rounds or more, one round's variance of its log
+    time as the run's noise model measured it (its processes' shared effects
+    out, moderated across its benchmark) and that variance's degrees of
+    freedom: what a later run's looks, its report and ``compare`` borrow
+    (``analysis.runs.noise_model.history_of``; absent: a file kept before
+    they were).
     """
 
     cell: str
@@ -100,6 +106,7 @@ class KeptRun:
     code: str = ""                  # the measured code, hashed (the suite's source, the user's benchmark files)
     values: Mapping[str, tuple[float, float, float, float]] = field(default_factory=dict)
     rounds: Mapping[str, int] = field(default_factory=dict)
+    variances: Mapping[str, tuple[float, float]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {"cell": self.cell, "run": self.run, "finished": self.finished, "digest": self.digest,
@@ -109,7 +116,8 @@ class KeptRun:
                 "lines": dict(sorted(self.lines.items())), "file": self.file, "bytes": self.bytes,
                 "code": self.code,
                 "values": {k: [_num(x) for x in v] for k, v in sorted(self.values.items())},
-                "rounds": dict(sorted(self.rounds.items()))}
+                "rounds": dict(sorted(self.rounds.items())),
+                "variances": {k: [s2, d] for k, (s2, d) in sorted(self.variances.items())}}
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> KeptRun:
@@ -121,7 +129,8 @@ class KeptRun:
                    str(doc.get("code") or ""),
                    {str(k): (_float(r), _float(lo), _float(hi), _float(var))
                     for k, (r, lo, hi, var) in (doc.get("values") or {}).items()},
-                   {str(k): int(n) for k, n in (doc.get("rounds") or {}).items()})
+                   {str(k): int(n) for k, n in (doc.get("rounds") or {}).items()},
+                   {str(k): (float(s2), float(d)) for k, (s2, d) in (doc.get("variances") or {}).items()})
 
 
 def _num(x: float) -> float | None:

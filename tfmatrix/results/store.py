@@ -6,7 +6,7 @@ tag and digest, build/run durations, host summary, and for a failed cell its
 status, reason and log tail). This module writes them (atomically, so an
 interrupted run never leaves half a file and one failing cell never loses
 another's results) and holds the rules the run loop applies to them: reuse,
-keeping complete results over a failed attempt, keeping the previous run.
+keeping complete results over a failed attempt (earlier runs are the report's run archive, ``archive``).
 """
 from __future__ import annotations
 
@@ -48,7 +48,6 @@ class CellOutcome:
     host: dict[str, Any] | None = None   # the host that ran it when not this one (a cluster node)
 
 
-PREVIOUS_DIR = "previous"      # reports/previous/<cell>.json: the last complete run before the current one
 
 
 def now_iso() -> str:
@@ -222,19 +221,6 @@ def kept_outcome(name: str, earlier: CellDoc) -> CellOutcome:
 def kept_note(earlier: CellDoc) -> str:
     """What a run says of a cell whose earlier results it kept."""
     return "kept the results of %s (use --redo to run again)" % earlier.finished
-
-
-def keep_previous(doc: CellDoc | None, filename: str, reports_dir: Path) -> Path | None:
-    """Keep a complete earlier result (``doc``, as read) in ``reports/previous/`` before a new run replaces it.
-
-    The report compares the two (run-to-run agreement); only ``ok`` results
-    are kept, so ``previous/`` always holds the last complete run of a cell.
-    """
-    if doc is None or doc.status != "ok":
-        return None
-    target = reports_dir / PREVIOUS_DIR / filename
-    write_cell(target, doc)
-    return target
 
 
 def record_outcome(json_path: Path, cell: dict[str, Any], outcome: CellOutcome, asked: CellRequest,

@@ -27,8 +27,8 @@ from suite.schema import SIDE_PARAM
 if TYPE_CHECKING:       # the command line reads ROUNDS and SAMPLES as it starts: the frame and statistics come later
     import pandas as pd
 
-    from ...results.noise_history import NoiseHistory, NoiseModel
     from ..cells import CellResult
+    from ..runs.noise_model import NoiseModel
     from ..statistics.moderation import Limit
     from .order import Crossover
     from .result import CompareResult, VariantChange
@@ -179,12 +179,11 @@ def summary_lines(result: CompareResult) -> list[str]:
     return lines
 
 
-def with_this_run(cells: Sequence[CellResult], history: NoiseHistory, source: str) -> NoiseHistory | None:
-    """``history`` (an ``ab`` reports directory's) with this run's variances added, each side's as ``report`` keeps
-    a variant's (``noise_model.from_frame``): the own history a later run's early looks are limited by (None: no
-    variant ran two rounds)."""
+def this_runs_noise(cells: Sequence[CellResult], source: str) -> NoiseModel | None:
+    """This ``ab`` run's variances, each side's as ``report`` keeps a variant's (``noise_model.from_frame``): kept with
+    its cells in the archive, the own history a later run's early looks are limited by (None: no variant ran two
+    rounds)."""
     from ..frame import build_frame
-    from ..runs.noise_model import from_frame, run_of
+    from ..runs.noise_model import from_frame
 
-    model = from_frame(build_frame(list(cells)), source, cells)
-    return history.with_run(run_of(cells), model) if model is not None else None
+    return from_frame(build_frame(list(cells)), source, cells)

@@ -259,8 +259,8 @@ class CompareResult:
 
     def replication_line(self) -> str:
         return (f"{self.unreplicated} variants have one process a side and no noise model from a replicated run: "
-                "not enough replication for a verdict (run --rounds 2 or more, or give --noise-model FILE from a "
-                "replicated run of the same cells)")
+                "not enough replication for a verdict (run --rounds 2 or more, or compare result sets of a reports "
+                "directory whose run archive kept a replicated run of the same cells)")
 
     def host_line(self) -> str:
         moved = f"every variant together moved B/A {self.shift:.3f} (median)" if self.shift else \

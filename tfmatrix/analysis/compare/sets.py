@@ -31,14 +31,13 @@ import numpy as np
 import pandas as pd
 
 from ...errors import UserError
-from ...results.noise_history import NoiseModel, noise_file_beside, read_noise_history
 from ..cells import CellResult, load_dir, load_file
 from ..claims.findings import FINDINGS
 from ..claims.pairing import compute_all
 from ..frame import build_frame, row_side
 from ..runs.control import container_reference, control_moves, host_reference
 from ..runs.kept import RunSpread, history_model, pair_priors, run_means, run_spread, spread_of
-from ..runs.noise_model import pooled, run_of
+from ..runs.noise_model import NoiseModel, history_beside, pooled, run_ids
 from ..runs.run_level import MIN_RUNS, run_levels
 from ..statistics.inference import ratio_ci
 from ..statistics.moderation import Limit, judge, summed, with_extra
@@ -225,18 +224,19 @@ def load_side(path: Path) -> list[CellResult]:
 
 
 def compare_paths(a: Path, b: Path, cells: Sequence[str] = (), normalise: str = "auto",
-                  noise: Path | None = None, kept: Sequence[Path] = ()) -> CompareResult:
+                  kept: Sequence[Path] = ()) -> CompareResult:
     """``tfmatrix compare A B``: two directories (cells matched by name) or two cell files (compared as a pair).
 
     ``cells`` narrow the comparison before anything is computed, so the
     summary (common move, false-discovery list, gate) is about the variants
-    the table shows. ``noise``: a noise model file (default: the one kept
-    beside either side, ``reports/noise-model.json``). ``kept``: earlier runs of
+    the table shows. The run archive kept beside either side
+    (``reports/runs``) lends its variances to variants with one process a side
+    (``runs.noise_model.history_beside``). ``kept``: earlier runs of
     the same cells (directories of cell files, neither A nor B): each variant's
     own noise in them is its prior (``runs.kept``) and, with two or more, how
     far its runs wander beyond their rounds joins its contrast
-    (``run_spread``; without ``kept``: from the noise history's runs other
-    than A and B, where it keeps their means); with ``MIN_RUNS`` or more,
+    (``run_spread``; without ``kept``: from the archive's runs other
+    than A and B); with ``MIN_RUNS`` or more,
     each cell's move between A and B is also judged against their spread.
     """
     kept_runs = [load_side(k) for k in kept]
@@ -258,11 +258,10 @@ def compare_paths(a: Path, b: Path, cells: Sequence[str] = (), normalise: str = 
         if pairs is None:
             cells_a = [c for c in cells_a if c.name in wanted]
             cells_b = [c for c in cells_b if c.name in wanted]
-    where = noise if noise is not None else noise_file_beside(a, b)
-    noise_history = read_noise_history(where) if where is not None else None
-    model = (pooled(noise_history) or NoiseModel({}, str(where))) if noise_history is not None else None
-    if spread is None and not kept_runs and noise_history is not None:
-        spread = spread_of(noise_history, without=[run_of(cells_a), run_of(cells_b)])
+    beside = history_beside(a, b)
+    model = (pooled(beside[0]) or NoiseModel({}, str(beside[1]))) if beside is not None else None
+    if spread is None and not kept_runs and beside is not None:
+        spread = spread_of(beside[0], without=[*run_ids(cells_a), *run_ids(cells_b)])
     result = dataclasses.replace(
         compare_cells(cells_a, cells_b, str(a), str(b), pairs, normalise, model, history, spread),
         run_levels=levels)

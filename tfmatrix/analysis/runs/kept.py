@@ -28,13 +28,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...results.noise_history import NoiseHistory, NoiseModel
 from ..cells import CellResult
 from ..frame import build_frame, row_side
 from ..statistics.inference import Side
 from ..statistics.moderation import Prior, fit_prior, remove_process_effects, robust_d0, summed
 from .control import reference_side
-from .noise_model import CONTROL, prior, run_mean
+from .noise_model import CONTROL, NoiseHistory, NoiseModel, prior, run_mean
 
 SOURCE = "kept runs"
 MIN_SPREAD_RUNS = 2     # kept runs needed for a variant's run-to-run wander (one degree of freedom)

@@ -3,27 +3,31 @@
 A comparison of one process a side measures no noise of its own ("not
 enough replication"). A replicated run of the same cells did: per variant,
 the variance of one round's log time (process effects out, moderated per
-benchmark). ``report`` keeps it beside the report whenever a run has rounds,
-with the runs kept before it (``results.noise_history``: the file, its
-records ``NoiseModel`` and ``NoiseHistory``, its reader); here they are made
-(``from_frame``) and pooled (``pooled``). What it knows serves three
-readers: ``compare`` for variants with one process a side on both
-(``--noise-model``, or the file beside either side's cells); the report's
-findings and Claims, whose lines borrow it where this run has few rounds
-(``annotate``); and a sequential run's first look, which can decide a large
-effect after one round on a warm machine (``analysis.stopping``). A run never borrows its own variances from the
-history (``pooled(history, without=...)``): a prior must be independent
-of the data it judges.
+benchmark). The run archive (``results.archive``, ``reports/runs/``) keeps it
+with each run's cell (``KeptRun.variances``): the one memory of earlier runs.
+Here it is made (``from_frame``), read back as the history of the last runs of
+each variant (``history_of``, ``history_at``) and pooled (``pooled``). What it
+knows serves three readers: ``compare`` for variants with one process a side
+on both (the archive beside either side); the report's findings and Claims,
+whose lines borrow it where this run has few rounds (``annotate``); and a
+sequential run's first look, which can decide a large effect after one round
+on a warm machine (``analysis.stopping``). A run never borrows its own
+variances from the history (``pooled(history, without=...)``): a prior must be
+independent of the data it judges.
 """
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ...results.noise_history import NoiseHistory, NoiseModel
+from ...errors import UserError
+from ...results.archive import INDEX_FILE, KeptRun, archive_dir, read_archive
 from ..cells import CellResult
 from ..frame import row_side
 from ..statistics.inference import Contrast, Side
@@ -34,6 +38,100 @@ CONTROL = "~control"    # the variant id a cell's containers' reference workload
 
 MAX_D = 12.0            # the most degrees of freedom pooled runs lend a variance: a history is a prior, not a
 #                         known value (a noisier day than the kept runs must still widen the interval)
+
+
+KEEP_RUNS = 5           # the runs a history keeps of each variant: the host's noise drifts by days, so old runs leave
+
+
+@dataclass(frozen=True)
+class NoiseModel:
+    """What a replicated run measured about each variant's unit variance, for a later run of one unit a side.
+
+    ``variances``: key (cell, variant id) -> (s2 of one unit's log time, its
+    degrees of freedom: moderated). Made from the sides of a replicated run
+    (``noise_model_of``, ``from_frame``) or read back from the archive (``history_of``).
+    """
+
+    variances: Mapping[tuple[str, str], tuple[float, float]]
+    source: str = ""
+    # key -> (the run's mean log time, that mean's variance within the run): what run_spread reads
+    means: Mapping[tuple[str, str], tuple[float, float]] = field(default_factory=dict)
+    # key -> (s2, d) lent where neither the run judged nor ``variances`` knows the variant: the prior shipped with
+    # tfmatrix (``analysis.runs.prior``), said as ``lent_source``; in memory only, never kept
+    lent: Mapping[tuple[str, str], tuple[float, float]] = field(default_factory=dict)
+    lent_source: str = ""
+
+    def only(self, keys: Mapping[tuple[str, str], Any]) -> NoiseModel:
+        """This model narrowed to ``keys``."""
+        return NoiseModel({k: v for k, v in self.variances.items() if k in keys}, self.source,
+                          {k: v for k, v in self.means.items() if k in keys})
+
+    def of_cell(self, cell: str) -> dict[str, tuple[float, float]]:
+        """One cell's variances by variant id: what its ``KeptRun`` keeps."""
+        return {vid: v for (c, vid), v in self.variances.items() if c == cell}
+
+
+@dataclass(frozen=True)
+class NoiseHistory:
+    """The noise models of the replicated runs on this machine, newest last: of each variant, the last
+    ``KEEP_RUNS`` runs that measured its noise (``history_of`` reads it from the archive)."""
+
+    runs: tuple[tuple[str, NoiseModel], ...] = ()
+
+    def with_run(self, run: str, model: NoiseModel) -> NoiseHistory:
+        """This history with ``run``'s model (replacing an earlier one of the same run); of each variant only its
+        newest ``KEEP_RUNS`` entries stay, and a run left with none goes.
+
+        Per variant, not the last runs as a whole: a variant whose claim line a sequential run decides at round 1
+        ran once there and has no variance in that run's model, so "the last five runs" forgot it once five such
+        runs had passed, and the next run waited for round 2 on its lines (measured: 93 lines decided at round 1,
+        then 20 in the run after the whole-catalogue run left the history).
+        """
+        newest_first = [(run, model), *((r, m) for r, m in reversed(self.runs) if r != run)]
+        seen: dict[tuple[str, str], int] = {}
+        kept: list[tuple[str, NoiseModel]] = []
+        for r, m in newest_first:
+            fresh = {k: v for k, v in m.variances.items() if seen.get(k, 0) < KEEP_RUNS}
+            for k in fresh:
+                seen[k] = seen.get(k, 0) + 1
+            if fresh:
+                kept.append((r, m.only(fresh)))
+        return NoiseHistory(tuple(reversed(kept)))
+
+
+def history_of(runs: Sequence[KeptRun]) -> NoiseHistory:
+    """The noise history the archive's kept runs make (oldest first, as the archive orders them): each run's cells'
+    variances as one model, its variants' run means beside them (those of two rounds or more), and of each variant
+    its newest ``KEEP_RUNS`` runs."""
+    by_run: dict[str, list[KeptRun]] = {}
+    for kept in runs:
+        by_run.setdefault(kept.run, []).append(kept)
+    history = NoiseHistory()
+    for run, cells in by_run.items():
+        variances = {(k.cell, vid): v for k in cells for vid, v in k.variances.items()}
+        if variances:
+            means = {(k.cell, vid): m for k in cells for vid, m in k.means.items() if k.rounds.get(vid, 0) >= 2}
+            history = history.with_run(run, NoiseModel(variances, run, means))
+    return history
+
+
+def history_at(reports: Path) -> NoiseHistory:
+    """The noise history of the archive in ``reports`` (empty where there is none, or its index cannot be read: the
+    report that reads it next says why)."""
+    try:
+        return history_of(read_archive(reports).runs)
+    except UserError:
+        return NoiseHistory()
+
+
+def history_beside(*paths: Path) -> tuple[NoiseHistory, Path] | None:
+    """The noise history of the archive kept beside a result set (``<dir>/../runs``), the first found, and where
+    (None: none beside any; ``UserError`` with the fix where its index cannot be read)."""
+    for path in paths:
+        reports = (path if path.is_dir() else path.parent).parent
+        if (archive_dir(reports) / INDEX_FILE).is_file():
+            return history_of(read_archive(reports).runs), archive_dir(reports)
+    return None
 
 
 def prior(model: NoiseModel, key: tuple[str, str]) -> Prior | None:
@@ -123,8 +221,8 @@ def from_frame(df: pd.DataFrame, source: str = "", cells: Iterable[CellResult] =
     return noise_model_of(sides, groups, source)
 
 
-def run_of(cells: Iterable[CellResult]) -> str:
-    """The run a report's cells came from, as the history names it: the interleaved runs' ids (a sequential
+def run_ids(cells: Iterable[CellResult]) -> list[str]:
+    """The runs a report's cells came from, as the archive names them: the interleaved runs' ids (a sequential
     schedule's cells: their finish times), so a rebuilt report adds its run once."""
     ids = set()
     for c in cells:
@@ -133,7 +231,12 @@ def run_of(cells: Iterable[CellResult]) -> str:
         schedule = c.results.config.get("schedule")
         run = schedule.get("run") if isinstance(schedule, dict) else None
         ids.add(str(run or c.finished or c.name))
-    return "+".join(sorted(i for i in ids if i)) or "unnamed run"
+    return sorted(i for i in ids if i)
+
+
+def run_of(cells: Iterable[CellResult]) -> str:
+    """The run a report's cells came from, as one name (``run_ids`` joined; a single cell's: its ``KeptRun.run``)."""
+    return "+".join(run_ids(cells)) or "unnamed run"
 
 
 def annotate(df: pd.DataFrame, history: NoiseModel | None = None) -> pd.DataFrame:

@@ -1,7 +1,7 @@
 """The noise prior shipped with tfmatrix: what a fresh machine's first look borrows until it has a history of its own.
 
 Why: a claim line of one round a side has no variance of its own, so a
-machine with no noise history (``results.noise_history``) waited for round 2
+machine with no noise history (no run archive) waited for round 2
 before its first look, and on the default that second round was a whole
 round of every claim's variants (12 minutes of a 41-minute cold run) spent
 mostly on lines that are 5-30x effects. A suite variant's noise is much the
@@ -32,7 +32,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...results.noise_history import NoiseModel
+from .noise_model import NoiseModel
 
 PRIOR_PATH = Path(__file__).resolve().parent.parent.parent / "data" / "noise_prior.toml"   # package data
 

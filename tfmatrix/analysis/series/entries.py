@@ -15,7 +15,7 @@ from ...results.archive import Archive, KeptRun, digest_of
 from ..cells import CellResult
 from ..claims.answers import ClaimLine, ClaimResult
 from ..runs.kept import run_sides
-from ..runs.noise_model import run_mean, run_of
+from ..runs.noise_model import NoiseModel, run_mean, run_of
 from .answers import CellSeries, cell_series
 
 CODE = ("suite", "bench")       # the request's keys that hash code (the suite's, the user's files): what a series
@@ -56,9 +56,11 @@ def claim_lines(claims: Sequence[ClaimResult]) -> dict[str, dict[str, ClaimLine]
     return out
 
 
-def kept_run_of(cell: CellResult, digest: str, lines: Mapping[str, ClaimLine]) -> KeptRun | None:
+def kept_run_of(cell: CellResult, digest: str, lines: Mapping[str, ClaimLine],
+                variances: Mapping[str, tuple[float, float]] | None = None) -> KeptRun | None:
     """The archive's record of one complete cell file (None: a failed or empty cell, nothing to keep): each
-    variant's run mean and its rounds, each claim line's verdict and its ratio with its interval."""
+    variant's run mean and its rounds, each claim line's verdict and its ratio with its interval, and
+    ``variances``: its variants' unit variances as the run's noise model measured them."""
     if not cell.doc.complete or not cell.has_records:
         return None
     sides = {vid: side for (_, vid), side in run_sides([cell]).items()}
@@ -67,19 +69,22 @@ def kept_run_of(cell: CellResult, digest: str, lines: Mapping[str, ClaimLine]) -
     return KeptRun(cell.name, run_of([cell]), cell.finished, digest, cell.facts.testbed, request_key(cell),
                    cell.results.host_reference_s if cell.results is not None else None,
                    {vid: run_mean(side) for vid, side in sides.items()}, {k: line.verdict for k, line in lines.items()},
-                   code=code_key(cell), values=values, rounds={vid: side.n for vid, side in sides.items()})
+                   code=code_key(cell), values=values, rounds={vid: side.n for vid, side in sides.items()},
+                   variances=dict(variances or {}))
 
 
-def with_cells(archive: Archive, cells: Sequence[CellResult], claims: Sequence[ClaimResult]
-               ) -> tuple[Archive, list[CellSeries]]:
+def with_cells(archive: Archive, cells: Sequence[CellResult], claims: Sequence[ClaimResult],
+               noise: NoiseModel | None = None) -> tuple[Archive, list[CellSeries]]:
     """The archive with these complete cell files added (each once: by digest), and its series: what the report
-    keeps and shows, and what ``compare`` reads a result set against (in memory: nothing is written here)."""
+    keeps and shows, and what ``compare`` reads a result set against (in memory: nothing is written here).
+    ``noise``: the run's noise model (``noise_model.from_frame``), each cell's part kept with its run."""
     lines = claim_lines(claims)
     found = []
     for cell in cells:
         digest = digest_of(cell.path)
         if not archive.has(digest):
-            run = kept_run_of(cell, digest, lines.get(cell.name, {}))
+            run = kept_run_of(cell, digest, lines.get(cell.name, {}),
+                              noise.of_cell(cell.name) if noise is not None else None)
             if run is not None:
                 found.append((run, cell.path))
     archive = archive.adding(found)
