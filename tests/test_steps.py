@@ -1,4 +1,4 @@
-"""Steps in a series of kept runs (``analysis.series.steps``): the rule's edges, and its calibration on seeded
+"""Steps in a series of kept runs (``analysis.statistics.steps``): the rule's edges, and its calibration on seeded
 simulations of this host's noise.
 
 The simulated host (``simulate``): per-variant per-round SD of log time 11%
@@ -34,7 +34,7 @@ import pytest
 from host_noise import sds
 
 from tfmatrix.analysis.series.answers import cell_series
-from tfmatrix.analysis.series.steps import (
+from tfmatrix.analysis.statistics.steps import (
     MIN_POINTS,
     Point,
     SeriesAnswer,

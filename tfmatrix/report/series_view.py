@@ -15,7 +15,7 @@ from typing import Any
 from scipy import special
 
 from ..analysis.series.answers import WHOLE, CellSeries, GateHit, change_text, step_text
-from ..analysis.series.steps import MIN_POINTS, Point
+from ..analysis.statistics.steps import MIN_POINTS, Point
 from ..results.csv_files import csv_text
 
 MIN_RUNS = 2        # a cell with fewer kept runs has no series to show

@@ -37,7 +37,7 @@ from ..claims.pairing import compute_all
 from ..frame import build_frame, row_side
 from ..runs.control import container_reference, control_moves, host_reference
 from ..runs.kept import RunSpread, history_model, pair_priors, run_means, run_spread, spread_of
-from ..runs.noise_model import NoiseModel, history_beside, pooled, run_ids
+from ..runs.noise_model import CONTROL, NoiseModel, history_beside, pooled, run_ids
 from ..runs.run_level import MIN_RUNS, run_levels
 from ..statistics.inference import ratio_ci
 from ..statistics.moderation import Limit, judge, summed, with_extra
@@ -240,10 +240,12 @@ def compare_paths(a: Path, b: Path, cells: Sequence[str] = (), normalise: str = 
     each cell's move between A and B is also judged against their spread.
     """
     kept_runs = [load_side(k) for k in kept]
-    levels = run_levels(kept_runs) if len(kept_runs) >= MIN_RUNS else {}
+    kept_means = [run_means(k) for k in kept_runs]
+    levels = run_levels([{k: m for k, m in run.items() if k[1] != CONTROL} for run in kept_means]) \
+        if len(kept_runs) >= MIN_RUNS else {}
     history = history_model(kept_runs) if kept_runs else None
     cells_a, cells_b = load_side(a), load_side(b)
-    spread = run_spread([run_means(k) for k in kept_runs]) if kept_runs else None
+    spread = run_spread(kept_means) if kept_runs else None
     pairs: list[tuple[str, str]] | None = None
     if a.is_file() and b.is_file():
         pairs = [(cells_a[0].name, cells_b[0].name)]

@@ -34,6 +34,7 @@ from ..statistics.inference import Side
 from ..statistics.moderation import Prior, fit_prior, remove_process_effects, robust_d0, summed
 from .control import reference_side
 from .noise_model import CONTROL, NoiseHistory, NoiseModel, prior, run_mean
+from .run_level import cell_moves
 
 SOURCE = "kept runs"
 MIN_SPREAD_RUNS = 2     # kept runs needed for a variant's run-to-run wander (one degree of freedom)
@@ -140,19 +141,19 @@ def run_spread(runs: Sequence[Mapping[Key, tuple[float, float]]], source: str = 
     levels: dict[str, tuple[float, float]] = {}
     for cell, keys in by_cell.items():
         centre = {k: float(np.median([run[k][0] for run in runs if k in run])) for k in keys}
+        moves = cell_moves(runs, keys)
         left: dict[Key, list[tuple[float, float]]] = defaultdict(list)
         beyond: list[float] = []
         control = (cell, CONTROL)
         control_centre = float(np.median([run[control][0] for run in runs if control in run] or [math.nan]))
-        for run in runs:
-            offsets = {k: run[k][0] - centre[k] for k in keys if k in run}
-            if not offsets:
+        for i, run in enumerate(runs):
+            if i not in moves:
                 continue
-            move = float(np.median(list(offsets.values())))
-            for k, x in offsets.items():
-                left[k].append((x - move, run[k][1]))
+            for k in keys:
+                if k in run:
+                    left[k].append((run[k][0] - centre[k] - moves[i], run[k][1]))
             if control in run:
-                beyond.append(move - (run[control][0] - control_centre))
+                beyond.append(moves[i] - (run[control][0] - control_centre))
         ks = [k for k, xs in left.items() if len(xs) >= MIN_SPREAD_RUNS]
         for k, (tau2, d) in zip(ks, _wanders([[x for x, _ in left[k]] for k in ks],
                                              [[w for _, w in left[k] if math.isfinite(w)] for k in ks]), strict=True):

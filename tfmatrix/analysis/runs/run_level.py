@@ -7,24 +7,26 @@ every variant, so ``compare`` takes each cell's common move out and shows it
 (``normalise="cell"``). With three or more runs kept, the run level is
 measured instead of assumed away: per cell, each kept run's effect (the
 median over the cell's variants of how far each one's time sits from its
-own mean over the kept runs) and their variance on K - 1 degrees of
+own median over the kept runs) and their variance on K - 1 degrees of
 freedom. A new comparison's cell move is then judged against it: the move
 of a difference of two runs has twice that variance.
 
-Pure functions over loaded cells; ``compare --kept DIR`` reads the runs.
+Pure functions over the kept runs' variant means (``kept.run_means``);
+``compare --kept DIR`` reads the runs.
 """
 from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats as st
 
-from ..cells import CellResult
-from ..statistics.stats import estimate
+from ..statistics.steps import Point, common_move
+
+Key = tuple[str, str]   # (cell, variant id)
 
 MIN_RUNS = 3            # kept runs needed to estimate a run level (2 degrees of freedom)
 MIN_VARIANTS = 10       # variants a cell needs in every kept run for its effect to be a median of something
@@ -58,30 +60,32 @@ class RunLevel:
         return f"run-to-run SD of a run {self.sd:.1%} over {self.runs} kept runs: {verdict}"
 
 
-def _times(cell: CellResult) -> dict[str, float]:
-    out = {}
-    for v in cell.variants:
-        if v.ok and v.samples and v.id:
-            t = estimate([float(x) for x in v.samples])
-            if t > 0:
-                out[str(v.id)] = math.log(t)
-    return out
+def cell_moves(runs: Sequence[Mapping[Key, tuple[float, float]]], keys: Sequence[Key]) -> dict[int, float]:
+    """Per run (its index) with any of ``keys`` (one cell's variants): the cell's move in it, the median over its
+    variants of each one's offset from its own median run (``statistics.steps.common_move``, the one computation
+    of a whole cell's move that the series read too)."""
+    series = {k: [Point(str(i), f"{i:09d}", run[k][0]) for i, run in enumerate(runs) if k in run] for k in keys}
+    return {int(p.run): p.log_mean for p in common_move(series)}
 
 
-def run_levels(runs: Sequence[Sequence[CellResult]]) -> dict[str, RunLevel]:
-    """Per cell present in every run with enough shared variants, its run level (``runs``: each kept run's cells)."""
-    by_cell: dict[str, list[dict[str, float]]] = defaultdict(list)
-    for cells in runs:
-        for cell in cells:
-            by_cell[cell.name].append(_times(cell))
+def run_levels(runs: Sequence[Mapping[Key, tuple[float, float]]]) -> dict[str, RunLevel]:
+    """Per cell present in every run with enough shared variants, its run level (``runs``: each kept run's
+    variant means, ``kept.run_means``, its control left out): each run's effect is the cell's move in it
+    (``cell_moves``), over the variants every run measured."""
+    by_cell: dict[str, list[set[Key]]] = defaultdict(list)
+    for run in runs:
+        cells: dict[str, set[Key]] = defaultdict(set)
+        for key in run:
+            cells[key[0]].add(key)
+        for name, keys in cells.items():
+            by_cell[name].append(keys)
     out = {}
-    for name, times in by_cell.items():
-        if len(times) < MIN_RUNS or len(times) != len(runs):
+    for name, per_run in by_cell.items():
+        if len(per_run) < MIN_RUNS or len(per_run) != len(runs):
             continue
-        shared = set.intersection(*(set(t) for t in times))
+        shared = sorted(set.intersection(per_run[0], *per_run[1:]))
         if len(shared) < MIN_VARIANTS:
             continue
-        means = {vid: float(np.mean([t[vid] for t in times])) for vid in shared}
-        effects = tuple(float(np.median([t[vid] - means[vid] for vid in shared])) for t in times)
-        out[name] = RunLevel(name, effects)
+        moves = cell_moves(runs, shared)
+        out[name] = RunLevel(name, tuple(moves[i] for i in range(len(runs))))
     return out

@@ -19,8 +19,8 @@ from dataclasses import dataclass, replace
 from ...results.archive import KeptRun, Testbed
 from ..claims.answers import CANNOT
 from ..runs.noise_model import CONTROL
+from ..statistics.steps import Point, SeriesAnswer, Step, common_move, find_steps, pooled_wander
 from ..statistics.words import THIN
-from .steps import Point, SeriesAnswer, Step, common_move, find_steps, pooled_wander
 
 WHOLE = "~whole cell"      # the variant id the cell's common move goes by
 WITHIN = 3                 # the series gate reads steps among each series' newest WITHIN runs: one run after a
