@@ -163,14 +163,15 @@ def test_dockerfile_structure(cell: Cell) -> None:
     froms = re.findall(r"^FROM (\S+)(?: AS (\w+))?$", text, re.M)
     assert froms == [(cell.base.ref, "")]   # one stage: see the template for why
     assert "COPY requirements.txt /tmp/tfmatrix/requirements.txt" in text
-    assert "COPY wheels/ /tmp/tfmatrix/wheels/" in text
+    # the wheels come from the build's own server (runners/engine.serve_wheels), never a layer of the image
+    assert "COPY wheels" not in text and "ARG TFMATRIX_WHEELS\n" in text
     uv = render.uv_version(cell, load_table())
     if uv:      # uv installs from the wheelhouse only, compiles the bytecode, and its binary leaves with the layer
         assert "pip install --quiet --no-index --no-cache \\\n        --compile-bytecode" in text
-        assert f"/tmp/tfmatrix/wheels/uv-{uv}-py3-none-*.whl" in text and "&& rm -rf /tmp/tfmatrix/uv" in text
-        assert "-m pip" not in text
+        assert '"${TFMATRIX_WHEELS}/tools/uv.whl" /tmp/tfmatrix/uv' in text and "&& rm -rf /tmp/tfmatrix/uv" in text
+        assert '--find-links "${TFMATRIX_WHEELS}/"' in text and "-m pip" not in text
     else:
-        assert "--no-index --no-cache-dir --find-links /tmp/tfmatrix/wheels" in text
+        assert '--no-index --no-cache-dir --find-links "${TFMATRIX_WHEELS}/"' in text
     assert "ENV PATH=/opt/tfmatrix/venv/bin:$PATH" in text and "PYTHONPATH=/opt/tfmatrix" in text
     assert "PYTHONDONTWRITEBYTECODE=1" in text
     assert re.search(r"^USER 10001:10001$", text, re.M) and "useradd --uid 10001" in text
@@ -208,7 +209,7 @@ def test_uv_installs_the_cells_on_python_bases_its_wheel_supports_and_pip_the_ot
     assert render.build_requirements(gpu, table) == (*gpu.bootstrap, *gpu.requirements)
     assert render.uv_version(cells["tf2.15-cpu"], dataclasses.replace(table, uv="")) == ""    # the table says
     text = render_cell(cells["tf2.15-cpu"], dataclasses.replace(table, uv="")).files["Dockerfile"]
-    assert "-m pip install --no-index" in text and "uv" not in text.split("COPY wheels/")[1].split("ENV")[0]
+    assert "-m pip install --no-index" in text and "uv" not in text.split("ARG TFMATRIX_WHEELS")[1].split("ENV")[0]
 
 
 def test_gpu_bases_in_dockerfiles() -> None:
