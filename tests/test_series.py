@@ -42,7 +42,9 @@ def test_one_variant_20_percent_slower_from_run_6_is_named_with_its_run(tmp_path
     # the kept runs as a CI gate's baseline: a confirmed step above 10% among the newest 3 runs fails it
     assert main(["series", "--reports", str(tmp_path), "--fail-on", "slower:10%"]) == 1
     out = capsys.readouterr().out
-    assert "offender: tf2.15-cpu: training.question[" in out and "gate FAILED: 1 confirmed regression(s)" in out
+    assert "tfmatrix: gate: offender: tf2.15-cpu: training.question[" in out
+    assert "tfmatrix: gate: 1 offender(s) for --fail-on slower:10% (a confirmed regression among each series' " \
+        "newest 3 runs; 0 suspect(s) in the newest run alone) (listed first)" in out
     assert main(["series", "--reports", str(tmp_path), "--fail-on", "slower:10%", "--within", "2"]) == 0
     assert main(["series", "--reports", str(tmp_path), "--fail-on", "slower:30%"]) == 0
     # compare with a run archive as A: B joins its cells' series (here it is their newest run already)
@@ -83,7 +85,7 @@ def test_a_step_where_nothing_measured_changed_is_the_hosts_and_fails_no_gate(
     assert main(["series", "--reports", str(tmp_path), "--fail-on", "slower:10%"]) == 0
     out = capsys.readouterr().out
     assert "nothing measured changed in that run (the code, the environment): the host's state" in out
-    assert "gate passed: 0 confirmed regression(s)" in out
+    assert "tfmatrix: gate: 0 offender(s) for --fail-on slower:10% (a confirmed regression" in out
 
 
 @pytest.mark.slow

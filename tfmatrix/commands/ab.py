@@ -19,7 +19,7 @@ from ..analysis.compare.ab import ROUNDS, SAMPLES
 from ..errors import UserError
 from .common import find_cell, load_matrix, output_dir
 from .compare import print_table
-from .options import add_bench, add_csv, add_fail_on, add_paired_options, add_rounds
+from .options import add_bench, add_csv, add_fail_on, add_paired_options, add_rounds, gate_head, gate_tail
 from .settings import RunSettings, measuring
 
 if TYPE_CHECKING:
@@ -77,8 +77,8 @@ def cmd_ab(args: argparse.Namespace) -> int:
     for line in save_archive(reports, archive).skipped:
         print(f"tfmatrix: warning: the run archive: {line}", file=sys.stderr)
     offenders = result.offenders(args.fail_on) if args.fail_on is not None else []
-    for line in offenders:
-        print(f"tfmatrix: gate: {line}")
+    for line in gate_head(offenders):
+        print(line)
     _print_table(result, args.rows)
     summary = summary_lines(result)
     for line in summary:
@@ -89,8 +89,7 @@ def cmd_ab(args: argparse.Namespace) -> int:
         write_text_atomic(Path(args.json), ab_json(result, summary))
     if args.fail_on is not None:
         print(f"tfmatrix: gate: {result.gate_line(args.fail_on)}")
-        print(f"tfmatrix: gate: {len(offenders)} offender(s) for --fail-on slower:{args.fail_on:.0%}"
-              + (" (listed first)" if offenders else ""))
+        print(gate_tail(len(offenders), args.fail_on))
     print(f"cell files in {reports / 'cells'}")
     return 1 if offenders else 0
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from rich.markup import escape
 
-from .options import add_csv, add_fail_on, add_rows
+from .options import add_csv, add_fail_on, add_rows, gate_head, gate_tail
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -28,8 +28,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
         return _against_kept(args)
     result = compare_paths(Path(args.a), Path(args.b), args.cell, args.normalise, [Path(k) for k in args.kept])
     offenders = result.offenders(args.fail_on) if args.fail_on is not None else []
-    for line in offenders + (result.suspects(args.fail_on) if args.fail_on is not None else []):
-        print(f"tfmatrix: gate: {line}")   # a CI gate's reader wants these first
+    for line in gate_head(offenders, result.suspects(args.fail_on) if args.fail_on is not None else []):
+        print(line)
     rows = table_rows(result, None if args.all else args.rows)
     if rows:
         shown = "all" if args.all or len(rows) == len(result.variants) else f"the {len(rows)} that moved most"
@@ -42,8 +42,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         print(line)
     if args.fail_on is not None:
         print(f"tfmatrix: gate: {result.gate_line(args.fail_on)}")
-        print(f"tfmatrix: gate: {len(offenders)} offender(s) for --fail-on slower:{args.fail_on:.0%}"
-              + (" (listed first)" if offenders else ""))
+        print(gate_tail(len(offenders), args.fail_on))
     return 1 if offenders else 0
 
 
@@ -78,10 +77,10 @@ def _against_kept(args: argparse.Namespace) -> int:
     if args.fail_on is None:
         return 0
     offenders, suspects = gate(series, args.fail_on, WITHIN)
-    for line in gate_lines(offenders, suspects):
-        print(f"tfmatrix: gate: {line}")
-    print(f"tfmatrix: gate: {len(offenders)} offender(s) for --fail-on slower:{args.fail_on:.0%} against the "
-          f"series in {args.a} (a confirmed step among each series' newest {WITHIN} runs, B the newest)")
+    for line in gate_head(gate_lines(offenders, suspects)):
+        print(line)
+    print(gate_tail(len(offenders), args.fail_on, f" against the series in {args.a} (a confirmed step among each "
+                                                  f"series' newest {WITHIN} runs, B the newest)"))
     return 1 if offenders else 0
 
 

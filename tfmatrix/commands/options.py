@@ -8,6 +8,7 @@ the flag, its type and its help's words stay here. What the values become once m
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -135,6 +136,18 @@ def fail_on(text: str) -> float:
     if kind != "slower" or not 0.0 <= threshold <= 10.0:
         raise argparse.ArgumentTypeError(f"{text!r}: use slower:PERCENT, e.g. slower:10%")
     return threshold
+
+
+def gate_head(offenders: Sequence[str], suspects: Sequence[str] = ()) -> list[str]:
+    """What every gate prints first (``compare``, ``ab``, ``series``, ``compare`` against an archive): its
+    offenders, then its suspects, each a ``tfmatrix: gate:`` line (a CI log's reader wants them first)."""
+    return [f"tfmatrix: gate: {line}" for line in (*offenders, *suspects)]
+
+
+def gate_tail(count: int, threshold: float, against: str = "") -> str:
+    """Every gate's last line: how many offenders fail it at the threshold, and what they were judged against."""
+    return (f"tfmatrix: gate: {count} offender(s) for --fail-on slower:{threshold:.0%}{against}"
+            + (" (listed first)" if count else ""))
 
 
 def add_fail_on(p: argparse.ArgumentParser, broke: str = "", gate: str = "") -> None:

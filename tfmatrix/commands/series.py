@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .common import output_dir
-from .options import add_fail_on, add_only, add_reports
+from .options import add_fail_on, add_only, add_reports, gate_head, gate_tail
 
 if TYPE_CHECKING:
     from ..analysis.series.answers import CellSeries
@@ -58,11 +58,10 @@ def _gate(found: list[CellSeries], threshold: float, within: int) -> int:
     from ..report.series_view import gate_lines
 
     offenders, suspects = gate(found, threshold, within)
-    for line in gate_lines(offenders, suspects):
+    for line in gate_head(gate_lines(offenders, suspects)):
         print(line)
-    verdict = "FAILED" if offenders else "passed"
-    print(f"gate {verdict}: {len(offenders)} confirmed regression(s) above {threshold:.0%} among each series' "
-          f"newest {within} runs, {len(suspects)} suspect(s) in the newest run alone")
+    print(gate_tail(len(offenders), threshold, f" (a confirmed regression among each series' newest {within} runs; "
+                                               f"{len(suspects)} suspect(s) in the newest run alone)"))
     return 1 if offenders else 0
 
 
