@@ -120,7 +120,8 @@ def test_the_gate_line_says_whether_a_whole_cell_can_fail_it(tmp_path: Path) -> 
     cell = compare_paths(a, b).gate_line(0.10)
     assert "; a slowdown of a whole slice or cell cannot fail this gate (its common move is taken out; --normalise " \
            "control judges it against the containers' reference workload); what each cell moved by: syn0-cpu 1." in cell
-    assert "--kept (3 runs or more) judges a cell's move against how far its runs wander" in cell
+    assert "3 earlier runs or more (the run archive beside A or B, or --kept) judge a cell's move against how far " \
+        "its runs wander" in cell
     control = compare_paths(a, b, normalise="control")
     assert control.gate_line(0.10).endswith("; a whole cell's slowdown is judged against its containers' reference "
                                             "workload")
@@ -224,6 +225,7 @@ def test_compare_takes_the_wander_from_kept_runs_or_from_the_run_archive_beside_
     beside = compare_paths(a, b)
     assert beside.spread is not None and beside.spread.runs == 3          # A and B left out
     assert "from the 3 runs of the noise history" in beside.spread_line()
+    assert set(beside.run_levels) == {"syn0-cpu"} and beside.run_levels["syn0-cpu"].runs == 3     # and the run level
     assert cli.main(["compare", str(a), str(b)]) == 0
 
 

@@ -36,7 +36,7 @@ from ..claims.findings import FINDINGS
 from ..claims.pairing import compute_all
 from ..frame import build_frame, row_side
 from ..runs.control import container_reference, control_moves, host_reference
-from ..runs.kept import RunSpread, history_model, pair_priors, run_means, run_spread, spread_of
+from ..runs.kept import SOURCE, RunSpread, history_model, pair_priors, run_means, run_spread
 from ..runs.noise_model import CONTROL, NoiseModel, history_beside, pooled, run_ids
 from ..runs.run_level import MIN_RUNS, run_levels
 from ..statistics.inference import ratio_ci
@@ -235,17 +235,22 @@ def compare_paths(a: Path, b: Path, cells: Sequence[str] = (), normalise: str = 
     the same cells (directories of cell files, neither A nor B): each variant's
     own noise in them is its prior (``runs.kept``) and, with two or more, how
     far its runs wander beyond their rounds joins its contrast
-    (``run_spread``; without ``kept``: from the archive's runs other
-    than A and B); with ``MIN_RUNS`` or more,
-    each cell's move between A and B is also judged against their spread.
+    (``run_spread``); with ``MIN_RUNS`` or more, each cell's move between A
+    and B is also judged against their spread (``run_levels``). Without
+    ``kept``, the archive's runs other than A's and B's are the kept runs of
+    the last two: what the series and the report read.
     """
     kept_runs = [load_side(k) for k in kept]
-    kept_means = [run_means(k) for k in kept_runs]
-    levels = run_levels([{k: m for k, m in run.items() if k[1] != CONTROL} for run in kept_means]) \
-        if len(kept_runs) >= MIN_RUNS else {}
     history = history_model(kept_runs) if kept_runs else None
     cells_a, cells_b = load_side(a), load_side(b)
-    spread = run_spread(kept_means) if kept_runs else None
+    kept_means = [run_means(k) for k in kept_runs]
+    beside = history_beside(a, b)
+    if not kept_runs and beside is not None:        # the archive's runs but A's and B's: their variant means
+        skip = {*run_ids(cells_a), *run_ids(cells_b)}
+        kept_means = [dict(m.means) for r, m in beside[0].runs if r not in skip and m.means]
+    levels = run_levels([{k: m for k, m in run.items() if k[1] != CONTROL} for run in kept_means]) \
+        if len(kept_means) >= MIN_RUNS else {}
+    spread = run_spread(kept_means, SOURCE if kept_runs else "runs of the noise history")
     pairs: list[tuple[str, str]] | None = None
     if a.is_file() and b.is_file():
         pairs = [(cells_a[0].name, cells_b[0].name)]
@@ -260,10 +265,7 @@ def compare_paths(a: Path, b: Path, cells: Sequence[str] = (), normalise: str = 
         if pairs is None:
             cells_a = [c for c in cells_a if c.name in wanted]
             cells_b = [c for c in cells_b if c.name in wanted]
-    beside = history_beside(a, b)
     model = (pooled(beside[0]) or NoiseModel({}, str(beside[1]))) if beside is not None else None
-    if spread is None and not kept_runs and beside is not None:
-        spread = spread_of(beside[0], without=[*run_ids(cells_a), *run_ids(cells_b)])
     result = dataclasses.replace(
         compare_cells(cells_a, cells_b, str(a), str(b), pairs, normalise, model, history, spread),
         run_levels=levels)

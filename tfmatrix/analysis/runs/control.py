@@ -104,6 +104,7 @@ def uniform_note(normalise: str, cell_moves: Mapping[str, float], controls: Mapp
                                                     if c in run_levels else "") for c in blind)
     seen = (f"; what each cell moved by: {where}" if where else "") + (
         "" if any(c in run_levels for c in blind) else
-        "; --kept (3 runs or more) judges a cell's move against how far its runs wander")
+        "; 3 earlier runs or more (the run archive beside A or B, or --kept) judge a cell's move against how far "
+        "its runs wander")
     return ("; a slowdown of a whole slice or cell cannot fail this gate (its common move is taken out; "
             "--normalise control judges it against the containers' reference workload)" + seen)
