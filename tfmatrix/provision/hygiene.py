@@ -111,13 +111,13 @@ def totals(entries: Sequence[Entry]) -> tuple[int, int]:
 
 # -- what a build will take -------------------------------------------------------------------
 
-# an image's size from its wheels' (compressed) size, fitted to the default matrix's images here (2026-11-26:
-# TF 1.x-2.21 images 5.3-6.3x their wheels, Keras 3 on JAX 7.2x, PyTorch's CUDA build 3.0x): the smaller of
-# 6x and 3x + 1.5 GB, plus the base's layers: within 15% of each but tf2.16-tf_keras (28% over)
-INSTALLED_PER_WHEEL_BYTE, LARGE_PER_WHEEL_BYTE, LARGE_EXTRA = 6.0, 3.0, 1_500 * 10**6
+# an image's size from its wheels' (compressed) size, fitted to the default matrix's images here (2026-11-29, the
+# wheels no longer a layer of the image: TF 1.x-2.21 images, less the base, 2.9-4.3x their wheels, Keras 3 on JAX
+# 4.0x, PyTorch's CUDA build 2.0x): the smaller of 4x and 2x + 0.6 GB, plus the base's layers: within 17% of each
+INSTALLED_PER_WHEEL_BYTE, LARGE_PER_WHEEL_BYTE, LARGE_EXTRA = 4.0, 2.0, 600 * 10**6
 BASE_BYTES = 250 * 10**6            # a python base image's layers, or a virtualenv's own files
-UNKNOWN_BYTES = 2_600 * 10**6       # wheels not downloaded yet: a TF 2 cell's download and image
-TORCH_BYTES = 12_600 * 10**6        # the same for PyTorch's CUDA wheels (the only torch PyPI has): 3.1 + 9.5 GB
+UNKNOWN_BYTES = 2_100 * 10**6       # wheels not downloaded yet: a TF 2 cell's download and image (0.35 + 1.77 GB)
+TORCH_BYTES = 9_500 * 10**6         # the same for PyTorch's CUDA wheels (the only torch PyPI has): 3.06 + 6.43 GB
 
 
 def build_estimate(requirements: Sequence[str], wheel_bytes: int | None) -> int:
