@@ -41,8 +41,12 @@ class CellTable:
     name: str | None = None
     pins: tuple[str, ...] = ()
     env: Mapping[str, Any] | None = None      # NAME -> value: each checked where the environment is made
-    allow_untested: bool = False
     opt_in: bool = False
+
+    @property
+    def allow_untested(self) -> bool:
+        """``allow_untested = true``: untested pairings are warnings (``where`` holds it, since its checks ask)."""
+        return self.where.allow_untested
 
     @property
     def existing(self) -> bool:
@@ -56,8 +60,7 @@ def read_cell_table(file: str, origin: str, values: Mapping[str, Any], settings:
     cell, the key and the fix (``UserError``)."""
     where = Where(file, origin)
     check_keys(where, values, CELL_KEYS, "cell")
-    allow = _flag(where, values, "allow_untested")
-    where.allow_untested = allow
+    where.allow_untested = _flag(where, values, "allow_untested")
     strings = {key: get_str(where, values, key, example) for key, example in STRING_KEYS.items()}
     target = strings.pop("target") or "cpu"
     if target not in TARGETS:
@@ -67,7 +70,7 @@ def read_cell_table(file: str, origin: str, values: Mapping[str, Any], settings:
         raise where.error("env", f"expected a table, got {type_name(env)}", 'write env = { NAME = "value" }')
     limits = cell_limits(where, values, settings)
     return CellTable(where, frozenset(values), limits, target, pins=tuple(user_pins(where, values, "h5py==2.10.0")),
-                     env=env, allow_untested=allow, opt_in=_flag(where, values, "opt_in"), **strings)
+                     env=env, opt_in=_flag(where, values, "opt_in"), **strings)
 
 
 def _flag(where: Where, values: Mapping[str, Any], key: str) -> bool:

@@ -36,7 +36,16 @@ from ..claims.findings import FINDINGS
 from ..claims.pairing import compute_all
 from ..frame import build_frame, row_side
 from ..runs.control import container_reference, control_moves, host_reference
-from ..runs.kept import SOURCE, RunSpread, history_model, pair_priors, run_means, run_spread
+from ..runs.kept import (
+    HISTORY_SOURCE,
+    SOURCE,
+    RunSpread,
+    history_means,
+    history_model,
+    pair_priors,
+    run_means,
+    run_spread,
+)
 from ..runs.noise_model import CONTROL, NoiseModel, history_beside, pooled, run_ids
 from ..runs.run_level import MIN_RUNS, run_levels
 from ..statistics.inference import ratio_ci
@@ -245,12 +254,11 @@ def compare_paths(a: Path, b: Path, cells: Sequence[str] = (), normalise: str = 
     cells_a, cells_b = load_side(a), load_side(b)
     kept_means = [run_means(k) for k in kept_runs]
     beside = history_beside(a, b)
-    if not kept_runs and beside is not None:        # the archive's runs but A's and B's: their variant means
-        skip = {*run_ids(cells_a), *run_ids(cells_b)}
-        kept_means = [dict(m.means) for r, m in beside[0].runs if r not in skip and m.means]
+    if not kept_runs and beside is not None:        # the archive's runs but A's and B's
+        kept_means = history_means(beside[0], without=[*run_ids(cells_a), *run_ids(cells_b)])
     levels = run_levels([{k: m for k, m in run.items() if k[1] != CONTROL} for run in kept_means]) \
         if len(kept_means) >= MIN_RUNS else {}
-    spread = run_spread(kept_means, SOURCE if kept_runs else "runs of the noise history")
+    spread = run_spread(kept_means, SOURCE if kept_runs else HISTORY_SOURCE)
     pairs: list[tuple[str, str]] | None = None
     if a.is_file() and b.is_file():
         pairs = [(cells_a[0].name, cells_b[0].name)]

@@ -187,8 +187,16 @@ def _wanders(points: Sequence[Sequence[float]], withins: Sequence[Sequence[float
     return out
 
 
+HISTORY_SOURCE = "runs of the noise history"
+
+
+def history_means(history: NoiseHistory, without: Sequence[str] = ()) -> list[dict[Key, tuple[float, float]]]:
+    """Each run a noise history keeps the means of, but ``without`` (the runs compared): its variant means, as
+    ``run_means`` gives them of loaded cells (what ``run_spread`` and ``run_level.run_levels`` read)."""
+    skip = set(without)
+    return [dict(m.means) for r, m in history.runs if r not in skip and m.means]
+
+
 def spread_of(history: NoiseHistory, without: Sequence[str] = ()) -> RunSpread | None:
     """``run_spread`` over the runs a noise history keeps the means of, but ``without`` (the runs compared)."""
-    skip = set(without)
-    runs = [dict(m.means) for r, m in history.runs if r not in skip and m.means]
-    return run_spread(runs, "runs of the noise history")
+    return run_spread(history_means(history, without), HISTORY_SOURCE)
