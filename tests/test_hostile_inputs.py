@@ -30,7 +30,7 @@ from test_why import _direct, _doc, _predict
 from tfmatrix.cli import main
 from tfmatrix.report.build import build
 from tfmatrix.results import foreign
-from tfmatrix.results.archive import INDEX_FILE, cell_dir, read_archive, stamp
+from tfmatrix.results.archive import INDEX_FILE, cell_dir, open_cell_file, read_archive, stamp
 from tfmatrix.runners.common import read_suite_results
 
 LAPTOP = {"cpu": "Laptop CPU", "cpus": 8, "memory_gib": 16, "os": "Linux Ubuntu 24.04", "gpus": []}
@@ -326,3 +326,33 @@ def test_a_fifo_or_a_giant_among_the_cell_files_is_refused_not_waited_on(world: 
     assert snapshot(world, leave_out=(reports,)) == before
     page = (reports / "index.html").read_text()
     assert "evil.json: cannot read: not a regular file" in page and "huge.json: cannot read: " in page
+
+
+# -- report: each cell's previous run and the noise history, read from an archive another machine wrote -------------
+
+def test_a_reports_previous_run_and_noise_never_come_through_a_link_or_a_malformed_entry(
+        world: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The report reads each cell's previous run from the archive (``cells.previous_kept``) and its noise history
+    from the index (``KeptRun.variances``): a newest earlier entry whose kept file is a link to a file outside is
+    never read (the cell has no previous run rather than the victim's file), an entry whose variances are not
+    numbers is skipped with one line, and nothing outside the reports folder changes."""
+    reports = machine(world)
+    current = index_of(reports)["runs"][-1]
+    assert 'id="run-to-run"' in (reports / "index.html").read_text()     # the archive's previous run, as it is
+    real = json.loads(open_cell_file(reports, read_archive(reports).runs[0]))
+    real["log_tail"] = "stolen"          # a valid cell file of the victim's: followed, it would be the previous run
+    data, digest = gz_of(json.dumps(real).encode())
+    (world / "victim" / "kept.json.gz").write_bytes(data)
+    name = f"tf2.15-cpu/2026-10-01T120000-{digest}.json.gz"
+    (reports / "runs" / name).symlink_to(world / "victim" / "kept.json.gz")
+    with_entry(reports, digest=digest, file=name, finished=current["finished"])
+    with_entry(reports, variances={"v": ["not", "numbers", "at all"]}, digest="fedcba9876543210",
+               file="tf2.15-cpu/2026-10-01T120000-fedcba9876543210.json.gz")
+    before = snapshot(world, leave_out=(reports,))
+    assert main(["report", "--reports", str(reports)]) == 0
+    said = capsys.readouterr()
+    assert "Traceback" not in said.err and "Traceback" not in said.out
+    assert snapshot(world, leave_out=(reports,)) == before
+    page = (reports / "index.html").read_text()
+    assert "stolen" not in page and 'id="run-to-run"' not in page      # the link's target never became a run
+    assert "index entry 4" in said.out + said.err + page and "not a kept run" in said.out + said.err + page
