@@ -173,10 +173,10 @@ def _backend_cell(tmp: Path, name: str, backend: str, keras: str, center: float,
     write(tmp / "cells", doc)
 
 
-def test_the_backend_finding_pairs_same_keras_cells_across_backends(tmp_path: Path) -> None:
+def test_the_backend_question_pairs_same_keras_cells_across_backends(tmp_path: Path) -> None:
     from tfmatrix.analysis.cells import load_dir
-    from tfmatrix.analysis.claims.findings import FINDINGS
-    from tfmatrix.analysis.claims.pairing import compute
+    from tfmatrix.analysis.claims.answers import A_FASTER, B_FASTER, compute_claim
+    from tfmatrix.analysis.claims.files import questions
     from tfmatrix.analysis.frame import build_frame
 
     _backend_cell(tmp_path, "keras3-tensorflow-cpu", "tensorflow", "3.15.1", 4e-3, 1)
@@ -186,18 +186,24 @@ def test_the_backend_finding_pairs_same_keras_cells_across_backends(tmp_path: Pa
     cells = load_dir(tmp_path / "cells").cells
     assert {c.name: c.backend for c in cells}["keras3-jax-cpu"] == "jax"
     assert "no TF, Keras 3 on torch" in {c.name: c.label for c in cells}["keras3-torch-cpu"]
-    finding = next(f for f in FINDINGS if f.key == "keras3_backends")
-    result = compute(finding, build_frame(cells), cells)
-    ratios = {(c.cell_a.name, c.cell_b.name, c.config.split("loop=")[1].split(",")[0]): c.ci
-              for c in result.comparisons}
+    question = next(q for q in questions() if q.key == "keras3_backends")
+    result = compute_claim(question, build_frame(cells), cells)
+    verdicts = {(ln.comparison.cell_a.name, ln.comparison.cell_b.name,
+                 ln.comparison.config.split("loop=")[1].split(",")[0]): ln.verdict
+                for c in result.cells for ln in c.lines}
+    ratios = {(ln.comparison.cell_a.name, ln.comparison.cell_b.name,
+               ln.comparison.config.split("loop=")[1].split(",")[0]): ln.comparison.ci
+              for c in result.cells for ln in c.lines}
     assert set(ratios) == {(a, b, loop) for a, b in (("keras3-jax-cpu", "keras3-tensorflow-cpu"),
                                                      ("keras3-torch-cpu", "keras3-tensorflow-cpu"),
                                                      ("keras3-torch-cpu", "keras3-jax-cpu"))
                            for loop in ("train_on_batch", "fit")}
     jax_tf = ratios[("keras3-jax-cpu", "keras3-tensorflow-cpu", "fit")]
-    assert jax_tf.ratio == pytest.approx(0.5, rel=0.05) and jax_tf.high < 1 and jax_tf.verdict == "a"
+    assert jax_tf.ratio == pytest.approx(0.5, rel=0.05) and jax_tf.high < 1
+    assert verdicts[("keras3-jax-cpu", "keras3-tensorflow-cpu", "fit")] == A_FASTER
     torch_jax = ratios[("keras3-torch-cpu", "keras3-jax-cpu", "train_on_batch")]
-    assert torch_jax.ratio == pytest.approx(4.0, rel=0.05) and torch_jax.low > 1 and torch_jax.verdict == "b"
+    assert torch_jax.ratio == pytest.approx(4.0, rel=0.05) and torch_jax.low > 1
+    assert verdicts[("keras3-torch-cpu", "keras3-jax-cpu", "train_on_batch")] == B_FASTER
     assert any("Keras 3.12.0: only tensorflow ran it" in n for n in result.notes)
 
 

@@ -43,7 +43,7 @@ MOOD = (1.0, 1.3, 0.9)          # each round's host: every variant of a cell in 
 
 
 def _run(cells_dir: Path, seed: int) -> Path:
-    """Two cells of one interleaved run, three rounds, the findings' inference variants window-mates in each."""
+    """Two cells of one interleaved run, three rounds, the questions' inference variants window-mates in each."""
     for k, name in enumerate(("tf2.15-cpu", "tf2.21-cpu")):
         recs = []
         for i, ((path, stage), t) in enumerate(TIMES.items()):
@@ -97,18 +97,19 @@ def test_slowing_a_run_copies_its_cells_and_names_what_it_slowed(two_runs: tuple
                for v, b in zip(moved, [v for c in cells for v in c.variants if (c.name, v.id) in hit], strict=True))
 
 
-def test_the_findings_read_unpaired_keep_their_ratios_and_lose_their_pairing(two_runs: tuple[Path, Path]) -> None:
+def test_the_questions_read_unpaired_keep_their_ratios_and_lose_their_pairing(two_runs: tuple[Path, Path]) -> None:
     """The seam ``attribution`` measures the pairing by (``compare_cells(..., paired=False)``, down to
     ``pairing.comparison_cis``): the same lines and ratios, each from two independent samples of rounds."""
     from tfmatrix.analysis.cells import load_dir
-    from tfmatrix.analysis.claims.pairing import compute_all
+    from tfmatrix.analysis.claims.answers import compute_claims
+    from tfmatrix.analysis.claims.files import questions
     from tfmatrix.analysis.compare.sets import compare_cells
     from tfmatrix.analysis.frame import build_frame
 
     cells = load_dir(two_runs[0]).cells
     df = build_frame(cells)
-    paired = [c for r in compute_all(df, cells) for c in r.comparisons]
-    apart = [c for r in compute_all(df, cells, paired=False) for c in r.comparisons]
+    paired, apart = ([ln.comparison for r in compute_claims(df, cells, questions(), paired=flag) for c in r.cells
+                      for ln in c.lines] for flag in (True, False))
     assert len(paired) == len(apart) == 4
     for p, a in zip(paired, apart, strict=True):
         assert (p.config, p.group) == (a.config, a.group) and a.ci.ratio == pytest.approx(p.ci.ratio, rel=1e-9)

@@ -15,11 +15,19 @@ import dataclasses
 import subprocess
 import sys
 import tarfile
+import tomllib
 from pathlib import Path
 
 import pytest
 
-from tfmatrix.analysis.claims.files import BUILTIN, builtin, every_builtin, family_labels, parse_document
+from tfmatrix.analysis.claims.files import (
+    BUILTIN,
+    builtin,
+    every_builtin,
+    family_labels,
+    parse_document,
+    questions,
+)
 from tfmatrix.analysis.claims.records import NOT_A, SEEDS, CellMatch, web_link
 from tfmatrix.analysis.claims.sources import cell_view, own_claims
 from tfmatrix.commands.claims import claims_of
@@ -98,6 +106,21 @@ def test_a_seed_claim_read_from_toml_is_the_record_the_report_uses() -> None:
     assert jax.standin == "answered with jax.numpy.matmul on this JAX cell (no TensorFlow)"
 
 
+def test_a_question_is_a_claim_with_no_side_expected() -> None:
+    """``faster = "either"``; across cells a side may be ``{}`` (every configuration the cells share); ``across``
+    pairs backends. The seeds' fourteen are such claims, in a file of their own (not a family a run asks)."""
+    text = OWN.replace('faster = "b"', 'faster = "either"').replace("overhead = true", 'across = "backend"')
+    text = text.replace('a = { path = "predict", stage = "compiled", api = "tf.keras", mode = "eager" }', "a = {}")
+    _, (claim,) = parse_document(tomllib.loads(text), "mine.toml")
+    assert claim.is_question and claim.across == "backend" and dict(claim.setups[0].compare.a) == {}
+    assert claim.rule().startswith("a question: each line says predict() or model(x) is faster")
+    asked = questions()
+    assert len(asked) == 14 and all(q.is_question and q.family == "questions" for q in asked)
+    assert {q.key for q in asked if q.ref_cell is not None} == {"tf2_vs_tf1", "tf2_eager_vs_tf1_graph"}
+    assert [q.key for q in asked if q.across] == ["keras3_backends"] and asked[0].origin == "seed 000"
+    assert "questions" not in BUILTIN and not {q.key for q in asked} & {c.key for c in every_builtin()}
+
+
 def _matrix(tmp: Path, extra: str = "", claims_file: str | None = None) -> Path:
     text = extra + CELLS
     if claims_file is not None:
@@ -125,6 +148,7 @@ BAD = [
     ("two claims, one key", OWN + OWN, "key 'key': is defined twice"),
     ("a built-in claim's key", OWN.replace("predict_overhead_mine", "predict_slower_after_compile"),
      "is defined twice"),
+    ("a seed question's key", OWN.replace("predict_overhead_mine", "graph_vs_eager"), "is defined twice"),
     ("an unknown benchmark", OWN.replace('["inference.tiny"]', '["inference.tinny"]'),
      "no benchmark is named inference.tinny; did you mean inference.tiny?"),
     ("an unknown parameter", OWN.replace('a = { path = "predict"', 'a = { pth = "predict"'),
@@ -140,6 +164,14 @@ BAD = [
     ("a margin without 'not a'", OWN.replace("overhead = true", "overhead = true\nmargin = 0.2"),
      'a margin belongs to faster = "not a"'),
     ("no configuration", OWN.split("[[claim.compare]]")[0], "key 'compare': missing"),
+    ("an across that is not a backend", OWN.replace("overhead = true", 'overhead = true\nacross = "tf"'),
+     "key 'across': 'tf' is not something cells differ in here; write across = \"backend\""),
+    ("across beside against", OWN.replace("overhead = true", 'overhead = true\nacross = "backend"\n'
+                                          'against = { backend = ["jax"] }'),
+     "key 'across': across and against both name side b's cells"),
+    ("an empty side within one cell", OWN.replace('b = { path = "call", stage = "compiled", api = "tf.keras", '
+                                                  'mode = "eager" }', "b = {}"),
+     "key 'b': expected a table of parameter values"),
     ("claim not a table array", 'claim = "fast"\n', "'claim' must be an array of tables"),
     # a claim's url is a link on the report and the published site: http(s) with a host, nothing else
     ("a javascript: url", OWN.replace("overhead = true", 'overhead = true\nurl = "javascript:alert(1)"'),
@@ -178,6 +210,8 @@ BAD_FILES = [
      "schema_version': 2 is newer than this tfmatrix reads (1)"),
     ("a built-in family's name", 'family = "seeds"\n', '[suite]\nclaims = ["claims.toml"]\n',
      "'seeds' is a built-in family"),
+    ("the questions' family name", 'family = "questions"\n', '[suite]\nclaims = ["claims.toml"]\n',
+     "'questions' is a built-in family"),
     ("an unknown family asked", None, '[matrix]\nclaims = ["tody"]\n', "'tody' is not a claims family"),
     ("a javascript: url in a claims file", OWN.replace("overhead = true", 'overhead = true\nurl = "javascript:x()"'),
      '[suite]\nclaims = ["claims.toml"]\n', "claims.toml: claim 'predict_overhead_mine': key 'url': 'javascript:x()' "

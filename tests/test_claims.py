@@ -19,6 +19,8 @@ from report_docs import cell_doc, noisy, parse_html, record, results_doc, write
 
 from tfmatrix.analysis.cells import load_dir
 from tfmatrix.analysis.claims.answers import (
+    A_FASTER,
+    B_FASTER,
     CANNOT,
     HOLDS,
     NOT_MEASURED,
@@ -26,8 +28,7 @@ from tfmatrix.analysis.claims.answers import (
     compute_claims,
     verdict,
 )
-from tfmatrix.analysis.claims.files import builtin
-from tfmatrix.analysis.claims.findings import FINDINGS
+from tfmatrix.analysis.claims.files import builtin, questions
 from tfmatrix.analysis.claims.records import NOT_A
 from tfmatrix.analysis.frame import build_frame
 from tfmatrix.analysis.statistics.inference import RatioCI
@@ -60,12 +61,13 @@ def _report(cells: Path, out: Path):
     return html, parse_html(html)
 
 
-def test_the_table_names_real_findings_and_every_seed():
+def test_the_table_names_real_questions_and_every_seed():
     keys = [c.key for c in SEED_CLAIMS]
     assert len(keys) == len(set(keys)) >= 13
     assert {c.seed for c in SEED_CLAIMS} == {"000", "001", "002", "003", "004"}
-    findings = {f.key for f in FINDINGS}
-    assert all(c.finding in findings for c in SEED_CLAIMS if c.finding)
+    asked = {q.key for q in questions()}
+    assert len(asked) == 14 and all(q.is_question for q in questions())
+    assert all(c.question in asked for c in SEED_CLAIMS if c.question)
     assert all(c.expect in ("a", "b", NOT_A) and c.seed_figure and c.seed_setup and c.seed_size for c in SEED_CLAIMS)
 
 
@@ -121,15 +123,14 @@ def test_a_claim_finds_the_effect_that_a_median_over_configurations_hides(tmp_pa
     assert line.comparison.ci.ratio == pytest.approx(30, rel=0.05)
     assert line.comparison.ci.low > 25 and line.verdict == HOLDS
     assert line.size == "batch_shape=32x4"
-    # the finding over all twelve configurations: a median of about 1, but its first line is the seed's
+    # the question over all twelve configurations counts them; the seed's line is one of them
     html, dom = _report(tmp_path / "cells", tmp_path / "out")
-    art = dom.by_id("finding-predict_after_compile")
-    answers = [" ".join(li.text.split()) for li in art.find("ul", cls="answers").find_all("li")]
-    assert answers[0].startswith("tf2.0-keras2.3.1-cpu: the seed's configuration") and "holds" in answers[0]
-    assert re.search(r"time ratio (29\.\d|3\d\.?\d*) \(95% CI", answers[0])
-    assert "all configurations:" in answers[1] and "(of 12)" in answers[1]
+    (answer,) = [" ".join(li.text.split()) for li in dom.by_id("claim-predict_after_compile")
+                 .find("ul", cls="claim-cells").find_all("li")]
+    assert answer.startswith("tf2.0-keras2.3.1-cpu predict after compile faster in") and "(of 12)" in answer
+    assert re.search(r"\b(29\.\d|3\d\.?\d*) \(\d", answer)                     # the 30x line among them
     # no single median over stage=compiled and stage=train_built: one per side
-    assert "[stage=compiled]" in answers[1] and "[stage=train_built]" in answers[1]
+    assert "[stage=compiled]" in answer and "[stage=train_built]" in answer
 
 
 # -- every verdict word from cells with known ratios -----------------------------------
@@ -167,9 +168,8 @@ def test_every_verdict_word_per_cell(tmp_path):
     ids = {n.attrs["id"] for n in dom.find_all() if "id" in n.attrs}
     links = [a.attrs["href"] for a in dom.by_id("claims").find_all("a") if a.attrs.get("href", "").startswith("#")]
     assert links and all(h[1:] in ids for h in links), [h for h in links if h[1:] not in ids]
-    finding_links = [a.attrs["href"] for a in dom.by_id("findings").find_all("a")
-                     if a.attrs.get("href", "").startswith("#row-")]
-    assert finding_links and all(h[1:] in ids for h in finding_links)
+    row_links = [h for h in links if h.startswith("#row-")]
+    assert row_links and all(h[1:] in ids for h in row_links)
 
 
 # -- seed 000: the exact pair of cells -----------------------------------------------------
@@ -200,11 +200,13 @@ def test_tf1_vs_tf2_compares_the_seeds_exact_pair(tmp_path):
     assert head.seed_cell and head.lines[0].comparison.ci.ratio == pytest.approx(3.0, rel=0.05)
     assert head.lines[0].verdict == HOLDS
     assert result.cells[1].lines[0].verdict == HOLDS and not result.cells[1].seed_cell
-    # the finding compares with the newest TF 1.x cell, but its first lines are the seed's pair
+    # the question compares each TF 2.x cell with the newest TF 1.x cell; the claim links to it
     html, dom = _report(cells, tmp_path / "out")
-    answers = [" ".join(li.text.split()) for li in dom.by_id("finding-tf2_vs_tf1").find("ul", cls="answers")
-               .find_all("li")]
-    assert answers[0].startswith("tf2.0-keras2.3.1-cpu vs tf1.14-keras2.2.5-cpu: the seed's configuration")
+    asked = [" ".join(li.text.split()) for li in dom.by_id("claim-tf2_vs_tf1").find("ul", cls="claim-cells")
+             .find_all("li")]
+    assert [t.split(" TF 2.x faster")[0] for t in asked] == ["tf2.0-keras2.3.1-cpu vs tf1.15-cpu",
+                                                              "tf2.9-cpu vs tf1.15-cpu"]
+    assert dom.by_id("claim-tf1_faster_train_on_batch").find("a", href="#claim-tf2_vs_tf1") is not None
 
 
 def test_no_reference_cell_says_so(tmp_path):
@@ -256,7 +258,8 @@ def test_csv_and_json_have_the_pages_rows(tmp_path):
     assert doc["schema"] == "tfmatrix.claims" and doc["columns"] == list(ROW_COLUMNS)
     assert len(rows) == len(doc["rows"]) and tuple(rows[0]) == ROW_COLUMNS
     assert [r["claim"] for r in rows] == [r["claim"] for r in doc["rows"]]
-    assert {r["verdict"] for r in rows} <= {HOLDS, REVERSED, UNCLEAR, CANNOT, NOT_MEASURED}
+    assert {r["verdict"] for r in rows} <= {HOLDS, REVERSED, A_FASTER, B_FASTER, UNCLEAR, CANNOT, NOT_MEASURED}
+    assert {r["verdict"] for r in rows if r["claim"] in {q.key for q in questions()}} & {A_FASTER, B_FASTER}
     (seed,) = [r for r in doc["rows"] if r["claim"] == "predict_slower_after_compile"]
     assert seed["cell"] == "tf2.0-keras2.3.1-cpu" and seed["seed_cell"] is True and seed["verdict"] == HOLDS
     assert seed["ratio"] == pytest.approx(30, rel=0.05) and seed["ci_low"] < seed["ratio"] < seed["ci_high"]

@@ -82,16 +82,16 @@ def test_a_change_inside_the_between_process_noise_is_not_a_finding(tmp_path):
 
 
 def test_reversed_comparisons_are_named(tmp_path):
-    """predict after compile is 30x slower in A and 3x faster in B: the finding's line is reversed."""
+    """predict after compile is 30x slower in A and 3x faster in B: the question's line is reversed."""
     a = _run(tmp_path, "a", BASE)
     b = _run(tmp_path, "b", {**BASE, ("predict", "compiled"): 0.3e-3}, seed=5)
     result = compare_paths(a, b)
-    rev = [c for c in result.reversed if c.finding == "predict_after_compile"]
+    rev = [c for c in result.reversed if c.question == "predict_after_compile"]
     assert len(rev) == 1
     assert rev[0].ratio_a == pytest.approx(30, rel=0.05)
     assert rev[0].ratio_b == pytest.approx(0.3, rel=0.05)
     # model(x) vs predict (compiled) reverses with it: 0.5 vs 30 ms, then 0.5 vs 0.3 ms
-    assert {c.finding for c in result.reversed} == {"predict_after_compile", "call_vs_predict"}
+    assert {c.question for c in result.reversed} == {"predict_after_compile", "call_vs_predict"}
     assert any("reversed in B: 2" in line for line in result.summary_lines())
 
 
@@ -173,7 +173,7 @@ def test_a_previous_run_is_shown_beside_a_ratio_but_is_not_a_second_test(tmp_pat
     build(reports / "cells", reports, generated="2026-01-01T00:00:00+00:00", previous=tmp_path / "previous")
     page = (reports / "index.html").read_text()
     assert re.search(r"previous run: 0\.9\d", page)
-    assert re.search(r"model\(x\) 1\.1\d× slower<", page)
+    assert re.search(r"model\(x\) 1\.1\d*× slower\)", page)
 
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "cell-v1-tf1.15-cpu.json"

@@ -23,8 +23,7 @@ from suite import schema
 from suite.definitions import PRESETS
 from suite.run import Progress
 from tfmatrix.analysis.chart_data import CHARTS
-from tfmatrix.analysis.claims.files import every_builtin
-from tfmatrix.analysis.claims.findings import FINDINGS
+from tfmatrix.analysis.claims.files import every_builtin, questions
 from tfmatrix.errors import UserError
 from tfmatrix.matrix import KNOWN_PRESETS
 from tfmatrix.progress import parse_suite_line
@@ -76,12 +75,13 @@ def _matches(params: Mapping[str, Any], spec: Mapping[str, Any]) -> bool:
                for name, want in spec.items())
 
 
-def test_every_benchmark_and_parameter_a_finding_compares_is_in_the_suite_list():
+def test_every_benchmark_and_parameter_a_question_compares_is_in_the_suite_list():
     problems = []
-    for f in FINDINGS:
-        for i, cmp in enumerate(f.compare):
-            problems += _problems(f"FINDINGS {f.key} compare[{i}] side a", cmp.benchmarks, cmp.a)
-            problems += _problems(f"FINDINGS {f.key} compare[{i}] side b", cmp.benchmarks, cmp.b)
+    for q in questions():
+        for i, setup in enumerate(q.setups):
+            cmp = setup.compare
+            problems += _problems(f"questions.toml {q.key} compare[{i}] side a", cmp.benchmarks, cmp.a)
+            problems += _problems(f"questions.toml {q.key} compare[{i}] side b", cmp.benchmarks, cmp.b)
     assert not problems, "\n".join(problems)
 
 
@@ -112,7 +112,7 @@ def test_the_claims_checker_reads_the_suite_list_as_the_contract_test_does():
     import dataclasses
 
     from tfmatrix.analysis.claims.checks import Entry, check_names
-    from tfmatrix.analysis.claims.findings import param_spec
+    from tfmatrix.analysis.claims.specs import param_spec
     from tfmatrix.errors import UserError
 
     entries = [Entry(v["benchmark"], v["id"], v["params"]) for v in catalogue()]

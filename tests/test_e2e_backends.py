@@ -16,8 +16,8 @@ from e2e import MATRICES, cell_docs, records, require, tfmatrix
 
 from suite.schema import NO_TF_BACKENDS, validate
 from tfmatrix.analysis.cells import load_dir
-from tfmatrix.analysis.claims.findings import FINDINGS
-from tfmatrix.analysis.claims.pairing import compute
+from tfmatrix.analysis.claims.answers import compute_claim
+from tfmatrix.analysis.claims.files import questions
 from tfmatrix.analysis.frame import build_frame
 from tfmatrix.runners import engine as docker_engine
 
@@ -70,9 +70,8 @@ def test_keras3_runs_on_the_backend_without_tensorflow(backend_run, backend):
 
 def test_the_report_compares_the_backends(backend_run):
     cells = load_dir(backend_run.reports / "cells").cells
-    finding = next(f for f in FINDINGS if f.key == "keras3_backends")
-    result = compute(finding, build_frame(cells), cells)
-    pairs = {(c.cell_a.name, c.cell_b.name) for c in result.comparisons}
-    assert pairs == {("keras3-torch-cpu", "keras3-jax-cpu")}
-    assert len(result.comparisons) >= 4 and all(c.ci.low <= c.ci.ratio <= c.ci.high for c in result.comparisons)
+    question = next(q for q in questions() if q.key == "keras3_backends")
+    lines = [ln.comparison for c in compute_claim(question, build_frame(cells), cells).cells for ln in c.lines]
+    assert {(c.cell_a.name, c.cell_b.name) for c in lines} == {("keras3-torch-cpu", "keras3-jax-cpu")}
+    assert len(lines) >= 4 and all(c.ci.low <= c.ci.ratio <= c.ci.high for c in lines)
     assert backend_run.proc.returncode == 0 and backend_run.seconds < 3600   # 146 s on the 2-core VM, images built

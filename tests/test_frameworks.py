@@ -31,7 +31,7 @@ from suite.schema import OUTSIDE_KEY, validate
 from tfmatrix.analysis.cells import load_dir
 from tfmatrix.analysis.claims.answers import HOLDS, NOT_MEASURED, compute_claims
 from tfmatrix.analysis.claims.files import builtin
-from tfmatrix.analysis.claims.findings import in_benchmarks, matches
+from tfmatrix.analysis.claims.specs import in_benchmarks, matches
 from tfmatrix.analysis.frame import build_frame, results_rows
 from tfmatrix.analysis.statistics.words import UNCLEAR
 

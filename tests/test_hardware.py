@@ -19,9 +19,7 @@ from report_docs import cell_doc, noisy, parse_html, record, results_doc, table_
 
 from tfmatrix.analysis.cells import load_dir
 from tfmatrix.analysis.claims.answers import compute_claim
-from tfmatrix.analysis.claims.files import builtin
-from tfmatrix.analysis.claims.findings import FINDINGS
-from tfmatrix.analysis.claims.pairing import compute
+from tfmatrix.analysis.claims.files import builtin, questions
 from tfmatrix.analysis.facts import CellFacts, CellSpec, HostFacts
 from tfmatrix.analysis.frame import build_frame
 from tfmatrix.analysis.hardware import Hardware, hardware_groups, hardware_of, same_hardware, stack_key
@@ -245,7 +243,7 @@ def test_mixed_hardware_without_twins_says_how_to_compare_the_hardware(tmp_path)
 # --------------------------------------------------------------------------- versions stay on one hardware
 
 
-def test_cross_version_findings_pair_cells_on_the_same_hardware(tmp_path):
+def test_cross_version_questions_pair_cells_on_the_same_hardware(tmp_path):
     """TF 2.0 and TF 1.15 on two pools: TF 2.0 on epyc is compared with TF 1.15 on epyc, not with the
     newest TF 1.x cell wherever it ran."""
     for tf, t in (("2.0", 0.008), ("1.15", 0.004)):
@@ -253,12 +251,12 @@ def test_cross_version_findings_pair_cells_on_the_same_hardware(tmp_path):
             recs = [record("training.question", training_params(), noisy(t * factor, seed=len(tf) + len(pool)))]
             write(tmp_path / "cells", _cell(f"tf{tf}-cpu-{pool}", recs, pool, cpu, tf=tf))
     cells = load_dir(tmp_path / "cells").cells
-    finding = next(f for f in FINDINGS if f.key == "tf2_vs_tf1")
-    result = compute(finding, build_frame(cells), cells)
-    assert sorted({c.group for c in result.comparisons}) == ["tf2.0-cpu-epyc vs tf1.15-cpu-epyc",
-                                                             "tf2.0-cpu-xeon vs tf1.15-cpu-xeon"]
-    assert all(c.ci.ratio == pytest.approx(2.0, rel=0.05) for c in result.comparisons)   # versions, not hardware
-    assert not any("appear" in n for n in result.notes)
+    question = next(q for q in questions() if q.key == "tf2_vs_tf1")
+    result = compute_claim(question, build_frame(cells), cells)
+    assert sorted(c.name for c in result.cells) == ["tf2.0-cpu-epyc vs tf1.15-cpu-epyc",
+                                                    "tf2.0-cpu-xeon vs tf1.15-cpu-xeon"]
+    ratios = [ln.comparison.ci.ratio for c in result.cells for ln in c.lines]
+    assert ratios and all(r == pytest.approx(2.0, rel=0.05) for r in ratios)   # versions, not hardware
 
 
 def test_a_cross_cell_claim_takes_the_seeds_pair_on_each_cells_own_hardware(tmp_path):

@@ -31,6 +31,7 @@ from report_docs import (
 
 from suite.document import GPU_MISSING
 from tfmatrix.analysis.cells import load_dir
+from tfmatrix.analysis.claims.answers import A_FASTER, B_FASTER, NOT_MEASURED
 from tfmatrix.analysis.frame import build_frame
 from tfmatrix.errors import UserError
 from tfmatrix.report.build import build
@@ -121,57 +122,47 @@ def test_cross_version_table_columns_values_ratios_and_na_reasons(synthetic_repo
     assert "⚠" in unstable.text and "UNSTABLE" in unstable.attrs["title"]
 
 
-def _finding(dom, key):
-    art = dom.by_id("finding-" + key)
-    answers = [" ".join(li.text.split()) for li in art.find_all("li") if li.parent.attrs.get("class") == "answers"]
-    notes = [" ".join(li.text.split()) for li in art.find_all("li") if li.parent.attrs.get("class") == "missing"]
-    lines = []
-    tables = art.find_all("table")
-    if tables:
-        head, rows = table_rows(tables[0])
-        lines = [dict(zip(head, [" ".join(td.text.split()) for td in r], strict=True)) for r in rows]
-    return answers, notes, lines
+def _question(out: Path, dom, key: str):
+    """A question as the page answers it (each cell's summary) and as claims.json lists it (its rows)."""
+    answers = [" ".join(li.text.split()) for li in dom.by_id("claim-" + key).find("ul", cls="claim-cells")
+               .find_all("li")]
+    rows = [r for r in json.loads((out / "claims.json").read_text())["rows"] if r["claim"] == key]
+    return answers, [r for r in rows if r["ratio"] is None], [r for r in rows if r["ratio"] is not None]
 
 
-def test_findings_tf2_vs_tf1_with_ci_and_seed_percent(synthetic_report):
-    _, _, dom, _ = synthetic_report
-    answers, notes, lines = _finding(dom, "tf2_vs_tf1")
-    tob = [ln for ln in lines if ln["cells"] == "tf2.0-cpu vs tf1.15-cpu" and "loop=train_on_batch" in
-           ln["configuration"] and "mode=eager" in ln["configuration"] and "api=tf.keras" in ln["configuration"]]
+def test_question_tf2_vs_tf1_with_ci(synthetic_report):
+    _, _, dom, tmp_path = synthetic_report
+    answers, empty, lines = _question(tmp_path / "out", dom, "tf2_vs_tf1")
+    tob = [ln for ln in lines if (ln["cell"], ln["ref_cell"]) == ("tf2.0-cpu", "tf1.15-cpu") and all(
+        p in ln["configuration"] for p in ("loop=train_on_batch", "mode=eager", "api=tf.keras"))]
     assert len(tob) == 1
     line = tob[0]
-    ratio = float(line["time ratio A/B"])
-    low, high = (float(x) for x in line["95% CI"].split("–"))
-    assert ratio == pytest.approx(2.0, rel=0.05) and low < ratio < high and low > 1.8
-    pct = re.match(r"([+-]\d+)% \(([+-]\d+)% … ([+-]\d+)%\)", line["% faster (95% CI)"])
-    assert pct, line["% faster (95% CI)"]
-    assert float(pct.group(1)) == pytest.approx(-100, abs=6)           # TF1 about 100% faster
-    assert float(pct.group(2)) < float(pct.group(1)) < float(pct.group(3))
-    assert "TF 2.x" in line["answer"] and "slower" in line["answer"]
-    assert any(a.startswith("tf2.0-cpu vs tf1.15-cpu: all configurations: TF 2.x faster in 0, TF 1.x faster in")
-               for a in answers)
+    assert line["ratio"] == pytest.approx(2.0, rel=0.05) and line["ci_low"] < line["ratio"] < line["ci_high"]
+    assert line["ci_low"] > 1.8 and line["verdict"] == B_FASTER               # TF1 about twice as fast
+    assert line["a"] == "TF 2.x" and line["b"] == "TF 1.x"
+    assert any(a.startswith("tf2.0-cpu vs tf1.15-cpu TF 2.x faster in 0, TF 1.x faster in") for a in answers)
     assert any(a.startswith("tf2.10-cpu vs tf1.15-cpu") for a in answers)
     # keras rows: TF1 keras is n/a, so those configurations say why instead of guessing
-    assert any("tf2.0-cpu vs tf1.15-cpu" in n and "tf.placeholder" in n for n in notes)
-    assert any("tf2.9-cpu (failed)" in n and "tf2.10-gpu (skipped)" in n for n in notes)
+    head = next(a for a in answers if a.startswith("tf2.0-cpu vs tf1.15-cpu"))
+    assert "not compared: TF 1.x n/a" in head and "tf.placeholder" in head
+    assert not empty
 
 
-def test_findings_within_cells_and_missing_data(synthetic_report):
-    _, _, dom, _ = synthetic_report
-    answers, notes, lines = _finding(dom, "graph_vs_eager")
-    tf115 = [ln for ln in lines if ln["cells"] == "tf1.15-cpu"]
-    assert tf115 and all(ln["answer"].startswith("graph 2.0") and ln["answer"].endswith("faster")
-                         or ln["answer"].startswith("graph 2.0") for ln in tf115)
-    assert all(ln["% faster (95% CI)"].startswith("+") for ln in tf115)
-    answers, notes, lines = _finding(dom, "keras_vs_tf_keras")
-    assert [ln["cells"] for ln in lines] == ["tf2.0-cpu", "tf2.0-cpu"]
-    assert any(n.startswith("tf1.15-cpu: nothing to compare: keras is n/a: standalone keras 2.2.5") for n in notes)
-    assert any(n.startswith("tf2.10-cpu: nothing to compare: keras is n/a: standalone keras is the same package")
-               for n in notes)
-    answers, notes, lines = _finding(dom, "predict_after_compile")
-    assert not lines and any("No cell has results for inference.*" in n for n in notes)
-    answers, notes, lines = _finding(dom, "fit_vs_train_on_batch")
-    assert lines and all(float(ln["time ratio A/B"]) > 1.3 for ln in lines if "mode=eager" in ln["configuration"])
+def test_questions_within_cells_and_missing_data(synthetic_report):
+    _, _, dom, tmp_path = synthetic_report
+    out = tmp_path / "out"
+    _, _, lines = _question(out, dom, "graph_vs_eager")
+    tf115 = [ln for ln in lines if ln["cell"] == "tf1.15-cpu"]
+    assert tf115 and all(ln["verdict"] == A_FASTER and ln["ratio"] == pytest.approx(0.5, rel=0.1) for ln in tf115)
+    _, empty, lines = _question(out, dom, "keras_vs_tf_keras")
+    assert [ln["cell"] for ln in lines] == ["tf2.0-cpu", "tf2.0-cpu"]
+    why = {r["cell"]: r["reason"] for r in empty}
+    assert why["tf1.15-cpu"].startswith("keras is n/a: standalone keras 2.2.5")
+    assert why["tf2.10-cpu"].startswith("keras is n/a: standalone keras is the same package")
+    _, empty, lines = _question(out, dom, "predict_after_compile")
+    assert not lines and empty and all(r["verdict"] == NOT_MEASURED for r in empty)
+    _, _, lines = _question(out, dom, "fit_vs_train_on_batch")
+    assert lines and all(ln["ratio"] > 1.3 for ln in lines if "mode=eager" in ln["configuration"])
 
 
 def test_failures_show_log_tails_and_env_table_fingerprints(synthetic_report):
@@ -278,23 +269,21 @@ def test_real_cells_report(real_cells, tmp_path):
     assert "tf2.0-keras2.3.1-gpu" in loud and "ran WITHOUT a GPU" in loud and "tf2.4-cpu" in loud
     assert GPU_MISSING.split(":")[0] in dom.by_id("failure-tf2.0-keras2.3.1-gpu").text
     assert "tf2.15-gpu" in dom.by_id("warnings").text
-    # findings answered from real data, each line with a ratio and an interval
-    _, notes, lines = _finding(dom, "tf2_vs_tf1")
-    assert {ln["cells"] for ln in lines} == {"tf2.0-keras2.3.1-cpu vs tf1.15-cpu", "tf2.21-keras3-cpu vs tf1.15-cpu"}
-    for ln in lines:
-        low, high = (float(x) for x in ln["95% CI"].split("–"))
-        assert low <= float(ln["time ratio A/B"]) <= high
-        assert re.match(r"[+-]\d+%", ln["% faster (95% CI)"])
-    _, notes, lines = _finding(dom, "predict_after_compile")
-    assert {ln["cells"] for ln in lines} >= {"tf1.15-cpu", "tf2.0-keras2.3.1-cpu", "tf2.21-keras3-cpu"}
-    _, notes, lines = _finding(dom, "call_vs_predict")
+    # the questions answered from real data, each line with a ratio and an interval
+    _, _, lines = _question(tmp_path, dom, "tf2_vs_tf1")
+    assert {(ln["cell"], ln["ref_cell"]) for ln in lines} == {("tf2.0-keras2.3.1-cpu", "tf1.15-cpu"),
+                                                              ("tf2.21-keras3-cpu", "tf1.15-cpu")}
+    assert all(ln["ci_low"] <= ln["ratio"] <= ln["ci_high"] for ln in lines)
+    _, _, lines = _question(tmp_path, dom, "predict_after_compile")
+    assert {ln["cell"] for ln in lines} >= {"tf1.15-cpu", "tf2.0-keras2.3.1-cpu", "tf2.21-keras3-cpu"}
+    _, _, lines = _question(tmp_path, dom, "call_vs_predict")
     assert lines
-    _, notes, lines = _finding(dom, "tf_function_vs_eager")                 # graphs.matmul_bias
-    assert {"tf2.0-keras2.3.1-cpu", "tf2.21-keras3-cpu"} <= {ln["cells"] for ln in lines}
-    _, notes, lines = _finding(dom, "keras_vs_tf_keras")
-    compared = {ln["cells"] for ln in lines}
+    _, _, lines = _question(tmp_path, dom, "tf_function_vs_eager")                 # graphs.matmul_bias
+    assert {"tf2.0-keras2.3.1-cpu", "tf2.21-keras3-cpu"} <= {ln["cell"] for ln in lines}
+    _, empty, lines = _question(tmp_path, dom, "keras_vs_tf_keras")
+    compared = {ln["cell"] for ln in lines}
     assert "tf2.0-keras2.3.1-cpu" in compared and "tf2.21-keras3-cpu" not in compared
-    assert any(n.startswith("tf2.21-keras3-cpu: nothing to compare: keras is n/a") for n in notes)
+    assert any(r["cell"] == "tf2.21-keras3-cpu" and r["reason"].startswith("keras is n/a") for r in empty)
     df = pd.read_csv(tmp_path / "results.csv")
     assert set(df["cell"]) == {"tf1.15-cpu", "tf2.0-keras2.3.1-cpu", "tf2.21-keras3-cpu"}
     assert (df.groupby("cell")["id"].nunique() == df.groupby("cell").size()).all()
@@ -342,11 +331,13 @@ def test_a_side_with_several_values_pairs_with_each(tmp_path):
     write(tmp_path / "cells", cell_doc("tf2.15-cpu", "2.15", results=results_doc(recs, tf="2.15.1")))
     build(tmp_path / "cells", tmp_path / "out", generated=GENERATED)
     dom = parse_html((tmp_path / "out" / "index.html").read_text())
-    _, notes, lines = _finding(dom, "xla_vs_tf_function")
-    assert sorted(ln["B"] for ln in lines) == ["XLA off [jit_compile=false]", "XLA off [jit_compile=none]"]
-    assert all(ln["answer"].startswith("XLA on 2.") and ln["answer"].endswith("faster") for ln in lines)
-    _, notes, lines = _finding(dom, "tf_function_vs_eager")
-    assert len(lines) == 1 and re.match(r"tf.function (4.9|5.0)\d× faster", lines[0]["answer"])
+    _, _, lines = _question(tmp_path / "out", dom, "xla_vs_tf_function")
+    assert sorted(ln["b"] for ln in lines) == ["XLA off [jit_compile=false]", "XLA off [jit_compile=none]"]
+    assert all(ln["verdict"] == A_FASTER and 1 / ln["ratio"] == pytest.approx(2.1, abs=0.15) for ln in lines)
+    _, _, lines = _question(tmp_path / "out", dom, "tf_function_vs_eager")
+    assert len(lines) == 1 and 1 / lines[0]["ratio"] == pytest.approx(5.0, abs=0.15)
+    words = " ".join(dom.by_id("claim-tf_function_vs_eager").find("div", cls="cl-line").text.split())
+    assert re.search(r"tf\.function (4\.9|5\.0)\d*× faster", words)
 
 
 def test_baseline_error_names_where_the_baseline_came_from(tmp_path):

@@ -89,13 +89,12 @@ def test_clicking_a_header_sorts_the_table(page):
     pg.evaluate("document.querySelectorAll('table.xv thead th')[0].click()")
     texts = _column(pg, table, 0)
     assert texts == sorted(texts)
-    # findings tables sort by ratio
-    sel = "#finding-tf2_vs_tf1 table"
-    ratio_col = pg.evaluate(f"Array.from(document.querySelectorAll({sel!r} + ' thead th')).findIndex("
-                            "function (th) { return th.textContent.indexOf('time ratio') === 0; })")
-    pg.evaluate(f"document.querySelectorAll({sel!r} + ' thead th')[{ratio_col}].click()")
-    ratios = _column(pg, sel, ratio_col)
-    assert ratios == sorted(ratios)
+    # a question's lines are folded under each cell's count of them, and open with a click
+    sel = "#claim-tf2_vs_tf1 ul.claim-cells details"
+    seen = f"document.querySelector({sel!r}).querySelector('.cl-line').checkVisibility()"
+    assert pg.evaluate(seen) is False
+    pg.evaluate(f"document.querySelector({sel!r} + ' summary').click()")
+    assert pg.evaluate(seen) is True
     assert pg.console_problems() == []
 
 
@@ -125,9 +124,9 @@ def test_claims_render_first_and_their_links_resolve(page):
     assert 0 <= top < 400
     assert pg.evaluate("document.querySelectorAll('#claims tr.claim').length") >= 13
     assert pg.evaluate("document.querySelectorAll('#claims svg.spark').length") >= 1
-    # every in-page link in the claims and the findings points at an element that exists
+    # every in-page link in the claims and the questions points at an element that exists
     broken = pg.evaluate(
-        "Array.from(document.querySelectorAll('#claims a[href^=\"#\"], #findings a[href^=\"#\"]'))"
+        "Array.from(document.querySelectorAll('#claims a[href^=\"#\"]'))"
         ".map(function (a) { return a.getAttribute('href').slice(1); })"
         ".filter(function (id) { return !document.getElementById(id); })")
     assert broken == []

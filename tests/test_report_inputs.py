@@ -198,11 +198,12 @@ def test_frame_has_one_row_per_cell_and_variant_with_medians_from_samples(tmp_pa
 
 
 def test_window_mates_borrow_their_benchmarks_noise_from_the_same_run(tmp_path: Path):
-    """A finding's line of three rounds: paired process by process (df 2 of its own), its variance moderated
+    """A claim's line of three rounds: paired process by process (df 2 of its own), its variance moderated
     towards what the benchmark's variants measured in this run (``noise_model.annotate``), so its interval is not
     Student's t on 2 degrees of freedom."""
-    from tfmatrix.analysis.claims.findings import Compare, Finding, param_spec
-    from tfmatrix.analysis.claims.pairing import compute
+    from tfmatrix.analysis.claims.answers import compute_claim
+    from tfmatrix.analysis.claims.records import QUESTION, Claim, Setup
+    from tfmatrix.analysis.claims.specs import Compare, param_spec
 
     rng = np.random.default_rng(3)
     records = []
@@ -215,10 +216,11 @@ def test_window_mates_borrow_their_benchmarks_noise_from_the_same_run(tmp_path: 
             records.append(rec)
     write(tmp_path, cell_doc("syn-cpu", "2.15", results=results_doc(records, tf="2.15.1", cell="syn-cpu")))
     cell = load_dir(tmp_path).cells[0]
-    finding = Finding("syn", "000", "is b slower?", "a", "b",
-                      (Compare(("syn.pair",), param_spec(side="a"), param_spec(side="b")),))
-    result = compute(finding, build_frame([cell]), [cell])
-    assert len(result.comparisons) == 12
-    for c in result.comparisons:
+    question = Claim("syn", "000", "is b slower?", "a", "b",
+                     (Setup(Compare(("syn.pair",), param_spec(side="a"), param_spec(side="b"))),), QUESTION, "", "", "",
+                     ())
+    (answered,) = compute_claim(question, build_frame([cell]), [cell]).cells
+    assert len(answered.lines) == 12
+    for c in (line.comparison for line in answered.lines):
         assert c.ci.paired and c.ci.df > 2 and c.ci.prior == "its benchmark in this run"
         assert c.ci.verdict == "a" and c.ci.ratio == pytest.approx(1 / 1.5, rel=0.15)

@@ -18,7 +18,7 @@ from variant_sizes import volume as _volume
 from suite.definitions import PRESETS, Variant
 from suite.registry import all_variants
 from tfmatrix.analysis.claims.files import builtin
-from tfmatrix.analysis.claims.findings import in_benchmarks, matches
+from tfmatrix.analysis.claims.specs import in_benchmarks, matches
 
 SEED_CLAIMS = builtin()      # the seeds' claims (tfmatrix/data/claims/seeds.toml)
 

@@ -228,8 +228,8 @@ def test_a_jax_cell_measures_its_own_answers_to_the_seed_questions() -> None:
     assert not set(own) & needed_here(catalogue, tf_plan, _cell("2.15.1", "2.15.0"), SEEDS)
 
 
-def test_every_finding_keeps_a_line_in_the_default() -> None:
-    """The findings the claims leave without a line get the cheapest variants that give them one (``EXTRAS``): seed
+def test_every_question_keeps_a_line_in_the_default() -> None:
+    """The questions the claims leave without a line get the cheapest variants that give them one (``EXTRAS``): seed
     000's TF2 eager against the newest TF1 cell's graph mode, and a model every Keras 3 backend runs."""
     from suite.definitions import PRESETS
     from suite.registry import all_variants
@@ -238,7 +238,7 @@ def test_every_finding_keeps_a_line_in_the_default() -> None:
 
     catalogue = [(v.benchmark, v.id, v.as_dict()) for v in all_variants(PRESETS["seed"])]
     ids = claim_variant_ids(catalogue, SEEDS)
-    assert {x.finding for x in EXTRAS} == {"tf2_eager_vs_tf1_graph", "keras3_backends"}
+    assert {x.question for x in EXTRAS} == {"tf2_eager_vs_tf1_graph", "keras3_backends"}
     tf115 = needed_here(catalogue, [i for i in ids if "api=keras," not in i], _cell("1.15.5", "2.2.4-tf"), SEEDS)
     assert any(i.startswith("training.answer") and "mode=graph" in i for i in tf115)
     jax_plan = [i for i in ids if "api=keras," in i or "api=backend" in i]

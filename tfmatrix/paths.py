@@ -12,6 +12,7 @@ BUILD_DIR = REPO_ROOT / "build"
 RENDER_DIR = BUILD_DIR / "images"        # build/images/<cell>/: written by tfmatrix.provision.render only
 REPORTS_DIR = REPO_ROOT / "reports"
 CLAIMS_DIR = Path(__file__).resolve().parent / "data" / "claims"     # the built-in claim families: package data
+QUESTIONS_FILE = CLAIMS_DIR.parent / "questions.toml"                 # the seeds' questions (not a family a run asks)
 DEFAULT_FAMILY = "seeds"
 
 

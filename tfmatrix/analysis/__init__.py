@@ -1,7 +1,7 @@
-"""Analysis: what the loaded cells answer (frame, pairing, findings, claims, the stopping rule, devices, ...).
+"""Analysis: what the loaded cells answer (frame, claims and questions, the stopping rule, devices, ...).
 
 Six subfolders, one concern each. ``claims/`` (the questions: claims as records and TOML, a user's
-checked, each answered; the seeds' findings and their pairing) reads the cells and their frame.
+checked, each answered, the seeds' questions among them, and their pairing) reads the cells and their frame.
 ``statistics/`` (the verdict statistics)
 and ``explain/`` (explain's profiles) import nothing else of analysis/;
 ``runs/`` (the noise between runs: a run's noise model, the runs kept

@@ -1,7 +1,7 @@
 """The headline charts: ``Chart``, the ``CHARTS`` table made of it (data only), and the points drawn for each.
 
 ``chart_data`` picks a chart's rows out of the frame; ``report/charts.py``
-turns the result into SVG. Like ``findings.FINDINGS``, ``CHARTS`` names
+turns the result into SVG. Like the claims files, ``CHARTS`` names
 benchmarks and parameters of the catalogue (``tests/test_contracts.py``
 checks them).
 """
@@ -15,7 +15,7 @@ import pandas as pd
 from suite.schema import param_text
 
 from .cells import CellResult
-from .claims.findings import ParamSpec, matches, param_spec
+from .claims.specs import ParamSpec, matches, param_spec
 
 
 @dataclass(frozen=True)

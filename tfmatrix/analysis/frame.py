@@ -5,7 +5,7 @@ quartiles, IQR), not copied from its summary, and never derived from a mean.
 Parameters become columns under their own names (``model``, ``loop``,
 ``input``, ...); one that would clash with a metadata column gets a
 ``param_`` prefix. ``params`` (a dict), ``samples`` and ``per_process``
-(lists) are object columns for the findings; ``results.csv``
+(lists) are object columns for the claims; ``results.csv``
 (``report.tables.results_csv``) writes them as JSON.
 """
 from __future__ import annotations
@@ -139,7 +139,7 @@ def build_frame(cells: list[CellResult]) -> pd.DataFrame:
 def attach_previous(df: pd.DataFrame, previous: pd.DataFrame) -> pd.DataFrame:
     """``df`` with the previous run's raw samples of each ok row beside it (``prev_per_process``, ``prev_windows``).
 
-    The findings compute every comparison from both runs and count how far it
+    The claims compute every line from both runs and count how far it
     moved (``pairing.comparison_cis``: shown beside it, as ``rerun``). Rows without an ok
     counterpart get None.
     """

@@ -10,7 +10,7 @@ Hardware is also a question of its own: ``pool = ["a", "b"]`` in a
 ``[[product]]`` runs the same cell on each pool. ``hardware_groups`` finds
 those cells (identical in everything but pool and measured CPU/GPU model) for
 the report's Hardware section (``hardware_view``); the version tables,
-claims and findings stay version comparisons, and ``same_hardware`` lets them
+claims and questions stay version comparisons, and ``same_hardware`` lets them
 pick a reference cell on the cell's own hardware when there is one.
 """
 from __future__ import annotations

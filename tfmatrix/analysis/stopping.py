@@ -35,8 +35,8 @@ from ..matrix.records import AUTO_ROUNDS_CAP
 from ..results.documents import SuiteResults
 from .cells import CellResult
 from .claims.answers import HOLDS, REVERSED, ClaimResult
-from .claims.findings import ParamSpec, in_benchmarks, matches, param_spec
 from .claims.records import MARGIN, NOT_A, SEEDS, Claim
+from .claims.specs import ParamSpec, in_benchmarks, matches, param_spec
 from .statistics.inference import ALPHA, RatioCI
 
 MAX_ROUNDS = AUTO_ROUNDS_CAP    # a line still open after this many rounds stops there, "no clear difference"
@@ -211,9 +211,9 @@ def stops(cells: Sequence[CellResult]) -> dict[tuple[str, str, str, str], tuple[
 
 @dataclass(frozen=True)
 class Extra:
-    """Variants a finding needs that no claim measures: kept, in the cells ``where`` says, by the default too."""
+    """Variants a question needs that no claim measures: kept, in the cells ``where`` says, by the default too."""
 
-    finding: str
+    question: str
     benchmarks: tuple[str, ...]
     spec: ParamSpec
     tf_major: int | None = None     # only cells of this TF major version
@@ -224,7 +224,7 @@ class Extra:
             (not self.keras3 or cell.keras_version.startswith("3"))
 
 
-# The findings the claims' variants leave without a line (measured: a claims-only run answered 12 of 14), and the
+# The questions the claims' variants leave without a line (measured: a claims-only run answered 12 of 14), and the
 # cheapest variants that give each one: seed 000's TF2-eager-against-TF1-graph pairs with the newest TF1 cell, which
 # no claim measures in graph mode; which backend is fastest needs a model every Keras 3 backend runs.
 EXTRAS: tuple[Extra, ...] = (
@@ -237,7 +237,7 @@ EXTRAS: tuple[Extra, ...] = (
 
 
 def extras(claims: Sequence[Claim]) -> tuple[Extra, ...]:
-    """The findings' extra variants: kept where the seeds' claims run (the findings are the seeds' questions)."""
+    """The questions' extra variants (``files.questions``): kept where the seeds' claims run."""
     return EXTRAS if any(c.family == SEEDS for c in claims) else ()
 
 

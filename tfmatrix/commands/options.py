@@ -177,7 +177,7 @@ def add_measure_options(p: argparse.ArgumentParser) -> None:
                         "cheapest first; what it leaves open says so (a short GPU loan: docs/gpu-without-docker.md)")
     p.add_argument("--variants", choices=VARIANTS,
                    help="claims: only the variants the claims compare (--claims; matrix.toml's default); all: the "
-                        "preset's whole catalogue (the findings' and charts' breadth)")
+                        "preset's whole catalogue (the questions' and charts' breadth)")
     p.add_argument("--schedule", choices=SCHEDULES,
                    help="interleaved: every cell provisioned first, then one slice of each cell per turn in a random "
                         "order (default); sequential: whole cells one after another, round after round")

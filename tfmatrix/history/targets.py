@@ -24,8 +24,8 @@ import pandas as pd
 from ..analysis.cells import CellResult
 from ..analysis.claims.answers import CANNOT, ClaimLine, compute_claim
 from ..analysis.claims.files import every_builtin, find
-from ..analysis.claims.findings import in_benchmarks, matches
 from ..analysis.claims.records import Claim
+from ..analysis.claims.specs import in_benchmarks, matches
 from ..analysis.frame import build_frame
 from ..analysis.statistics.inference import time_interval
 from ..errors import UserError

@@ -7,7 +7,7 @@ files, the run archive: every run kept, each cell's previous one and the
 noise of each, and what ``bisect``,
 ``timeline`` and ``explain`` left beside the report: ``results``' readers);
 ``analyse`` asks the questions of them (the tidy frame, the cross-version
-tables, each seed's claim at the seed's own configuration, the findings, the
+tables, each seed's claim at the seed's own configuration, the seeds' questions, the
 same cells on other hardware or devices, the warnings); ``render_files``
 makes the page (``html``, its sections from the ``*_view`` modules, which
 read no file) and the CSV and JSON texts, and ``summary`` the command line's
@@ -27,9 +27,7 @@ import pandas as pd
 
 from ..analysis.cells import CellResult, Loaded, Refused, load_dir, previous_kept
 from ..analysis.claims.answers import ClaimResult, compute_claims
-from ..analysis.claims.files import BUILTIN, builtin
-from ..analysis.claims.findings import FINDINGS
-from ..analysis.claims.pairing import compute_all
+from ..analysis.claims.files import BUILTIN, builtin, questions
 from ..analysis.claims.records import SEEDS, Claim
 from ..analysis.claims.sources import ClaimSource, own_claims
 from ..analysis.compare.upgrade import check_pair, upgrade_view
@@ -61,8 +59,8 @@ class Summary:
     cells: int
     statuses: dict[str, int]
     variants: int                          # cell x variant results (results.csv also lists the outside rows)
-    findings_answered: int
-    findings_total: int
+    questions_answered: int                # the seeds' questions with a measured line in some cell
+    questions_total: int
     baseline: str
     baseline_note: str | None = None                       # matrix.toml's baseline had no results: the default stood in
     warnings: list[str] = field(default_factory=list)     # the loud ones
@@ -81,7 +79,7 @@ class Summary:
         counts = ", ".join(f"{n} {s}" for s, n in sorted(self.statuses.items()))
         text = (f"report: {self.html} ({self.cells} cell{'s' * (self.cells != 1)}: {counts}; {self.variants} results; "
                 f"{self.claims_answered} of {self.claims_total} claims and "
-                f"{self.findings_answered} of {self.findings_total} findings answered)")
+                f"{self.questions_answered} of {self.questions_total} questions answered)")
         if self.warnings:
             n = len(self.warnings)
             text += f"; {n} warning{'s' * (n != 1)}: " + " | ".join(self.warnings)
@@ -220,7 +218,7 @@ def analyse(inputs: Inputs, asked: Asked) -> Analysed:
     attach_stops(claims, cells)
     model = noise_model.from_frame(df, inputs.source, cells)
     return Analysed(
-        cells, df, build_tables(df, cells, baselines), baselines, compute_all(compared, cells, FINDINGS),
+        cells, df, build_tables(df, cells, baselines), baselines, compute_claims(compared, cells, questions()),
         run_to_run(cells, earlier, noise, this_run), claims,
         upgrade_view(df, *upgrade) if upgrade is not None else None,
         hardware_view.hardware_pairs(df, cells), devices_view.device_pairs(df, cells),
@@ -292,12 +290,12 @@ def build(cells_dir: Path, out_dir: Path, baseline: str | None = None, *, baseli
 
 def summary(made: Analysed, inputs: Inputs, out_dir: Path) -> Summary:
     """What the files about to be written hold, in figures and loud warnings, for the command line."""
-    cells, claims, findings = made.cells, made.claims, made.findings
+    cells, claims, asked = made.cells, made.claims, made.questions
     history, refused = inputs.history, inputs.loaded.refused
     return Summary(
         html=out_dir / "index.html", csv=out_dir / "results.csv", cells=len(cells),
         statuses=dict(Counter(c.status for c in cells)), variants=len(results_rows(made.df)),
-        findings_answered=sum(1 for r in findings if r.comparisons), findings_total=len(findings),
+        questions_answered=sum(1 for r in asked if any(c.lines for c in r.cells)), questions_total=len(asked),
         baseline=made.baselines.describe(), baseline_note=made.baselines.note,
         warnings=[w.text for w in made.warnings if w.level == "loud"]
         + [f"a bisect answer could not be read: {why}" for why in history.unreadable_bisections]

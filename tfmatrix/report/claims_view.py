@@ -2,23 +2,29 @@
 
 Pure functions from ``ClaimResult`` records to dicts: the template renders
 the views, ``rows`` feeds both files. Every number comes from the claim's
-``Comparison`` (the findings' ratio and interval); nothing is recomputed here.
+``Comparison`` (its ratio and interval); nothing is recomputed here. A question
+(``Claim.is_question``) shows each cell's count of lines per verdict and
+their median ratio, its lines folded beneath.
 """
 from __future__ import annotations
 
 import json
 from collections import Counter
 from collections.abc import Collection, Mapping
+from statistics import median
 from typing import Any
 
 from markupsafe import Markup
 
 from ..analysis.break_even import break_even
 from ..analysis.claims.answers import (
+    A_FASTER,
+    B_FASTER,
     CANNOT,
     HOLDS,
     NOT_MEASURED,
     REVERSED,
+    VERDICTS,
     ClaimCell,
     ClaimLine,
     ClaimResult,
@@ -31,8 +37,8 @@ from .charts import SparkPoint, sparkline
 from .tables import fmt_interval, fmt_seconds, row_anchor
 
 CLAIMS_SCHEMA, CLAIMS_SCHEMA_VERSION = "tfmatrix.claims", 1
-VERDICT_CLASS = {HOLDS: "holds", REVERSED: "reversed", UNCLEAR: "unclear", THIN: "unclear", CANNOT: "cannot",
-                 NOT_MEASURED: "unmeasured"}
+VERDICT_CLASS = {HOLDS: "holds", REVERSED: "reversed", A_FASTER: "a-faster", B_FASTER: "b-faster", UNCLEAR: "unclear",
+                 THIN: "unclear", CANNOT: "cannot", NOT_MEASURED: "unmeasured"}
 ROW_COLUMNS = ("claim", "seed", "claim_text", "seed_figure", "seed_setup", "seed_size", "seed_device", "rule",
                "target", "cell", "ref_cell", "seed_cell", "configuration", "a", "b", "a_id", "b_id", "size",
                "standin", "time_a_s", "time_b_s", "ratio", "ci_low", "ci_high", "verdict", "reason", "unstable",
@@ -126,7 +132,7 @@ def figures_words(line: ClaimLine) -> str:
 def pays_words(result: ClaimResult, line: ClaimLine) -> str:
     """Where the side decided faster per call has the dearer first call (a compile, a first GPU call): after how
     many calls it pays (``analysis.break_even``); "" elsewhere."""
-    if line.verdict not in (HOLDS, REVERSED):
+    if line.verdict not in (HOLDS, REVERSED, A_FASTER, B_FASTER):
         return ""
     c = line.comparison
     a, b = c.cell_a.variant(c.a_id), c.cell_b.variant(c.b_id)
@@ -147,7 +153,8 @@ def line_view(result: ClaimResult, line: ClaimLine, varying: list[str], why: str
         "below_seed_size": below_seed_size(line.size, result.claim.seed_size),
         "ratio": f"{ci.ratio:.3g}",
         "ci": fmt_interval(ci),
-        "rounds": "; ".join(p for p in (f"paired over {ci.rounds} rounds" if ci.rounds else "", line.stopped) if p),
+        "rounds": "; ".join(p for p in (f"paired over {ci.rounds} rounds" if ci.rounds else "", line.stopped,
+                                        f"previous run: {ci.rerun:.3g}" if ci.rerun is not None else "") if p),
         "words": ratio_words(line, result.claim.a),
         "overhead": overhead_words(result, line),
         "figures": "; ".join(p for p in (figures_words(line), pays_words(result, line)) if p),
@@ -178,12 +185,43 @@ def why_anchor(claim: str, cell: str, line: int) -> str:
     return f"why-{claim}-{cell}-{line}"
 
 
+def question_summary(result: ClaimResult, cell: ClaimCell) -> str:
+    """A question's answer in one cell, over its configurations: "graph faster in 3, eager faster in 5, no clear
+    difference in 4 (of 12); median time ratio A/B 0.91 (range 0.52-1.8)".
+
+    Where the sides differ in what the question is about (``stage=compiled``
+    and ``stage=train_built``, ``model(x)`` and ``model(x, training=False)``,
+    or its compares' benchmarks), each gets its own median: one median over
+    both would hide either.
+    """
+    counts = Counter(line.verdict for line in cell.lines)
+    ratios = sorted(line.comparison.ci.ratio for line in cell.lines)
+    a, b = result.claim.a, result.claim.b
+    clear = counts[A_FASTER] + counts[B_FASTER]
+    head = (f"{a} faster in {counts[A_FASTER]}, {b} faster in {counts[B_FASTER]}, no clear difference in "
+            f"{len(ratios) - clear} (of {len(ratios)}); ")
+    multi = len(result.claim.setups) > 1
+
+    def side(line: ClaimLine) -> str:
+        c = line.comparison
+        return ", ".join(([c.benchmark] if multi else []) + [p for p in (c.a_detail, c.b_detail) if p])
+    sides = list(dict.fromkeys(side(line) for line in cell.lines))
+    if len(sides) <= 1:
+        text = head + f"median time ratio A/B {median(ratios):.3g} (range {ratios[0]:.3g}–{ratios[-1]:.3g})"
+    else:
+        text = head + "median time ratio A/B per side: " + "; ".join(
+            f"[{k}] {median([ln.comparison.ci.ratio for ln in cell.lines if side(ln) == k]):.3g} "
+            f"({sum(1 for ln in cell.lines if side(ln) == k)})" for k in sides)
+    return text + (f"; {cell.unpaired}" if cell.unpaired else "")
+
+
 def cell_view(result: ClaimResult, cell: ClaimCell, varying: list[str], whys: Collection[str] = ()) -> dict[str, Any]:
     anchors = [why_anchor(result.claim.key, cell.name, n) for n in range(len(cell.lines))]
     return {
         "name": cell.name,
         "target": cell.target,
         "seed_cell": cell.seed_cell,
+        "summary": question_summary(result, cell) if result.claim.is_question and cell.lines else "",
         "lines": [line_view(result, line, varying, a if a in whys else "")
                   for line, a in zip(cell.lines, anchors, strict=True)],
         "reason": cell.reason,
@@ -213,7 +251,7 @@ def tally(result: ClaimResult) -> str:
     """"holds 3, reversed 1, no clear difference 2, cannot exist here 4": lines and cells, never a median."""
     counts = Counter(line.verdict for c in result.cells for line in c.lines)
     counts.update(c.empty_verdict for c in result.cells if not c.lines)
-    return ", ".join(f"{v} {counts[v]}" for v in (HOLDS, REVERSED, UNCLEAR, THIN, CANNOT, NOT_MEASURED) if counts[v])
+    return ", ".join(f"{v} {counts[v]}" for v in VERDICTS if counts[v])
 
 
 def folded(result: ClaimResult) -> list[dict[str, Any]]:
@@ -256,10 +294,11 @@ def claim_view(result: ClaimResult, whys: Collection[str] = (), family_head: str
         "seed_setup": claim.seed_setup,
         "seed_size": claim.seed_size,
         "rule": claim.rule(),
-        "finding": claim.finding,
+        "question": claim.question,
+        "is_question": claim.is_question,
         "cells": [cell_view(result, c, varying, whys) for c in result.headline() if c.lines],
         "folded": folded(result),
-        "trends": trend_svgs(result, varying),
+        "trends": [] if claim.is_question else trend_svgs(result, varying),
         "tally": tally(result),
         "notes": result.notes,
     }

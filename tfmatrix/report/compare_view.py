@@ -60,14 +60,14 @@ def compare_html(result: CompareResult) -> str:
         return ("<table><thead><tr>" + "".join(f"<th>{esc(h)}</th>" for h in head) + "</tr></thead><tbody>"
                 + body + "</tbody></table>")
 
-    rev = [[c.finding, c.group, c.config, f"{c.ratio_a:.3g}", f"{c.ratio_b:.3g}"] for c in result.reversed]
+    rev = [[c.question, c.group, c.config, f"{c.ratio_a:.3g}", f"{c.ratio_b:.3g}"] for c in result.reversed]
     parts = [
         "<!doctype html><html><head><meta charset='utf-8'><title>tfmatrix compare</title><style>",
         "body{font:14px system-ui,sans-serif;margin:1.5em}table{border-collapse:collapse}"
         "td,th{border:1px solid #ccc;padding:2px 6px;text-align:left}</style></head><body>",
         "<h1>tfmatrix compare</h1><ul>" + "".join(f"<li>{esc(x)}</li>" for x in result.summary_lines()) + "</ul>",
         "<h2>Comparisons reversed between the two sides</h2>"
-        + (table(["finding", "cell", "configuration", "ratio A", "ratio B"], rev) if rev else "<p>None.</p>"),
+        + (table(["question", "cell", "configuration", "ratio A", "ratio B"], rev) if rev else "<p>None.</p>"),
         "<h2>Every variant, largest change first</h2>",
         table(["cell", "variant", "A", "B", "B/A", "95% CI", "verdict"], table_rows(result)),
         "</body></html>\n",

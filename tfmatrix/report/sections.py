@@ -29,7 +29,6 @@ from markupsafe import Markup
 from ..analysis.cells import CellResult, Refused
 from ..analysis.chart_data import CHARTS, chart_data
 from ..analysis.claims.answers import ClaimResult
-from ..analysis.claims.pairing import FindingResult
 from ..analysis.claims.records import SEEDS
 from ..analysis.compare.upgrade import UpgradeView
 from ..analysis.series.answers import CellSeries
@@ -43,7 +42,6 @@ from .charts import chart_html
 from .claims_view import claim_view, sequential_note
 from .devices_view import DevicePair
 from .environment_view import env_row, schedule_view
-from .findings_view import finding_view
 from .grid import family_heads, grid_view
 from .hardware_view import HardwarePair
 from .summary_view import summary_view, variant_errors
@@ -62,7 +60,7 @@ class Analysed:
     df: pd.DataFrame
     tables: list[BenchTable]
     baselines: Baselines
-    findings: list[FindingResult]
+    questions: list[ClaimResult]       # the seeds' questions, every configuration (shown after the claims)
     agreement: list[str]
     claims: list[ClaimResult]
     upgrade: UpgradeView | None
@@ -131,14 +129,15 @@ def _only_seeds(page: Page) -> bool:
 
 
 def _claims(page: Page) -> dict[str, Any]:
-    heads = family_heads(page.claims)
+    shown = [*page.claims, *page.questions]
+    heads = family_heads(shown)
     anchors = {w["anchor"] for w in page.whys}
-    return {"claims": [claim_view(r, anchors, heads.get(r.claim.key, "")) for r in page.claims],
+    return {"claims": [claim_view(r, anchors, heads.get(r.claim.key, "")) for r in shown],
             "claims_level": sequential_note(page.claims), "only_seeds": _only_seeds(page)}
 
 
 def _claims_files(page: Page) -> dict[str, str]:
-    rows = claims_view.rows(page.claims)
+    rows = claims_view.rows([*page.claims, *page.questions])
     return {"claims.csv": claims_view.claims_csv(rows), "claims.json": claims_view.claims_json(rows)}
 
 
@@ -194,7 +193,6 @@ SECTIONS: tuple[Section, ...] = (
     Section("devices", lambda p: {"devices": devices_view.page_view(p.devices)}, "Devices", 6, shown="devices"),
     Section("warnings", lambda p: {"warnings": list(p.warnings)}, "Warnings", 9,
             count=lambda ctx: len(ctx["warnings"])),
-    Section("findings", lambda p: {"findings": [finding_view(f, p.claims) for f in p.findings]}, "Findings", 10),
     Section("charts", _charts, "Charts", 11),
     Section("tables", lambda p: {"tables": p.tables, "summary": p.summary}, "Tables", 12),
     Section("environment", lambda p: {"env_rows": [env_row(c) for c in p.cells], "schedule": schedule_view(p.cells)},

@@ -123,7 +123,7 @@ class Value:
 
 
 def row_anchor(variant_id: str) -> str:
-    """The HTML id of a variant's cross-version table row: claims and findings link to it.
+    """The HTML id of a variant's cross-version table row: the claims link to it.
 
     Variant ids hold brackets, commas and '=' (valid in an id, awkward in a
     URL fragment), so everything but letters, digits, '.', '_' and '-'

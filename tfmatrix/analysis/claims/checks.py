@@ -19,8 +19,8 @@ from typing import Any
 from suite.schema import FRAMEWORKS, param_text
 
 from .files import Where, suggest
-from .findings import ParamSpec, in_benchmarks, matches
 from .records import CellLike, Claim
+from .specs import ParamSpec, in_benchmarks, matches
 
 
 @dataclass(frozen=True)

@@ -42,9 +42,9 @@ from suite.schema import FRAMEWORKS, NO_TF_BACKENDS, param_text
 
 from ...errors import UserError
 from ...matrix.records import CLAIM_FAMILIES
-from ...paths import CLAIMS_DIR
-from .findings import Compare, ParamSpec, param_spec
-from .records import MARGIN, NOT_A, SEEDS, CellMatch, Claim, Setup, answered_with, web_link
+from ...paths import CLAIMS_DIR, QUESTIONS_FILE
+from .records import ACROSS, MARGIN, NOT_A, QUESTION, QUESTIONS, SEEDS, CellMatch, Claim, Setup, answered_with, web_link
+from .specs import Compare, ParamSpec, param_spec
 
 SCHEMA, SCHEMA_VERSION = "tfmatrix.claims", 1
 BUILTIN_DIR = CLAIMS_DIR
@@ -52,11 +52,12 @@ BUILTIN = CLAIM_FAMILIES            # the built-in families, in the order the re
 OWN, OWN_LABEL = "own", "Your claims"
 FILE_KEYS = ("schema", "schema_version", "family", "label", "claim")
 CLAIM_KEYS = ("key", "source", "url", "claim", "a", "b", "faster", "faster_on_gpu", "margin", "overhead", "figure",
-              "setup", "size", "size_params", "device", "finding", "cell", "against", "cells", "compare")
+              "setup", "size", "size_params", "device", "question", "cell", "against", "cells", "across",
+              "compare")
 REQUIRED = ("key", "claim", "a", "b", "faster", "compare")
 COMPARE_KEYS = ("benchmarks", "a", "b", "backends", "standin", "answer")
 MATCH_KEYS = ("tf", "keras", "backend", "name", "tf_major")
-FASTER = {"a": "a", "b": "b", "not a": NOT_A}
+FASTER = {"a": "a", "b": "b", "not a": NOT_A, "either": QUESTION}
 DEVICES = ("cpu", "gpu", "cpu+gpu", "unstated")
 KEY_CHARS = set("abcdefghijklmnopqrstuvwxyz0123456789_")
 
@@ -119,9 +120,10 @@ def _strings(where: Where, table: Mapping[str, Any], key: str) -> tuple[str, ...
     return tuple(value)
 
 
-def _spec(where: Where, value: Any, key: str) -> ParamSpec:
-    """A side's parameter values: ``{name = value}`` (value as the variant id writes it; an array: any of them)."""
-    if not isinstance(value, dict) or not value:
+def _spec(where: Where, value: Any, key: str, empty: bool = False) -> ParamSpec:
+    """A side's parameter values: ``{name = value}`` (value as the variant id writes it; an array: any of them;
+    ``empty``: ``{}`` allowed, where the sides are in different cells and every configuration answers)."""
+    if not isinstance(value, dict) or (not value and not empty):
         raise where.error(key, "expected a table of parameter values", f'write {key} = {{ path = "predict" }}')
     out: dict[str, str | tuple[str, ...]] = {}
     for name, v in value.items():
@@ -151,7 +153,7 @@ def _match(where: Where, value: Any, key: str) -> CellMatch:
                      _strings(where, value, "name"), major)
 
 
-def _setups(where: Where, value: Any) -> tuple[Setup, ...]:
+def _setups(where: Where, value: Any, across_cells: bool = False) -> tuple[Setup, ...]:
     if not isinstance(value, list) or not value or not all(isinstance(t, dict) for t in value):
         raise where.error("compare", "expected one or more [[claim.compare]] tables",
                           'add [[claim.compare]] with benchmarks = ["..."], a = {...}, b = {...}')
@@ -166,7 +168,7 @@ def _setups(where: Where, value: Any) -> tuple[Setup, ...]:
         globs = _strings(here, table, "benchmarks")
         if not globs:
             raise here.error("benchmarks", "empty", 'name at least one benchmark: benchmarks = ["inference.tiny"]')
-        a, b = _spec(here, table["a"], "a"), _spec(here, table["b"], "b")
+        a, b = _spec(here, table["a"], "a", across_cells), _spec(here, table["b"], "b", across_cells)
         backends = _strings(here, table, "backends")
         for name in backends:
             if name not in FRAMEWORKS:
@@ -203,7 +205,8 @@ def parse_claim(table: Mapping[str, Any], where: Where, family: str) -> Claim:
         raise where.error("key", f"{key!r} is not a claim key", "use lower-case letters, digits and '_' (at most 64)")
     faster = _text(where, table, "faster")
     if faster not in FASTER:
-        raise where.error("faster", f"{faster!r} is not a side", 'write faster = "a", "b" or "not a" (A does not help)')
+        raise where.error("faster", f"{faster!r} is not a side",
+                          'write faster = "a", "b", "not a" (A does not help) or "either" (a question)')
     gpu = _text(where, table, "faster_on_gpu") or None
     if gpu is not None and gpu not in FASTER:
         raise where.error("faster_on_gpu", f"{gpu!r} is not a side", 'write "a", "b" or "not a"')
@@ -222,13 +225,20 @@ def parse_claim(table: Mapping[str, Any], where: Where, family: str) -> Claim:
         if not _text(where, table, text).strip():
             raise where.error(text, "empty", f"say it in words: {text} = \"...\"")
     against = _match(where, table["against"], "against") if "against" in table else None
+    across = _text(where, table, "across")
+    if across and across not in ACROSS:
+        raise where.error("across", f"{across!r} is not something cells differ in here", 'write across = "backend"')
+    if across and against is not None:
+        raise where.error("across", "across and against both name side b's cells", "keep one of them")
     return Claim(
         key=key, seed=_text(where, table, "source"), claim=_text(where, table, "claim"), a=_text(where, table, "a"),
-        b=_text(where, table, "b"), setups=_setups(where, table["compare"]), expect=FASTER[faster],
+        b=_text(where, table, "b"), setups=_setups(where, table["compare"], bool(across) or against is not None),
+        expect=FASTER[faster],
         seed_figure=_text(where, table, "figure"), seed_setup=_text(where, table, "setup"),
         seed_size=_text(where, table, "size"), size=_strings(where, table, "size_params"), seed_device=device,
         seed_cell=_match(where, table["cell"], "cell") if "cell" in table else None, ref_cell=against,
-        expect_gpu=FASTER[gpu] if gpu is not None else None, finding=_text(where, table, "finding"), family=family,
+        expect_gpu=FASTER[gpu] if gpu is not None else None, family=family, across=across,
+        question=_text(where, table, "question"),
         cells=_match(where, table["cells"], "cells") if "cells" in table else None, margin=float(margin),
         overhead=overhead, source_url=_url(where, table))
 
@@ -251,7 +261,7 @@ def parse_document(doc: Mapping[str, Any], file: str, family: str | None = None,
     named = _text(top, doc, "family", family or OWN)
     if family is not None and named != family:
         raise top.error("family", f"{named!r}: this file holds the {family!r} family", f'write family = "{family}"')
-    if family is None and named in BUILTIN:
+    if family is None and named in (*BUILTIN, QUESTIONS):
         raise top.error("family", f"{named!r} is a built-in family", "name your own (the default is 'own')")
     if not named or set(named) - KEY_CHARS:
         raise top.error("family", f"{named!r} is not a family name", "use lower-case letters, digits and '_'")
@@ -310,9 +320,20 @@ def every_builtin() -> tuple[Claim, ...]:
     return builtin(BUILTIN)
 
 
+@functools.cache
+def question_family() -> tuple[Family, tuple[Claim, ...]]:
+    """The seeds' questions (``tfmatrix/data/questions.toml``), read once."""
+    return parse_document(read_toml(QUESTIONS_FILE, str(QUESTIONS_FILE)), str(QUESTIONS_FILE), family=QUESTIONS)
+
+
+def questions() -> tuple[Claim, ...]:
+    """The seeds' questions: every report answers them on what ran; they never choose a run's variants or rounds."""
+    return question_family()[1]
+
+
 def family_labels(claims: Iterable[Claim]) -> dict[str, str]:
     """Each family the claims come from, with its heading, in the order they come."""
-    labels = {name: builtin_family(name)[0].label for name in BUILTIN}
+    labels = {name: builtin_family(name)[0].label for name in BUILTIN} | {QUESTIONS: question_family()[0].label}
     return {c.family: labels.get(c.family, OWN_LABEL if c.family == OWN else c.family) for c in claims}
 
 

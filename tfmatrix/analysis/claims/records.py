@@ -4,8 +4,9 @@ A claim is data a user can write (``files.py`` reads it from TOML: the
 seeds' thirteen in ``tfmatrix/data/claims/seeds.toml``, today's questions in
 ``today.toml``, a user's own in the matrix file or a claims file beside it):
 one sentence, its two sides as benchmark globs and parameter values
-(``findings.Compare``, the findings' language), the side it says is faster,
-what its source said and where. How a claim is answered in a cell, and its
+(``specs.Compare``), the side it says is faster (none: a question, the
+seeds' fourteen in ``tfmatrix/data/questions.toml``), what its source said
+and where. How a claim is answered in a cell, and its
 verdicts, is ``answers.py``; every built-in claim and a user's go through the
 same record and the same answer.
 
@@ -23,11 +24,14 @@ from suite.schema import FRAMEWORKS
 
 from ...paths import DEFAULT_FAMILY
 from ...versions import minor_series
-from .findings import Compare
+from .specs import Compare
 
 NOT_A = "not_a"       # a claim that side a does not help: judged against ``Claim.margin``, not against 1
+QUESTION = "either"   # a question: no side expected; each line says which side is faster, where one is
+ACROSS = ("backend",)  # ``Claim.across``: cells that differ only in this, every pair (later over earlier)
 MARGIN = 0.10         # "does not help": a is not faster by more than this (its interval says so)
 SEEDS = DEFAULT_FAMILY     # the family of the seeds' own claims (../shared/seeds/): shown as "seed 000"
+QUESTIONS = "questions"    # the seeds' questions (tfmatrix/data/questions.toml): every page answers them
 WEB_SCHEMES = ("http", "https")
 
 
@@ -127,7 +131,8 @@ class Claim:
     a: str                          # side labels; the ratio is time(a) / time(b)
     b: str
     setups: tuple[Setup, ...]
-    expect: str                     # "a" or "b": the side the claim says is faster; NOT_A: a does not help
+    expect: str                     # "a" or "b": the side the claim says is faster; NOT_A: a does not help;
+    #                                 QUESTION: none (every configuration of every compare that applies answers)
     seed_figure: str                # the source's own numbers
     seed_setup: str                 # the source's version, device, model
     seed_size: str                  # the source's shape / size
@@ -136,13 +141,19 @@ class Claim:
     seed_cell: CellMatch | None = None      # the source's own cell (side a's cell for cross-cell claims)
     ref_cell: CellMatch | None = None       # cross-cell claims: side b's cell; every other cell is compared with it
     expect_gpu: str | None = None           # where the claim differs on a GPU (XLA)
-    finding: str = ""                       # the finding this claim heads (its key in FINDINGS)
     family: str = SEEDS                     # the group it is shown in: "seeds", "today", a user's ("own")
     cells: CellMatch | None = None          # only the cells it is about (side a's, cross-cell); None: every cell
     #                                         (seed 000's TF1-vs-TF2: its TF major version, ``cells.tf_major``)
     margin: float = MARGIN                  # NOT_A: how much faster A may be and still "not help"
     overhead: bool = False                  # its lines also say A - B per call (a per-call cost, in time)
     source_url: str = ""                    # a link to where it was said
+    across: str = ""                        # "backend": each pair of cells that differ only in it (``ACROSS``)
+    question: str = ""                      # the seeds' question this claim is one configuration of (its key)
+
+    @property
+    def is_question(self) -> bool:
+        """No side expected: each line says which side is faster (the seeds' questions, a user's own)."""
+        return self.expect == QUESTION
 
     def expected(self, target: str) -> str:
         return self.expect_gpu if target == "gpu" and self.expect_gpu else self.expect
@@ -160,11 +171,14 @@ class Claim:
     @property
     def origin(self) -> str:
         """Where it was said, as the page names it: "seed 001", or the issue thread."""
-        return f"seed {self.seed}" if self.family == SEEDS else self.seed
+        return f"seed {self.seed}" if self.family in (SEEDS, QUESTIONS) else self.seed
 
     def rule(self) -> str:
         """How the verdict is decided, in words (shown in the report and in claims.csv)."""
         def one(expect: str) -> str:
+            if expect == QUESTION:
+                return (f"a question: each line says {self.a} or {self.b} is faster where its 95% CI of time A/B "
+                        "excludes 1, otherwise no clear difference")
             if expect == NOT_A:
                 return (f"holds when {self.a} is shown not to be faster by more than {self.margin:.0%} (95% CI of "
                         f"time A/B above {1 / (1 + self.margin):.3f}); reversed when it is shown faster by more (CI "

@@ -19,7 +19,7 @@ from ...matrix import Cell, Matrix, display_path
 from ...matrix.records import CLAIM_FAMILIES
 from ...versions import major
 from .checks import Entry, check_names, check_runnable
-from .files import OWN, parse_document, parse_tables, read_toml
+from .files import OWN, parse_document, parse_tables, questions, read_toml
 from .files import builtin as builtin_claims
 from .records import Claim
 
@@ -84,11 +84,11 @@ class Catalogue:
 def own_claims(matrix: Matrix, bench_paths: Sequence[Path] = ()) -> tuple[Claim, ...]:
     """The user's claims (the matrix file's ``[[claim]]`` tables, then each ``[suite] claims`` file's), checked.
 
-    Their keys are unique among themselves and the built-in ones; each names
+    Their keys are unique among themselves and the built-in ones (the seeds' questions' too); each names
     benchmarks, parameters and values the catalogue has, and some cell of the
     matrix can run both sides of one of its configurations (``UserError`` else).
     """
-    taken = [c.key for c in builtin_claims(CLAIM_FAMILIES)]
+    taken = [c.key for c in builtin_claims(CLAIM_FAMILIES) + questions()]
     file = display_path(matrix.path)
     found: list[tuple[str, Claim]] = [(file, c) for c in parse_tables(list(matrix.claim_tables), file, OWN, taken)]
     for path in matrix.settings.claim_files:

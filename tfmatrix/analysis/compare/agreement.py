@@ -1,4 +1,4 @@
-"""How far two runs agree: per-variant deviations, and the findings' lines matched between them.
+"""How far two runs agree: per-variant deviations, and the seeds' questions' lines matched between them.
 
 The reproducibility target is stated in these terms (the share of variants
 and of comparison ratios within 5/10/20%, comparisons reversed); ``compare``
@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..claims.pairing import FindingResult
+from ..claims.answers import ClaimResult
 from ..statistics.stats import deviation
 from ..statistics.words import CLEAR, A, B
 
@@ -22,9 +22,9 @@ THRESHOLDS = (0.05, 0.10, 0.20)   # the agreement thresholds the reproducibility
 
 @dataclass(frozen=True)
 class ComparisonChange:
-    """One line of a finding, computed from each side: did its answer hold?"""
+    """One line of a question, computed from each side: did its answer hold?"""
 
-    finding: str
+    question: str
     group: str
     benchmark: str
     config: str
@@ -78,14 +78,16 @@ class Agreement:
                 f"worst {self.worst:.0%} ({self.worst_what})")
 
 
-def comparison_changes(results_a: Iterable[FindingResult], results_b: Iterable[FindingResult]
+def comparison_changes(results_a: Iterable[ClaimResult], results_b: Iterable[ClaimResult]
                        ) -> list[ComparisonChange]:
-    """The findings' lines present in both runs, matched by finding, cell(s) and configuration."""
-    def index(results: Iterable[FindingResult]) -> dict[tuple[str, ...], Any]:
+    """The questions' lines present in both runs, matched by question, cell(s) and configuration."""
+    def index(results: Iterable[ClaimResult]) -> dict[tuple[str, ...], Any]:
         out: dict[tuple[str, ...], Any] = {}
         for r in results:
-            for c in r.comparisons:
-                out[(r.finding.key, c.group, c.benchmark, c.config, c.a_detail, c.b_detail)] = c
+            for cell in r.cells:
+                for line in cell.lines:
+                    c = line.comparison
+                    out[(r.claim.key, c.group, c.benchmark, c.config, c.a_detail, c.b_detail)] = c
         return out
 
     ia, ib = index(results_a), index(results_b)

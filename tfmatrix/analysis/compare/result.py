@@ -164,7 +164,7 @@ class CompareResult:
 
     @property
     def comparison_agreement(self) -> Agreement:
-        return Agreement.of([(f"{c.finding} {c.group}: {c.config}", c.deviation) for c in self.comparisons])
+        return Agreement.of([(f"{c.question} {c.group}: {c.config}", c.deviation) for c in self.comparisons])
 
     @property
     def reversed(self) -> list[ComparisonChange]:
@@ -195,8 +195,8 @@ class CompareResult:
             self.resolution_line(),
             self.prior_line(),
         ] + ([self.spread_line()] if self.across_runs else []) + [
-            self.comparison_agreement.line("findings' comparisons (time ratios)"),
-            f"findings' comparisons clear in A: {clear_a}; reversed in B: {len(self.reversed)}; "
+            self.comparison_agreement.line("the questions' lines (time ratios)"),
+            f"the questions' lines clear in A: {clear_a}; reversed in B: {len(self.reversed)}; "
             f"clear in one and unclear in the other: {sum(1 for c in self.comparisons if c.flipped)}",
             self.host_line(),
         ] + ([self.replication_line()] if self.unreplicated else [])

@@ -9,7 +9,7 @@ from the one rule every verdict uses (``moderation.judge``: per round the
 log of its 10th percentile, process effects out, variances moderated per
 benchmark; two runs of the same cells also have each cell's common move
 taken out and shown). The list of changes is read at a 5% false-discovery
-rate, the gate family-wise (``multiplicity``). The findings are computed
+rate, the gate family-wise (``multiplicity``). The seeds' questions are computed
 from each side and matched line by line, so a comparison the report calls
 clear in one run and reversed in the other is named.
 
@@ -32,8 +32,8 @@ import pandas as pd
 
 from ...errors import UserError
 from ..cells import CellResult, load_dir, load_file
-from ..claims.findings import FINDINGS
-from ..claims.pairing import compute_all
+from ..claims.answers import compute_claims
+from ..claims.files import questions
 from ..frame import build_frame, row_side
 from ..runs.control import container_reference, control_moves, host_reference
 from ..runs.kept import (
@@ -162,7 +162,7 @@ def compare_cells(cells_a: list[CellResult], cells_b: list[CellResult], label_a:
     that slows every variant alike then goes unseen: say so); ``auto``:
     ``cell`` when every pair is a cell with itself, else ``none``. ``noise``,
     ``history``, ``spread``: see ``variant_changes``. ``paired=False``: the
-    findings' ratios matched line by line are each read unpaired
+    questions' ratios matched line by line are each read unpaired
     (``pairing.comparison_cis``), to measure what their pairing buys.
     """
     if pairs is None:
@@ -195,9 +195,9 @@ def compare_cells(cells_a: list[CellResult], cells_b: list[CellResult], label_a:
             if ref_a and ref_b:
                 refs[name] = ref_b / ref_a
     comparisons: list[ComparisonChange] = []
-    if all(a == b for a, b in pairs):   # same cells on both sides: the findings can be matched line by line
-        comparisons = comparison_changes(compute_all(df_a, cells_a, FINDINGS, paired),
-                                         compute_all(df_b, cells_b, FINDINGS, paired))
+    if all(a == b for a, b in pairs):   # same cells on both sides: the questions can be matched line by line
+        comparisons = comparison_changes(compute_claims(df_a, cells_a, questions(), paired=paired),
+                                         compute_claims(df_b, cells_b, questions(), paired=paired))
     return CompareResult(label_a, label_b, variants, comparisons, only_a, only_b, list(pairs), host_a, host_b,
                          scale, broken(df_a, df_b, pairs), normalise, shift,
                          sum(1 for v in variants if not v.ci.replicated), moves, refs,

@@ -8,7 +8,7 @@ with each run's cell (``KeptRun.variances``): the one memory of earlier runs.
 Here it is made (``from_frame``), read back as the history of the last runs of
 each variant (``history_of``, ``history_at``) and pooled (``pooled``). What it
 knows serves three readers: ``compare`` for variants with one process a side
-on both (the archive beside either side); the report's findings and Claims,
+on both (the archive beside either side); the report's Claims (and questions),
 whose lines borrow it where this run has few rounds (``annotate``); and a
 sequential run's first look, which can decide a large effect after one round
 on a warm machine (``analysis.stopping``). A run never borrows its own
@@ -242,7 +242,7 @@ def run_of(cells: Iterable[CellResult]) -> str:
 def annotate(df: pd.DataFrame, history: NoiseModel | None = None) -> pd.DataFrame:
     """``df`` with each ok row's unit variance beside it (``unit_s2``, ``unit_d``, ``unit_src``; None: unknown).
 
-    What the findings and the Claims borrow for window-mates (``pairing``):
+    What the Claims borrow for window-mates (``pairing``):
     a line of three rounds then rests on what its benchmark's variants
     measured in this run (moderated), pooled with what earlier runs on this
     machine measured of the same variant (``history``: a ``NoiseHistory``

@@ -4,7 +4,7 @@ Why one module: the review of the statistics (docs/measurement.md, "Verdicts") f
 three interval rules that centred on one number and took their width from
 another, a "beyond the noise" rule that made more rounds find less, and a
 rank rule for one-process runs that flagged ~3% of variants whatever the data.
-Now there is one answer to each question, used by ``compare``, the findings,
+Now there is one answer to each question, used by ``compare``,
 the Claims, the upgrade view, bisect/timeline and the gate:
 
 * **The unit** is a round (an interleaved run's fresh process; the processes
