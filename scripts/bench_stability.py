@@ -7,7 +7,7 @@ with ``tfmatrix compare`` and prints the targets:
 
 * the share of variants whose medians agree within 5% (target: >= 90%) and
   within 20% (target: >= 98%), the median and worst deviation;
-* the findings' comparisons: how many the report calls clear in one run are
+* the seeds' questions' lines: how many the report calls clear in one run are
   reversed in the other (target: none) and the share whose time ratios agree
   within 5% (target: >= 90%);
 * the wall time of each run (the default ``nox -s matrix`` must stay within
@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"target >= 90% of comparison ratios within 5%: {cmp.share(0.05):.0%} -> "
           f"{'met' if cmp.share(0.05) >= 0.9 else 'MISSED'}")
     for c in result.reversed[:10]:
-        print(f"  reversed: {c.finding} {c.group}: {c.config}: {c.ratio_a:.3g} then {c.ratio_b:.3g}")
+        print(f"  reversed: {c.question} {c.group}: {c.config}: {c.ratio_a:.3g} then {c.ratio_b:.3g}")
     ns = overhead_ns(work / "run2" / "cells")
     if ns:
         print(f"harness overhead per timed call: {min(ns):.0f}-{max(ns):.0f} ns (target <= 1000 ns)")

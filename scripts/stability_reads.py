@@ -67,7 +67,7 @@ def attribution(run1: Path, run2: Path) -> list[str]:
 def cross_cell_ratios(run1: Path, run2: Path) -> list[str]:
     """Each variant in each cell over the same variant in every other cell, run 1 against run 2.
 
-    What the cross-version tables, findings and Claims are made of. Two ways
+    What the cross-version tables, the Claims and questions are made of. Two ways
     to read each ratio: as the report does (round by round when both cells
     ran in one interleaved run, ``pairing.comparison_ci``) and as the ratio of
     the two cells' times (what a sequential run can only do).

@@ -23,7 +23,7 @@ from suite import stats as suite_stats
 from tfmatrix.analysis.cells import load_dir, load_file
 from tfmatrix.analysis.frame import build_frame
 from tfmatrix.analysis.statistics.inference import contrast, ratio_ci, side_of
-from tfmatrix.analysis.statistics.stats import pct_faster, spread
+from tfmatrix.analysis.statistics.stats import spread
 from tfmatrix.analysis.statistics.words import UNCLEAR
 from tfmatrix.errors import UserError
 from tfmatrix.versions import major, version_key
@@ -62,19 +62,6 @@ def test_spread_is_from_raw_samples_like_the_suite():
     assert s is not None
     assert (s.median, s.q1, s.q3, s.iqr, s.n) == pytest.approx((ref["median"], ref["q1"], ref["q3"], ref["iqr"], 6))
     assert spread([]) is None
-
-
-def test_pct_faster_follows_seed_000_convention():
-    # "% computed as (1 - longer_time / shorter_time)*100", sign: + if the first side (TF2, Graph) is faster
-    assert pct_faster(1 / 3.76) == pytest.approx(276.0)      # a is 3.76x faster: +276%
-    assert pct_faster(1.47) == pytest.approx(-47.0)          # "TF1 47% faster" seen from TF2: -47%
-    assert pct_faster(1.0) == 0.0
-    assert pct_faster(0.5) == pytest.approx(100.0)
-    assert pct_faster(2.0) == pytest.approx(-100.0)
-    # monotone: the ends of a ratio interval map to the ends of the % interval
-    ratios = np.linspace(0.2, 5, 50)
-    pcts = [pct_faster(r) for r in ratios]
-    assert all(a > b for a, b in zip(pcts, pcts[1:], strict=False))
 
 
 def test_a_ratio_and_its_interval_come_from_the_same_numbers():

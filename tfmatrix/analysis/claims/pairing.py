@@ -7,8 +7,7 @@ same model, same data, ...). Each pair gives one ``Comparison``: the time
 ratio a/b with its 95% interval (``moderation.judge``, the one rule:
 window-mates paired process by process, two cells of one interleaved run
 round by round, variances moderated across the lines of the same
-comparison), and seed 000's signed "% faster" (positive when ``a`` is
-faster). What could not be paired is counted by why (the side's n/a reason,
+comparison). What could not be paired is counted by why (the side's n/a reason,
 or that it did not run there). ``answers.py`` makes a claim's lines of them.
 """
 from __future__ import annotations
@@ -27,7 +26,7 @@ from ..cells import CellResult
 from ..frame import row_side
 from ..statistics.inference import RatioCI, Side, contrast, ratio_ci
 from ..statistics.moderation import Prior, judge
-from ..statistics.stats import pct_faster, same_windows
+from ..statistics.stats import same_windows
 from .specs import Compare, ParamSpec, spec_text
 
 
@@ -47,18 +46,6 @@ class Comparison:
     unstable: bool
     a_id: str = ""             # the variant ids, for links to their cross-version table rows
     b_id: str = ""
-
-    @property
-    def pct(self) -> float:
-        return pct_faster(self.ci.ratio)
-
-    @property
-    def pct_low(self) -> float:          # the % interval, from the ratio interval's ends
-        return pct_faster(self.ci.high)
-
-    @property
-    def pct_high(self) -> float:
-        return pct_faster(self.ci.low)
 
     @property
     def group(self) -> str:

@@ -1,4 +1,4 @@
-"""Descriptive statistics of raw samples: the report's time, quantiles, spreads, "% faster".
+"""Descriptive statistics of raw samples: the report's time, quantiles, spreads.
 
 Every number shown comes from a record's raw per-iteration samples, never
 from its mean: medians and quartiles use linear interpolation (numpy's
@@ -75,18 +75,3 @@ def same_windows(a: Sequence[Any], b: Sequence[Any]) -> bool:
     """Two records were sampled in the same windows (process by process): their samples pair up round by round."""
     return bool(a) and len(a) == len(b) and all(x is not None and x == y for x, y in zip(a, b, strict=True))
 
-
-def pct_faster(ratio: float) -> float:
-    """Seed 000's signed "% faster" of side a over side b, from the time ratio a/b.
-
-    Magnitude ``(longer/shorter - 1) * 100`` (the seed writes it
-    ``(1 - longer_time/shorter_time) * 100`` and takes the sign from who is
-    faster): positive when a is faster (ratio < 1), negative when b is. A
-    ratio of 1/3.76 is "+276%", a ratio of 1.47 is "-47%". Monotone in the
-    ratio, so the ends of a ratio interval map to the ends of a % interval.
-    """
-    if ratio <= 0 or not math.isfinite(ratio):
-        return math.nan
-    if ratio < 1.0:
-        return (1.0 / ratio - 1.0) * 100.0
-    return -(ratio - 1.0) * 100.0
