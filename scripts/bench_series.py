@@ -127,7 +127,7 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--step-at", type=int, default=4, help="the first run in which one variant is 20%% slower")
     ap.add_argument("--whole-at", type=int, default=7, help="the first run in which every variant is")
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rounds", default="auto", help="a number, or auto: the default's sequential rounds")
     ap.add_argument("--cases", type=int, default=CASES, help="variants per kind of work (4 kinds)")
     ap.add_argument("--changed", choices=(*KINDS, "all"), default="sort",
                     help="the kind whose first --changed-cases cases get 20%% slower (all: every kind's)")

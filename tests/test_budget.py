@@ -135,7 +135,8 @@ def test_a_sequential_run_measures_again_the_open_lines_that_fit_and_says_why_th
     """Both lines open at every look; the cheap one (eager:tf, 2 x 10 s) fits what is left, the dear one (graph:tf
     in cell a, 40 s) does not: round 2 runs the cheap one's slices only, and the dear one stops with the budget
     as its why, never measured again."""
-    def look(live: Any, head: Any, history: Any, alpha: float = LOOK_ALPHA, claims: Any = None) -> list[LineState]:
+    def look(live: Any, head: Any, history: Any, alpha: float = LOOK_ALPHA, claims: Any = None,
+             kept: Any = ()) -> list[LineState]:
         return [_line("cheap", ("a", V1), ("b", V1)), _line("dear", ("a", V2), ("a", V2))]
 
     monkeypatch.setattr("tfmatrix.execution.looks.look", look)

@@ -153,3 +153,60 @@ def test_a_budget_smaller_than_a_round_measures_round_1_and_says_which_lines_it_
     assert doc["results"]["config"]["rounds"] == 1
     assert "round 2 measures 0 of" in proc.stderr
     assert "the budget left" in (tmp_path / "index.html").read_text()
+
+
+SERIES_FILE = '''"""A user's own file: four NumPy cases, no claim names them."""
+from suite.api import UserBenchmark
+
+
+class Work(UserBenchmark):
+    name = "mine.work"
+    params = {"kind": ["sum", "sort"], "case": [0, 1]}
+    apis = ("tf",)
+
+    def setup(self, p, env):
+        import numpy as np
+        x = env.rng(p["case"]).rand(96, 96)
+        work = {"sum": lambda: np.sum(x * x), "sort": lambda: np.sort(x, axis=None)}[p["kind"]]
+
+        def step():
+            for _ in range(10):
+                work()
+        return step
+
+
+BENCHMARKS = [Work()]
+'''
+
+
+@pytest.mark.tf
+def test_a_file_no_claim_names_takes_the_rounds_its_series_needs(venv_cell, tmp_path):
+    """Issue 63, for real: a user's file of four cases and no claim, sequential rounds, three runs into one reports
+    folder. The first two are the first runs of the series (fewer than two kept runs to judge a change against):
+    three rounds each, said in the opening line and in each line's why. The third judges each case against its two
+    kept runs: the opening line says so, and every line ends decided, the same or open (never the first's why)."""
+    venv_cell("tf2.21-keras3-cpu")
+    python = REPO_ROOT / ".nox" / "cell-tf2.21-keras3-cpu" / "bin" / "python"
+    (tmp_path / "benchmarks").mkdir()
+    (tmp_path / "benchmarks" / "mine.py").write_text(SERIES_FILE)
+    matrix = tmp_path / "matrix.toml"
+    matrix.write_text('[suite]\npaths = ["benchmarks/"]\n\n[[cell]]\nname = "mine"\npython = "%s"\n' % python)
+    whys = []
+    for run in range(3):
+        proc = tfmatrix("matrix", "--matrix", str(matrix), "--preset", "quick", "--bench", "mine.*", "--rounds",
+                        "auto", "--reports", str(tmp_path / "reports"), "--redo")
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        opening = proc.stderr.splitlines()[0]
+        seq = cell_docs(tmp_path / "reports")["mine"]["results"]["config"]["schedule"]["sequential"]
+        assert {row[0] for row in seq["lines"]} == {"series"} and len(seq["lines"]) == 4
+        whys.append([row[5] for row in seq["lines"]])
+        if run < 2:
+            assert f"the first runs of their series here ({run} kept), 3 rounds" in opening, opening
+            assert all(w == "the first runs of its series: 3 rounds, for later runs to be compared with"
+                       for w in whys[-1]), whys
+            assert "4 the first runs of their series; done" in proc.stderr
+        else:
+            assert "each judged against its 2 kept runs" in opening, opening
+            assert not any("first runs" in w for w in whys[-1]) and all(
+                w.startswith(("decided after round", "still open after round")) or "within 10%" in w
+                for w in whys[-1]), whys

@@ -65,7 +65,8 @@ SUBFOLDERS: dict[str, set[str]] = {
     "runs": {"cells", "frame", "statistics"},       # the noise between runs, the runs kept before
     "claims": {"cells", "devices", "frame", "hardware", "runs", "statistics"},   # the questions and their answers
     "compare": {"cells", "claims", "frame", "runs", "statistics"},     # two result sets side by side
-    "series": {"cells", "claims", "runs", "statistics"},    # every kept run over time: cells' means, claim lines
+    # every kept run over time: cells' means, claim lines; a sequential run's series lines are its looks' (stopping)
+    "series": {"cells", "claims", "runs", "statistics", "stopping"},
 }
 
 

@@ -141,7 +141,8 @@ def test_only_the_open_lines_variants_run_again_and_each_cell_file_says_why_each
     v2 = SLICES["graph:tf"][0]
     looked: list[int] = []
 
-    def look(live: Any, head: Any, history: Any, alpha: float = LOOK_ALPHA, claims: Any = None) -> list[LineState]:
+    def look(live: Any, head: Any, history: Any, alpha: float = LOOK_ALPHA, claims: Any = None,
+             kept: Any = ()) -> list[LineState]:
         rounds = max(r for lc in live.values() for r, _ in lc.done)
         looked.append(rounds)
         return [_line("a", "b", v1, v1, OPEN if rounds < 3 else DECIDED), _line("a", "a", v2, v2, SAME)]
@@ -290,7 +291,8 @@ def test_the_page_fills_after_each_look_that_another_round_follows_and_keeps_not
 
     v1, v2 = SLICES["eager:tf"][0], SLICES["graph:tf"][0]
 
-    def look(live: Any, head: Any, history: Any, alpha: float = LOOK_ALPHA, claims: Any = None) -> list[LineState]:
+    def look(live: Any, head: Any, history: Any, alpha: float = LOOK_ALPHA, claims: Any = None,
+             kept: Any = ()) -> list[LineState]:
         rounds = max(r for lc in live.values() for r, _ in lc.done)
         return [_line("a", "b", v1, v1, OPEN if rounds < 3 else DECIDED), _line("a", "a", v2, v2, SAME)]
 
@@ -332,8 +334,9 @@ def test_a_page_that_cannot_be_written_never_stops_the_run(tmp_path: Path, monke
     import io
 
     v1 = SLICES["eager:tf"][0]
-    monkeypatch.setattr("tfmatrix.execution.looks.look", lambda live, head, history, alpha=LOOK_ALPHA, claims=None: [
-        _line("a", "b", v1, v1, OPEN if max(r for lc in live.values() for r, _ in lc.done) < 3 else DECIDED)])
+    monkeypatch.setattr("tfmatrix.execution.looks.look", lambda live, head, history, alpha=LOOK_ALPHA, claims=None,
+                        kept=(): [_line("a", "b", v1, v1, OPEN if max(r for lc in live.values() for r, _ in lc.done) < 3
+                                        else DECIDED)])
 
     def page(cells: Path, words: str) -> None:
         raise OSError("No space left on device")
@@ -355,7 +358,8 @@ def test_a_fresh_machine_looks_after_round_1_on_the_shipped_prior_and_its_cells_
     v1, v2 = SLICES["eager:tf"][0], SLICES["graph:tf"][0]
     seen: list[tuple[int, Any]] = []
 
-    def look(live: Any, head: Any, history: Any, alpha: float = LOOK_ALPHA, claims: Any = None) -> list[LineState]:
+    def look(live: Any, head: Any, history: Any, alpha: float = LOOK_ALPHA, claims: Any = None,
+             kept: Any = ()) -> list[LineState]:
         seen.append((max(r for lc in live.values() for r, _ in lc.done), history))
         return [_line("a", "b", v1, v1, DECIDED), _line("a", "a", v2, v2, SAME)]
 

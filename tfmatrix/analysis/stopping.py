@@ -44,6 +44,7 @@ LOOK_AT = (1, 2, 3, 4)          # the rounds after which lines are judged
 LOOKS = len(LOOK_AT)
 LOOK_ALPHA = ALPHA / LOOKS      # each look's test: the looks' errors sum to at most ALPHA
 DECIDED, SAME, OPEN = "decided", "same", "open"
+FIRST = "first"     # a series line (``series.since``) stopped at the rounds the first runs of a series take
 
 
 def first_look(warm: bool) -> int:
@@ -144,6 +145,16 @@ def line_states(claims: Sequence[ClaimResult], alpha: float = LOOK_ALPHA) -> lis
     return out
 
 
+def named_variants(df: Any, claims: Sequence[Claim]) -> set[tuple[str, str]]:
+    """The (cell, variant id) rows of a frame that a side of ``claims`` names (its benchmarks and parameter values):
+    a run's variants that are some claim's or question's, whether or not it made a line of them."""
+    specs = [(s.compare.benchmarks, side) for claim in claims for s in claim.setups
+             for side in (s.compare.a, s.compare.b)]
+    return {(str(c), str(i)) for c, i, bench, params in zip(df["cell"], df["id"], df["benchmark"], df["params"],
+                                                            strict=True)
+            if any(_names(str(bench), params, *spec) for spec in specs)}
+
+
 def open_variants(states: Iterable[LineState]) -> dict[str, set[str]]:
     """Per cell, the variants an open line needs in the next round (both sides', in their own cells)."""
     out: dict[str, set[str]] = {}
@@ -165,6 +176,8 @@ def why_stopped(state: str, round_no: int, cap: int = MAX_ROUNDS, margin: float 
         return "decided after round %d" % round_no
     if state == SAME:
         return "within %d%% of 1 after round %d: more rounds would not change it" % (round(margin * 100), round_no)
+    if state == FIRST:
+        return "the first runs of its series: %d rounds, for later runs to be compared with" % round_no
     return "still open after round %d, the cap" % cap if round_no >= cap else "still open after round %d" % round_no
 
 

@@ -117,6 +117,8 @@ def announce(jobs: Sequence[CellJob], skips: dict[str, str | None], runner: Runn
         text += ", %d rounds (every cell once, then again)" % request.rounds
     claims = "; " + claims_text(request) if request.claims_only else ""
     ready_cells = [j.cell for j in ready]
+    if request.sequential and request.bench_paths and request.judge != "ab":
+        claims += "; " + series_text(reports_dir, ready_cells)
     warm = _history_covers(reports_dir, ready_cells) if request.sequential else False
     each = cell_estimates(ready, request, last, runner.built, host_reference(), warm)
     width = runner.width(ready_cells) if runner.slots > 1 else 1   # cells at once
@@ -153,6 +155,22 @@ def claims_text(request: RunRequest) -> str:
             label = builtin_family(name)[0].label
             text += "; %s: --claims %s" % (label[:1].lower() + label[1:], name)
     return text + ")"
+
+
+def series_text(reports_dir: Path, cells: Sequence[Cell]) -> str:
+    """What a sequential run resolves of the user's benchmark files' variants no claim names (``series.since``):
+    their change since the runs kept here, or, the first runs of their series, the rounds later runs need."""
+    from ..analysis.runs.kept import history_means
+    from ..analysis.runs.noise_model import history_at
+    from ..analysis.series.since import FIRST_ROUNDS, SAME_MARGIN
+
+    names = {c.name for c in cells}
+    kept = sum(1 for run in history_means(history_at(reports_dir)) if any(cell in names for cell, _ in run))
+    if kept >= 2:
+        return ("your benchmarks no claim names: each judged against its %d kept runs, rounds until a change of "
+                "%d%% is shown or ruled out" % (kept, round(SAME_MARGIN * 100)))
+    return ("your benchmarks no claim names: the first runs of their series here (%d kept), %d rounds for later "
+            "runs to be compared with" % (kept, FIRST_ROUNDS))
 
 
 def _history_covers(reports_dir: Path, cells: Sequence[Cell]) -> bool:

@@ -133,13 +133,16 @@ def measure_and_write(live: dict[str, LiveCell], request: RunRequest, reports_di
     loop = Loop(live, request, journal, head, console, how, budget)
     try:
         if request.sequential:
+            from ..analysis.runs.kept import history_means
             from ..analysis.runs.noise_model import history_at, pooled
             from .until_decided import measure_until_decided
 
-            measure_until_decided(loop, pooled(history_at(reports_dir), without=[head.run]),
+            kept = history_at(reports_dir)
+            measure_until_decided(loop, pooled(kept, without=[head.run]),
                                   page_after_looks(live, head, request.page, request.rounds, reports_dir, console),
                                   lambda first: page_at_start(live, request.page, request.rounds, first, reports_dir,
-                                                              console, request.expected_end))
+                                                              console, request.expected_end),
+                                  history_means(kept, without=[head.run]))
         else:
             measure(loop)
     except BaseException:

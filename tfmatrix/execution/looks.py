@@ -4,7 +4,8 @@ After a look round (``analysis.stopping.is_look``) the records each live
 cell pooled so far become cell documents in memory (the same
 ``live.cell_results`` the cell files are written from), then a frame and
 the Claims at the per-look level, with the noise history of earlier runs on
-this machine lent to lines of one round. What comes back is each line's
+this machine lent to lines of one round; a variant no claim names is a
+series line, judged against its kept runs (``analysis.series.since``). What comes back is each line's
 state; ``interleaved`` runs another round for the open lines' variants only.
 One path with the report: a line decided here is the line the report shows.
 """
@@ -15,10 +16,13 @@ from pathlib import Path
 
 from ..analysis.cells import CellResult, describe
 from ..analysis.claims.answers import compute_claims
+from ..analysis.claims.files import builtin, questions
 from ..analysis.claims.records import Claim
 from ..analysis.frame import build_frame
+from ..analysis.runs.kept import run_sides
 from ..analysis.runs.noise_model import NoiseModel, annotate
-from ..analysis.stopping import LOOK_ALPHA, OPEN, LineState, case_state, line_states, needed_here
+from ..analysis.series.since import series_states
+from ..analysis.stopping import LOOK_ALPHA, OPEN, LineState, case_state, line_states, named_variants, needed_here
 from ..matrix import Cell
 from ..results.documents import CellDoc, SuiteResults
 from ..results.journal import JournalHead
@@ -43,14 +47,20 @@ def live_results(live: Mapping[str, LiveCell], head: JournalHead) -> list[CellRe
 
 
 def look(live: Mapping[str, LiveCell], head: JournalHead, history: NoiseModel | None,
-         alpha: float = LOOK_ALPHA, claims: tuple[Claim, ...] | None = None) -> list[LineState]:
+         alpha: float = LOOK_ALPHA, claims: tuple[Claim, ...] | None = None,
+         kept: Sequence[Mapping[tuple[str, str], tuple[float, float]]] = ()) -> list[LineState]:
     """Every line of ``claims`` (the run's; default the seeds') in the live cells, judged at ``alpha`` on what they
-    measured so far."""
+    measured so far; and a series line for each variant no claim or question names, against its ``kept`` runs'
+    means (``analysis.series.since``)."""
     cells = live_results(live, head)
     if not cells:
         return []
     df = annotate(build_frame(cells), history)
-    return line_states(compute_claims(df, cells, claims, alpha=alpha), alpha)
+    asked = builtin() if claims is None else claims
+    states = line_states(compute_claims(df, cells, asked, alpha=alpha), alpha)
+    claimed = named_variants(df, asked + questions()) | {k for s in states for k in (s.a, s.b)}
+    lent = {**(history.lent if history else {}), **(history.variances if history else {})}
+    return states + series_states(run_sides(cells), kept, claimed, lent, alpha)
 
 
 def ab_look(live: Mapping[str, LiveCell], head: JournalHead, history: NoiseModel | None,

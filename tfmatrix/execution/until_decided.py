@@ -12,12 +12,13 @@ from __future__ import annotations
 import dataclasses
 import functools
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 from ..analysis.runs.noise_model import NoiseModel
 from ..analysis.runs.prior import shipped
 from ..analysis.stopping import (
     DECIDED,
+    FIRST,
     LOOK_ALPHA,
     OPEN,
     SAME,
@@ -39,12 +40,14 @@ from .turns import Turn, plan_turns
 
 
 def measure_until_decided(loop: Loop, history: NoiseModel | None, after_look: LookHook | None = None,
-                          before_rounds: Callable[[int], None] | None = None) -> None:
+                          before_rounds: Callable[[int], None] | None = None,
+                          kept: Sequence[Mapping[tuple[str, str], tuple[float, float]]] = ()) -> None:
     """Sequential rounds (``analysis.stopping``): round after round, judged at each look; after a look only the
     open claim lines' variants run again, until none is open or the cap (``request.rounds``) is reached.
     ``budget``: after a look, only the open lines whose round fits the time left (``budget.affordable``), the others
     stopped with the budget as their why. ``after_look``: called after each look that another round follows (the
-    page in progress); ``before_rounds``: called once before round 1 with the round of the first look.
+    page in progress); ``before_rounds``: called once before round 1 with the round of the first look; ``kept``: the
+    kept runs' variant means (oldest first), against which a variant no claim names is judged (a series line).
 
     Each round's turns are planned when it starts (seeded by the run's seed and the round, recorded); a resumed
     run replays the rounds its journal holds and, its data being the same, looks the same way.
@@ -52,7 +55,7 @@ def measure_until_decided(loop: Loop, history: NoiseModel | None, after_look: Lo
     from .looks import ab_look, covers, live_keys, look  # read when called: a test may stand in for a look
 
     live, request, head, console, budget = loop.live, loop.request, loop.head, loop.console, loop.budget
-    judged = ab_look if request.judge == "ab" else functools.partial(look, claims=request.claims)
+    judged = ab_look if request.judge == "ab" else functools.partial(look, claims=request.claims, kept=kept)
     margin = same_margin(request.judge)
     cap = request.rounds
     if request.judge != "ab":       # ab's looks lend no history a variance (round 2), nor the shipped prior
@@ -110,9 +113,11 @@ def measure_until_decided(loop: Loop, history: NoiseModel | None, after_look: Lo
                 else:
                     first.setdefault(st.key, (round_no, why_stopped(st.state, round_no, cap, margin)))
             still = open_variants(states)
-            console.print("\\[tfmatrix] look after round %d: %d lines decided, %d the same, %d open%s%s" % (
+            firsts = sum(s.state == FIRST for s in states)
+            console.print("\\[tfmatrix] look after round %d: %d lines decided, %d the same, %d open%s%s%s" % (
                 round_no, sum(s.state == DECIDED for s in states), sum(s.state == SAME for s in states),
-                sum(s.state == OPEN for s in states), ", %d left open by the budget" % len(cut) if cut else "",
+                sum(s.state == OPEN for s in states), ", %d the first runs of their series" % firsts if firsts else "",
+                ", %d left open by the budget" % len(cut) if cut else "",
                 "" if still and round_no < cap else "; done"))
             if not still or round_no >= cap:
                 break
