@@ -163,3 +163,39 @@ def test_every_series_value_is_kept_with_its_interval_and_a_claim_lines_ratio_st
     page = parse_html((tmp_path / "index.html").read_text()).by_id("series")
     heads = " ".join(th.text for th in page.find_all("th"))
     assert "mode=graph" in heads and "claim line tf2_graph_no_help" in heads
+
+
+def _drifting(refs: list[float], step_at: int, step: float, residual: float, seed: int = 3) -> list[KeptRun]:
+    """Kept runs of one cell of eight variants, each run's host reference ``refs[k]``: every variant follows the host
+    up to a ``residual`` of the whole run (what the reference workload does not share), and ``step`` from run
+    ``step_at`` on (the whole file slower)."""
+    import dataclasses
+    import random
+
+    from report_docs import kept_run
+
+    rnd = random.Random(seed)
+    out = []
+    for k, ref in enumerate(refs):
+        whole = math.log(ref / refs[0]) + rnd.gauss(0, residual) + (math.log(step) if k >= step_at else 0.0)
+        means = {f"v{i}": (i * 0.1 + whole + rnd.gauss(0, 0.01), 0.01 ** 2 / 3) for i in range(8)}
+        run = kept_run("mine", f"run{k}", {v: (0.01 ** 2, 2.0) for v in means}, n=k, means=means, rounds=3)
+        out.append(dataclasses.replace(run, host_reference_s=ref, code=f"code{int(k >= step_at)}"))
+    return out
+
+
+def test_a_host_that_moved_more_than_the_series_resolves_is_cannot_tell_never_no_step() -> None:
+    """Issue 63: the host reference moved by 54% over the runs and the whole file went 20% slower from run 4; the
+    reference does not follow the work closely (a 10% residual a run), so the whole cell's series resolves less
+    than the host moved. The series says it cannot tell, and how far the host moved, instead of "no step"."""
+    from tfmatrix.report.series_view import cell_lines
+
+    refs = [0.0168, 0.0225, 0.0181, 0.0258, 0.0170, 0.0249, 0.0190]
+    (series,) = cell_series(_drifting(refs, 4, 1.2, 0.10))
+    assert not series.whole.answer.steps and series.cannot_tell() == pytest.approx(0.0258 / 0.0168)
+    text = "\n".join(cell_lines(series))
+    assert "the cell as a whole: cannot tell: the host moved 54% between these runs" in text
+    assert "no step in any variant" not in text
+    # on a steady host the same residual leaves nothing to say but what the series found
+    (steady,) = cell_series(_drifting([0.0102, 0.0104, 0.0103, 0.0101, 0.0105, 0.0103, 0.0102], 99, 1.0, 0.01))
+    assert steady.cannot_tell() is None and "no step in any variant" in "\n".join(cell_lines(steady))

@@ -63,11 +63,25 @@ def step_lines(s: CellSeries) -> list[str]:
     return [text for text, _ in _steps(s)] + ["claim line " + change_text(c) for c in s.changes]
 
 
+def cannot_tell_text(s: CellSeries) -> str:
+    """ "the cell as a whole: cannot tell: the host moved 54% between these runs ..." ("" where it can tell)."""
+    move = s.cannot_tell()
+    if move is None:
+        return ""
+    return (f"the cell as a whole: cannot tell: the host moved {move - 1:.0%} between these runs, more than the "
+            f"whole-cell step this series resolves ({s.whole.answer.resolves - 1:.0%}): a step of every variant "
+            "alike is not told apart from the host's day")
+
+
 def cell_lines(s: CellSeries) -> list[str]:
-    """What one cell's series says: its head, each step, each changed claim line."""
+    """What one cell's series says: its head, each step, each changed claim line; where the host moved more than
+    the whole cell's steps it resolves, that it cannot tell (never "no step")."""
     lines = [head_line(s)]
+    unsure = cannot_tell_text(s)
     if not s.stepped and s.whole.answer.status != "insufficient data":
-        lines.append("  no step in any variant")
+        lines.append("  " + (unsure + "; no step in any single variant" if unsure else "no step in any variant"))
+    elif unsure:
+        lines.append("  " + unsure)
     return lines + ["  " + line for line in step_lines(s)]
 
 
@@ -90,7 +104,8 @@ def page_view(series: Sequence[CellSeries]) -> dict[str, Any] | None:
         centre = _centre(s)
         tb["cells"].append({
             "cell": s.cell, "head": head_line(s),
-            "steps": [{"text": text, "kind": kind} for text, kind in _steps(s)],
+            "steps": [{"text": text, "kind": kind} for text, kind in _steps(s)]
+            + ([{"text": cannot_tell_text(s), "kind": "cannot-tell"}] if cannot_tell_text(s) else []),
             "changes": [change_text(c) for c in s.changes],
             "points": [{"run": p.run, "when": p.when[:16], "move": f"{math.exp(p.log_mean - centre):.3f}",
                         "ref": _ref_ms(s, p.run),

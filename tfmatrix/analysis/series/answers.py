@@ -77,6 +77,22 @@ class CellSeries:
         ``step`` and its first run, as far as the kept files say (a file from before they said: unknown, False)."""
         return measured_same(self.runs, step.run)
 
+    def host_move(self) -> float | None:
+        """How far the host's reference workload moved over the runs (its slowest run over its fastest, a ratio;
+        None: a run timed none)."""
+        refs = [r.host_reference_s for r in self.runs if r.host_reference_s]
+        return max(refs) / min(refs) if refs and len(refs) == len(self.runs) else None
+
+    def cannot_tell(self) -> float | None:
+        """The host's move (``host_move``) where it is larger than the whole-cell step this series resolves and no
+        whole-cell step was named: a step of the whole cell (every variant of a file 20% slower) is then not told
+        apart from the host's day, whatever its reference workload says (on a day the host reference moved by 54%,
+        a 20% step of a whole file went unnamed at three rounds a run: issue 63). None where it can tell."""
+        move, resolves = self.host_move(), self.whole.answer.resolves
+        if move is None or self.whole.answer.steps or not math.isfinite(resolves):
+            return None
+        return move if move > resolves else None
+
     def resolves(self) -> float | None:
         """The median variant's smallest step this series resolves (as a ratio; None: too few runs)."""
         values = sorted(s.answer.resolves for s in self.variants if math.isfinite(s.answer.resolves))
