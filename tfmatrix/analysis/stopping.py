@@ -148,8 +148,7 @@ def line_states(claims: Sequence[ClaimResult], alpha: float = LOOK_ALPHA) -> lis
 def named_variants(df: Any, claims: Sequence[Claim]) -> set[tuple[str, str]]:
     """The (cell, variant id) rows of a frame that a side of ``claims`` names (its benchmarks and parameter values):
     a run's variants that are some claim's or question's, whether or not it made a line of them."""
-    specs = [(s.compare.benchmarks, side) for claim in claims for s in claim.setups
-             for side in (s.compare.a, s.compare.b)]
+    specs = _side_specs(claims)
     return {(str(c), str(i)) for c, i, bench, params in zip(df["cell"], df["id"], df["benchmark"], df["params"],
                                                             strict=True)
             if any(_names(str(bench), params, *spec) for spec in specs)}
@@ -258,9 +257,14 @@ def claim_variant_ids(catalogue: Iterable[tuple[str, str, Mapping[str, object]]]
                       claims: Sequence[Claim]) -> list[str]:
     """The ids of the catalogue's variants (benchmark, id, parameters) that a side of ``claims`` names, in catalogue
     order: what the default run measures (``variants = "claims"``)."""
-    specs = [(s.compare.benchmarks, side) for claim in claims for s in claim.setups
-             for side in (s.compare.a, s.compare.b)] + [(x.benchmarks, x.spec) for x in extras(claims)]
+    specs = _side_specs(claims) + [(x.benchmarks, x.spec) for x in extras(claims)]
     return [vid for bench, vid, params in catalogue if any(_names(bench, params, *spec) for spec in specs)]
+
+
+def _side_specs(claims: Sequence[Claim]) -> list[tuple[tuple[str, ...], ParamSpec]]:
+    """Every side of ``claims`` as (benchmark globs, parameter values): what ``_names`` matches a variant against."""
+    return [(s.compare.benchmarks, side) for claim in claims for s in claim.setups
+            for side in (s.compare.a, s.compare.b)]
 
 
 def _names(bench: str, params: Mapping[str, object], benchmarks: tuple[str, ...], spec: Mapping[str, object]) -> bool:

@@ -16,7 +16,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from rich.console import Console
 from rich.markup import escape
@@ -34,6 +34,9 @@ from .budget import Budget
 from .estimates import cell_estimates, last_runs, unknown_estimates
 from .request import RunRequest
 from .sequential import one_cell
+
+if TYPE_CHECKING:
+    from ..analysis.runs.noise_model import NoiseHistory
 
 
 def cells_text(cells: Sequence[Cell], runner: str) -> str:
@@ -117,9 +120,14 @@ def announce(jobs: Sequence[CellJob], skips: dict[str, str | None], runner: Runn
         text += ", %d rounds (every cell once, then again)" % request.rounds
     claims = "; " + claims_text(request) if request.claims_only else ""
     ready_cells = [j.cell for j in ready]
-    if request.sequential and request.bench_paths and request.judge != "ab":
-        claims += "; " + series_text(reports_dir, ready_cells)
-    warm = _history_covers(reports_dir, ready_cells) if request.sequential else False
+    warm = False
+    if request.sequential:
+        from ..analysis.runs.noise_model import history_at
+
+        kept = history_at(reports_dir)          # read once: what the looks borrow, and what a user's file is judged on
+        warm = _history_covers(kept, ready_cells)
+        if request.bench_paths and request.judge != "ab":
+            claims += "; " + series_text(kept, ready_cells)
     each = cell_estimates(ready, request, last, runner.built, host_reference(), warm)
     width = runner.width(ready_cells) if runner.slots > 1 else 1   # cells at once
     unknown = unknown_estimates(ready, last)
@@ -157,15 +165,14 @@ def claims_text(request: RunRequest) -> str:
     return text + ")"
 
 
-def series_text(reports_dir: Path, cells: Sequence[Cell]) -> str:
+def series_text(history: NoiseHistory, cells: Sequence[Cell]) -> str:
     """What a sequential run resolves of the user's benchmark files' variants no claim names (``series.since``):
     their change since the runs kept here, or, the first runs of their series, the rounds later runs need."""
     from ..analysis.runs.kept import history_means
-    from ..analysis.runs.noise_model import history_at
     from ..analysis.series.since import FIRST_ROUNDS, SAME_MARGIN
 
     names = {c.name for c in cells}
-    kept = sum(1 for run in history_means(history_at(reports_dir)) if any(cell in names for cell, _ in run))
+    kept = sum(1 for run in history_means(history) if any(cell in names for cell, _ in run))
     if kept >= 2:
         return ("your benchmarks no claim names: each judged against its %d kept runs, rounds until a change of "
                 "%d%% is shown or ruled out" % (kept, round(SAME_MARGIN * 100)))
@@ -173,12 +180,12 @@ def series_text(reports_dir: Path, cells: Sequence[Cell]) -> str:
             "runs to be compared with" % (kept, FIRST_ROUNDS))
 
 
-def _history_covers(reports_dir: Path, cells: Sequence[Cell]) -> bool:
+def _history_covers(history: NoiseHistory, cells: Sequence[Cell]) -> bool:
     """Whether the runs kept here (the archive's noise history) know any of ``cells`` (a sequential run then looks
     at round 1)."""
-    from ..analysis.runs.noise_model import history_at, pooled
+    from ..analysis.runs.noise_model import pooled
 
-    model = pooled(history_at(reports_dir))
+    model = pooled(history)
     return model is not None and any(cell == c.name for cell, _ in model.variances for c in cells)
 
 

@@ -59,8 +59,11 @@ def look(live: Mapping[str, LiveCell], head: JournalHead, history: NoiseModel | 
     asked = builtin() if claims is None else claims
     states = line_states(compute_claims(df, cells, asked, alpha=alpha), alpha)
     claimed = named_variants(df, asked + questions()) | {k for s in states for k in (s.a, s.b)}
+    rest = df[[(str(c), str(i)) not in claimed for c, i in zip(df["cell"], df["id"], strict=True)]]
+    if not len(rest):               # every variant is a claim's or a question's (the default's): no series line
+        return states
     lent = {**(history.lent if history else {}), **(history.variances if history else {})}
-    return states + series_states(run_sides(cells), kept, claimed, lent, alpha)
+    return states + series_states(run_sides(cells, rest), kept, claimed, lent, alpha)
 
 
 def ab_look(live: Mapping[str, LiveCell], head: JournalHead, history: NoiseModel | None,

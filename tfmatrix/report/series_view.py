@@ -105,7 +105,7 @@ def page_view(series: Sequence[CellSeries]) -> dict[str, Any] | None:
         tb["cells"].append({
             "cell": s.cell, "head": head_line(s),
             "steps": [{"text": text, "kind": kind} for text, kind in _steps(s)]
-            + ([{"text": cannot_tell_text(s), "kind": "cannot-tell"}] if cannot_tell_text(s) else []),
+            + [{"text": text, "kind": "cannot-tell"} for text in [cannot_tell_text(s)] if text],
             "changes": [change_text(c) for c in s.changes],
             "points": [{"run": p.run, "when": p.when[:16], "move": f"{math.exp(p.log_mean - centre):.3f}",
                         "ref": _ref_ms(s, p.run),

@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 
 from ..cells import CellResult
 from ..frame import build_frame, row_side
@@ -97,15 +98,16 @@ def pair_priors(name_a: str, name_b: str, vid: str, unreplicated: bool, noise: N
     return None, None
 
 
-def run_sides(cells: Sequence[CellResult]) -> dict[Key, Side]:
+def run_sides(cells: Sequence[CellResult], frame: pd.DataFrame | None = None) -> dict[Key, Side]:
     """Per (cell, variant id) measured ok: its rounds' log times (a ``Side``); each cell's containers' reference
-    workload as the variant ``CONTROL``."""
+    workload as the variant ``CONTROL``. ``frame``: the rows to take (a frame of ``cells`` already built, or part of
+    one), else all of theirs."""
     out: dict[Key, Side] = {}
     for cell in cells:
         control = reference_side(cell, cell.name)
         if control is not None and control.n:
             out[(cell.name, CONTROL)] = control
-    df = build_frame(list(cells))
+    df = build_frame(list(cells)) if frame is None else frame
     if not len(df):
         return out
     for _, row in df[df["status"] == "ok"].iterrows():
