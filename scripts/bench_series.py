@@ -13,6 +13,11 @@ step named in a variant that never changed (a false step).
 
     python scripts/bench_series.py --runs 10 --step-at 4 --whole-at 7 --out /tmp/series
     python scripts/bench_series.py --runs 10 --step-at 99 --whole-at 99 --cases 25 --out /tmp/null   # false steps
+    python scripts/bench_series.py --runs 5 --whole-at 3 --busy 1:2,3:1 --out /tmp/drift   # a drifting host
+    python scripts/bench_series.py --wander /tmp/null/reports ...   # the whole-cell wander for noise_tails.toml
+
+``--busy RUN:N`` runs N busy processes beside run RUN (other work on the
+host: its reference workload moves as on a busy day).
 
 Measure with nothing else running on the host.
 """
@@ -122,6 +127,27 @@ def summary(history: list[list[tuple[str, str, str, int, int]]], changed: set[st
     return lines
 
 
+def busy(n: int) -> list[subprocess.Popen[bytes]]:
+    """N processes that keep a core busy until killed: the host's other work."""
+    return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+
+
+def whole_wander(folders: list[Path]) -> str:
+    """The whole-cell wander over every series kept in ``folders`` (unchanged runs): the figures for
+    noise_tails.toml's ``[whole_cell]``."""
+    import math
+
+    from tfmatrix.analysis.series.answers import cell_series
+    from tfmatrix.analysis.statistics.steps import pooled_wander
+    from tfmatrix.results.archive import read_archive
+
+    series = [s for f in folders for s in cell_series(read_archive(f).runs)]
+    w = pooled_wander([s.whole.points for s in series])
+    refs = [r.host_reference_s * 1000 for s in series for r in s.runs if r.host_reference_s]
+    return (f"sd = {math.sqrt(w.var):.4f}, d = {w.d:.0f} (successive differences of {len(series)} series of "
+            f"{sum(len(s.runs) for s in series)} runs; host reference {min(refs):.1f}-{max(refs):.1f} ms)")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=10)
@@ -133,8 +159,16 @@ def main() -> int:
                     help="the kind whose first --changed-cases cases get 20%% slower (all: every kind's)")
     ap.add_argument("--changed-cases", type=int, default=1)
     ap.add_argument("--python", default=str(ROOT / ".nox" / "cell-tf2.21-keras3-cpu" / "bin" / "python"))
-    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--busy", default="", help="RUN:N,...: N busy processes beside run RUN (a drifting host)")
+    ap.add_argument("--wander", type=Path, nargs="+", help="print the whole-cell wander of these reports folders")
+    ap.add_argument("--out", type=Path)
     args = ap.parse_args()
+    if args.wander:
+        print(whole_wander(args.wander))
+        return 0
+    if args.out is None:
+        ap.error("--out is required")
+    hogs = {int(r): int(n) for r, n in (x.split(":") for x in args.busy.split(",") if x)}
     bench, reports = args.out / "benchmarks", args.out / "reports"
     matrix = args.out / "matrix.toml"
     matrix.parent.mkdir(parents=True, exist_ok=True)
@@ -143,15 +177,20 @@ def main() -> int:
     for run in range(args.runs):
         write_file(bench, run >= args.step_at, run >= args.whole_at, args.cases, args.changed, args.changed_cases)
         started = time.monotonic()
+        others = busy(hogs.get(run, 0))
         proc = subprocess.run([sys.executable, "-m", "tfmatrix", "matrix", "--matrix", str(matrix), "--reports",
                                str(reports), "--rounds", str(args.rounds), "--bench", "series.*", "--preset", "quick",
                                "--redo"], cwd=ROOT, capture_output=True, text=True)
+        for p in others:
+            p.kill()
+            p.wait()
         if proc.returncode != 0:
             print(proc.stderr[-3000:])
             return 1
         steps = named(reports)
         history.append(steps)
-        print(f"run {run}: {time.monotonic() - started:.0f} s; steps named: "
+        print(f"run {run}: {time.monotonic() - started:.0f} s{f', {len(others)} busy beside it' if others else ''}; "
+              "steps named: "
               + ("; ".join(f"{v} {k} from {w[:19]} ({a} after)" for v, k, w, a, _ in steps) or "none"), flush=True)
     subprocess.run([sys.executable, "-m", "tfmatrix", "series", "--reports", str(reports)], cwd=ROOT, check=False)
     from tfmatrix.analysis.series.answers import cell_series

@@ -14,7 +14,7 @@ from typing import Any
 
 from scipy import special
 
-from ..analysis.series.answers import WHOLE, CellSeries, GateHit, change_text, step_text
+from ..analysis.series.answers import HOST_STEADY, WHOLE, CellSeries, GateHit, change_text, step_text
 from ..analysis.statistics.steps import MIN_POINTS, Point
 from ..results.csv_files import csv_text
 
@@ -68,14 +68,14 @@ def cannot_tell_text(s: CellSeries) -> str:
     move = s.cannot_tell()
     if move is None:
         return ""
-    return (f"the cell as a whole: cannot tell: the host moved {move - 1:.0%} between these runs, more than the "
-            f"whole-cell step this series resolves ({s.whole.answer.resolves - 1:.0%}): a step of every variant "
-            "alike is not told apart from the host's day")
+    return (f"the cell as a whole: cannot tell: the host moved {move - 1:.0%} between these runs (a steady day's "
+            f"runs here: under {HOST_STEADY - 1:.0%}; on its own runs this series resolves a whole-cell step of "
+            f"{s.whole.answer.resolves - 1:.0%}): a step of every variant alike is not told apart from the host's day")
 
 
 def cell_lines(s: CellSeries) -> list[str]:
-    """What one cell's series says: its head, each step, each changed claim line; where the host moved more than
-    the whole cell's steps it resolves, that it cannot tell (never "no step")."""
+    """What one cell's series says: its head, each step, each changed claim line; where the host moved beyond a
+    steady day's and no whole-cell step was named, that it cannot tell (never "no step")."""
     lines = [head_line(s)]
     unsure = cannot_tell_text(s)
     if not s.stepped and s.whole.answer.status != "insufficient data":

@@ -19,10 +19,14 @@ from dataclasses import dataclass, replace
 from ...results.archive import KeptRun, Testbed
 from ..claims.answers import CANNOT
 from ..runs.noise_model import CONTROL
-from ..statistics.steps import Point, SeriesAnswer, Step, common_move, find_steps, pooled_wander
+from ..statistics.steps import Point, SeriesAnswer, Step, Wander, common_move, find_steps, pooled_wander
+from ..statistics.tails import whole_cell
 from ..statistics.words import THIN
 
 WHOLE = "~whole cell"      # the variant id the cell's common move goes by
+AGAINST_CONTROL = "against its containers' reference workload"
+HOST_STEADY = 1.25         # the host reference's move over a series of a steady day here: 10-12% (2026-11-29),
+#                            a busy one 54-83%
 WITHIN = 3                 # the series gate reads steps among each series' newest WITHIN runs: one run after a
 #                            step is a suspect, the second confirms it, the third still fails while it stays
 
@@ -83,15 +87,25 @@ class CellSeries:
         refs = [r.host_reference_s for r in self.runs if r.host_reference_s]
         return max(refs) / min(refs) if refs and len(refs) == len(self.runs) else None
 
+    def steady(self) -> bool:
+        """Whether the host's wander measured on steady days (``tails.whole_cell``) fits this series: its whole move
+        is taken against its containers' reference workload, as that was measured, and the host's reference moved
+        over the runs no more than on a steady day (``HOST_STEADY``). On a busy day the work follows the reference
+        less closely (measured: a host reference of 10.1-18.5 ms, the containers' 10.3-11.5 ms, the file's 20% step
+        seen as 4% in the busiest run), and the series is judged on its own runs and the other cells' alone."""
+        move = self.host_move()
+        return self.normalised == AGAINST_CONTROL and move is not None and move <= HOST_STEADY
+
     def cannot_tell(self) -> float | None:
-        """The host's move (``host_move``) where it is larger than the whole-cell step this series resolves and no
-        whole-cell step was named: a step of the whole cell (every variant of a file 20% slower) is then not told
-        apart from the host's day, whatever its reference workload says (on a day the host reference moved by 54%,
-        a 20% step of a whole file went unnamed at three rounds a run: issue 63). None where it can tell."""
-        move, resolves = self.host_move(), self.whole.answer.resolves
-        if move is None or self.whole.answer.steps or not math.isfinite(resolves):
+        """The host's move (``host_move``) where it is beyond a steady day's (``HOST_STEADY``) and no whole-cell step
+        was named: a step of the whole cell (every variant of a file 20% slower) is then not told apart from the
+        host's day, whatever its reference workload says (on a day the host reference moved by 54%, a 20% step of a
+        whole file went unnamed at three rounds a run: issue 63; on a busy one, 10.1-18.5 ms, the file's 20% showed
+        as 4% in the busiest run). None where it can tell."""
+        move = self.host_move()
+        if move is None or self.whole.answer.steps or not math.isfinite(self.whole.answer.resolves):
             return None
-        return move if move > resolves else None
+        return move if move > HOST_STEADY else None
 
     def resolves(self) -> float | None:
         """The median variant's smallest step this series resolves (as a ratio; None: too few runs)."""
@@ -161,19 +175,32 @@ def cell_series(runs: Sequence[KeptRun]) -> list[CellSeries]:
 
     The run-to-run wander a step is judged against is measured over many
     series at once (``steps.pooled_wander``), never one series' few runs: a
-    variant's, over its cell's variants; a whole cell's, over every cell's
-    whole series on its testbed (cells on one host wander alike).
+    variant's, over its cell's variants; a whole cell's, over every other
+    cell's whole series on its testbed (cells on one host wander alike) and
+    the host's measured wander (``tails.whole_cell``), as the prior beside
+    which the series' own runs are fitted (``whole_prior``): a user's one
+    cell is judged on more than its five runs, many cells on each other. The
+    host's figure is a steady day's: a series of a busier day (``steady``)
+    has the other cells' alone.
     """
     made = [_one(group) for group in groups(runs).values()]
-    wanders: dict[str, float] = {}
-    for key in {s.testbed.key for s, _ in made}:
-        wanders[key] = pooled_wander([w for s, w in made if s.testbed.key == key])
     out = []
     for s, whole in made:
-        wander = wanders[s.testbed.key]
-        answer = attributed(find_steps(whole, wander if math.isfinite(wander) else None), s.runs)
+        others = pooled_wander([w for t, w in made if t.testbed.key == s.testbed.key and t is not s])
+        prior = whole_prior(others, whole_cell() if s.steady() else None)
+        answer = attributed(find_steps(whole, prior=prior), s.runs)
         out.append(replace(s, whole=VariantSeries(WHOLE, whole, answer)))
     return sorted(out, key=lambda s: (s.testbed.key, s.cell, s.runs[0].finished))
+
+
+def whole_prior(others: Wander, host: Wander | None) -> Wander | None:
+    """The other series' whole-cell wander (``others``) and the host's (``tails.whole_cell``, where it fits),
+    pooled on their degrees of freedom: what a cell's whole series is judged beside (None: neither is known)."""
+    known = [w for w in (host, others) if w is not None and w.d > 0 and math.isfinite(w.var)]
+    if len(known) < 2:
+        return known[0] if known else None
+    d = sum(w.d for w in known)
+    return Wander(sum(w.d * w.var for w in known) / d, d, "; ".join(w.source or f"{w.d:.0f} other runs" for w in known))
 
 
 def _one(runs: Sequence[KeptRun]) -> tuple[CellSeries, tuple[Point, ...]]:
@@ -209,7 +236,7 @@ def line_series(runs: Sequence[KeptRun]) -> tuple[VariantSeries, ...]:
 def _judged(series: Mapping[str, tuple[Point, ...]], runs: Sequence[KeptRun]) -> tuple[VariantSeries, ...]:
     """Each of a cell's series (its variants', or its claim lines') judged by the step rule, the run-to-run wander
     pooled over them all (``steps.pooled_wander``), each step laid on what changed in its run (``attributed``)."""
-    wander = pooled_wander(list(series.values())) if series else math.nan
+    wander = pooled_wander(list(series.values())).var if series else math.nan
     given = wander if math.isfinite(wander) else None
     return tuple(VariantSeries(name, points, attributed(find_steps(points, given), runs))
                  for name, points in series.items())
@@ -219,7 +246,7 @@ def _whole(runs: Sequence[KeptRun], moves: Mapping[str, Point]) -> tuple[tuple[P
     """The cell's common move per run against its reference workload, else the host's, else as measured."""
     if all(CONTROL in r.means and math.isfinite(r.means[CONTROL][0]) for r in runs):
         ref = {r.run: r.means[CONTROL] for r in runs}
-        normalised = "against its containers' reference workload"
+        normalised = AGAINST_CONTROL
     elif all(r.host_reference_s for r in runs):
         ref = {r.run: (math.log(r.host_reference_s or 1.0), math.nan) for r in runs}
         normalised = "against the host's reference workload"

@@ -56,6 +56,16 @@ class Point:
 
 
 @dataclass(frozen=True)
+class Wander:
+    """A run-to-run variance of a run's level (log) beyond what its rounds say, and the degrees of freedom it was
+    measured on (``source``: where)."""
+
+    var: float
+    d: float
+    source: str = ""
+
+
+@dataclass(frozen=True)
 class Step:
     """A change of level at point ``index`` (the first run after it): ``ratio`` = exp(level after - before) in
     [``low``, ``high``] (95%); ``after`` runs at the new level, to the next step or the newest run; ``kind``:
@@ -84,7 +94,7 @@ class SeriesAnswer:
 
 
 def find_steps(points: Sequence[Point], wander: float | None = None, min_step: float = 0.05,
-               one_process: float | None = None) -> SeriesAnswer:
+               one_process: float | None = None, prior: Wander | None = None) -> SeriesAnswer:
     """The steps of one series of runs, oldest first.
 
     ``wander``: the run-to-run variance of a run's level beyond its rounds;
@@ -94,7 +104,12 @@ def find_steps(points: Sequence[Point], wander: float | None = None, min_step: f
     series of 8 runs names only large steps. Give what was measured on more
     runs (``pooled_wander`` over many series, ``kept.run_spread``, a noise
     history), never a wander fitted to this series alone (too small as often
-    as too large, it would pass the normal's bar unearned).
+    as too large, it would pass the normal's bar unearned). ``prior``: where
+    no such wander is known (one series, a user's one cell), what is known of
+    it elsewhere (the host's, other series'): the series' own wander is then
+    fitted per segmentation with that prior beside its few differences (a
+    scaled inverse chi-square), and a step passes a t's bar on their degrees
+    of freedom added.
     """
     y = np.asarray([p.log_mean for p in points], dtype=float)
     if not np.all(np.isfinite(y)):
@@ -102,7 +117,8 @@ def find_steps(points: Sequence[Point], wander: float | None = None, min_step: f
     n = len(y)
     if n < MIN_POINTS:
         return SeriesAnswer((), "insufficient data", math.nan, math.nan if wander is None else wander)
-    noise = _Noise(y, np.asarray([p.var for p in points], dtype=float), wander, one_process)
+    noise = _Noise(y, np.asarray([p.var for p in points], dtype=float), wander, one_process,
+                   None if wander is not None else prior)
     small = math.log1p(min_step)
     cuts, row, df = _prune(y, noise, _forward(y, noise, small), small)
     v = noise.rows[row]
@@ -149,7 +165,7 @@ def common_move(series: Mapping[Key, Sequence[Point]]) -> list[Point]:
     return out
 
 
-def pooled_wander(series: Sequence[Sequence[Point]]) -> float:
+def pooled_wander(series: Sequence[Sequence[Point]]) -> Wander:
     """The run-to-run variance beyond the points' own variances, fitted to the successive differences of several
     series at once: for ``find_steps``'s ``wander``.
 
@@ -157,7 +173,7 @@ def pooled_wander(series: Sequence[Sequence[Point]]) -> float:
     every variant's series of one cell), the wander is known on many runs
     and a step must pass the normal's bar, not a t's on one series' few
     degrees of freedom. A difference that touches a point of unknown
-    variance (one process) is left out; NaN when none is left.
+    variance (one process) is left out; NaN on 0 degrees of freedom when none is left.
     """
     d, known = [], []
     for pts in series:
@@ -168,10 +184,10 @@ def pooled_wander(series: Sequence[Sequence[Point]]) -> float:
         known.append((var[:-1] + var[1:])[both])
     e, k = np.concatenate([np.zeros(0), *d]), np.concatenate([np.zeros(0), *known])
     if not len(e):
-        return math.nan
+        return Wander(math.nan, 0.0)
     grid = max(float(np.median(e ** 2)) / 0.4549 / 2, 1e-12) * 2.0 ** np.arange(-12.0, 4.1, 0.25)
     s = np.maximum(2 * grid[:, None] + k[None, :], 1e-300)
-    return float(grid[int(np.argmax(_loglik(e[None, :], s).sum(axis=1)))])
+    return Wander(float(grid[int(np.argmax(_loglik(e[None, :], s).sum(axis=1)))]), float(len(e)))
 
 
 class _Noise:
@@ -184,9 +200,12 @@ class _Noise:
     wander. A mean of 2-3 rounds has a variance on 1-2 degrees of freedom,
     100 times too small now and then: none is taken below half their median
     or a third of one process's, or one lucky run would outweigh the rest.
+    With a ``prior`` for the wander (its points' own variances known), the
+    grid reaches it and each row's fit adds its log prior density.
     """
 
-    def __init__(self, y: np.ndarray, var: np.ndarray, wander: float | None, one_process: float | None) -> None:
+    def __init__(self, y: np.ndarray, var: np.ndarray, wander: float | None, one_process: float | None,
+                 prior: Wander | None = None) -> None:
         known = np.isfinite(var)
         if known.any():
             var = np.where(known, np.maximum(var, VAR_FLOOR * float(np.median(var[known]))), np.nan)
@@ -209,6 +228,17 @@ class _Noise:
             self.rows = scale[:, None] * pilot[best][None, :]
         self.rows = np.maximum(self.rows, 1e-300)
         self.fixed = len(self.ws) == 1
+        self.d0 = 0.0
+        self.log_prior = np.zeros(len(self.rows))
+        if (prior is not None and prior.d > 0 and math.isfinite(prior.var) and not self.fixed
+                and (one_process is not None or known.all())):
+            s0, self.d0 = prior.var, prior.d
+            grid = np.maximum(self.ws, 1e-300)     # scaled inverse chi-square(d0, s0) over the wander's grid
+            grid = np.geomspace(min(grid[0], s0 / 64), max(grid[-1], s0 * 64), len(grid) + 16)
+            u = 0.0 if one_process is None else float(one_process)
+            self.ws = grid
+            self.rows = np.maximum(grid[:, None] + np.where(known, np.maximum(own, u / 3), u), 1e-300)
+            self.log_prior = -(self.d0 / 2 + 1) * np.log(grid) - self.d0 * s0 / (2 * grid)
 
     def fit(self, y: np.ndarray, labels: np.ndarray) -> np.ndarray:
         """Per segmentation (``labels``: m x n segment numbers), the row its successive differences within
@@ -216,10 +246,11 @@ class _Noise:
         if self.fixed:
             return np.zeros(len(labels), dtype=int)
         within = (labels[:, 1:] == labels[:, :-1]).astype(float)
-        return np.argmax(_loglik(np.diff(y), self.rows[:, :-1] + self.rows[:, 1:]) @ within.T, axis=0)
+        fits = _loglik(np.diff(y), self.rows[:, :-1] + self.rows[:, 1:]) @ within.T + self.log_prior[:, None]
+        return np.argmax(fits, axis=0)
 
     def df(self, n: int, segments: int) -> float:
-        return math.inf if self.fixed else float(max(n - segments - 1, 1))
+        return math.inf if self.fixed else float(self.d0 + max(n - segments - 1, 1))
 
 
 def _loglik(e: np.ndarray, s: np.ndarray) -> np.ndarray:
@@ -245,6 +276,14 @@ def _levels(y: np.ndarray, v: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray
         h = wt * np.minimum(1.0, HUBER_K * sd / np.maximum(np.abs(y - c[:, None]), 1e-300))
         c = np.einsum("mn,n->m", h, y) / h.sum(axis=1)
     return c, np.sqrt(1.0 / h.sum(axis=1))
+
+
+def _huber(y: np.ndarray, v: np.ndarray, masks: np.ndarray, level: np.ndarray) -> np.ndarray:
+    """Per row: the Huber loss (``HUBER_K``) of the points of ``masks`` about their row's ``level``, each in its own
+    SD (``v``): how badly one level fits them."""
+    r = np.abs(y[None, :] - level) / np.sqrt(v)
+    rho = np.where(r <= HUBER_K, r ** 2 / 2, HUBER_K * r - HUBER_K ** 2 / 2)
+    return (rho * masks).sum(axis=1)
 
 
 def _contrast(y: np.ndarray, v: np.ndarray, lo: int, cut: int, hi: int) -> tuple[float, float, float]:
@@ -278,7 +317,13 @@ def _forward(y: np.ndarray, noise: _Noise, small: float) -> list[int]:
         ok = (z >= _bar(noise.df(n, len(cuts) + 2), n)) & (np.abs(d) >= small)
         if not ok.any():
             return cuts
-        cuts = sorted([*cuts, int(t[ok][np.argmax(z[ok]), 0])])
+        # where: the cut that fits its segment best (a short level's small SE must not pull a step off its run)
+        whole = (idx >= a) & (idx < b)
+        one, _ = _levels(y, v, whole)
+        gain = (_huber(y, v, whole, one[:, None])
+                - _huber(y, v, (idx >= a) & (idx < t), c[:len(t), None])
+                - _huber(y, v, (idx >= t) & (idx < b), c[len(t):, None]))
+        cuts = sorted([*cuts, int(t[ok][np.argmax(gain[ok]), 0])])
 
 
 def _prune(y: np.ndarray, noise: _Noise, cuts: list[int], small: float) -> tuple[list[int], int, float]:

@@ -34,6 +34,7 @@ import numpy as np
 from scipy import special, stats
 
 from .inference import Contrast
+from .steps import Wander
 
 TABLE_PATH = Path(__file__).resolve().parent.parent.parent / "data" / "noise_tails.toml"   # package data
 
@@ -84,3 +85,11 @@ def one_process(path: Path = TABLE_PATH) -> Null:
     """The gate's null for a contrast with one process on a side, as measured (``noise_tails.toml``)."""
     table = tomllib.loads(path.read_text())["one_process"]
     return Null(float(table["df"]), float(table["scale"]), str(table["measured"]))
+
+
+@functools.cache
+def whole_cell(path: Path = TABLE_PATH) -> Wander:
+    """How far a cell's common move against its reference workload wanders between runs of unchanged code here
+    (``noise_tails.toml``): what a series of one cell's few runs borrows (``steps.find_steps``'s ``prior``)."""
+    table = tomllib.loads(path.read_text())["whole_cell"]
+    return Wander(float(table["sd"]) ** 2, float(table["d"]), str(table["measured"]))
