@@ -71,7 +71,12 @@ class Step:
 
 
 class Env:
-    """What ``setup`` gets besides the parameters: the cell's TensorFlow, Keras and numpy."""
+    """What ``setup`` gets besides the parameters: the cell's TensorFlow, Keras and numpy.
+
+    On a Keras 3 cell of JAX or PyTorch there is no TensorFlow: ``tf`` and
+    ``tf_version`` are None there, and ``apis = ("keras",)`` is Keras 3 on
+    the cell's backend (``tf.keras`` and ``tf`` variants are n/a).
+    """
 
     def __init__(self, worker_env: Any, api: str) -> None:
         self._env = worker_env
@@ -79,7 +84,7 @@ class Env:
         self.np = worker_env.np
         self.mode = worker_env.mode                      # "eager" | "graph"
         self.preset = worker_env.preset.name             # "quick", "standard", ... (any name)
-        self.tf_version = str(worker_env.tf.__version__)
+        self.tf_version = str(worker_env.tf.__version__) if worker_env.tf is not None else None
         self.api = api
         handle = worker_env.keras(api) if api != "tf" else None   # NotApplicable when absent
         self.keras = handle.module if handle is not None else None

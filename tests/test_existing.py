@@ -182,3 +182,22 @@ def test_a_gpu_cell_skipped_for_want_of_a_gpu_runtime_names_the_existing_environ
     assert "--python /path/to/env/bin/python --target gpu" in why and 'target = "gpu" in a [[cell]]' in why
     gpu_cell = load_snippet('[[cell]]\ntf = "2.15"\ntarget = "gpu"\n').cells[0]
     assert "--target gpu" in (VenvRunner().skip_reason(gpu_cell) or "")
+
+
+def test_an_environment_that_holds_another_backend_release_is_refused_before_it_runs(
+        load_snippet: Callable[..., Matrix]) -> None:
+    """``jax = "0.6"`` on an existing environment: what it holds is read from the interpreter itself (this one holds
+    no jax), and a mismatch is one line naming the cell, the key and the fix."""
+    from tfmatrix.errors import UserError
+    from tfmatrix.runners.existing import check_release
+
+    cell = load_snippet(f'[[cell]]\npython = "{sys.executable}"\njax = "0.6"\n').cells[0]
+    assert (cell.backend, cell.backend_version) == ("jax", "0.6") and dict(cell.env)["KERAS_BACKEND"] == "jax"
+    with pytest.raises(UserError) as e:
+        ExistingRunner().inputs(cell)
+    assert str(e.value) == (f"matrix.toml: cell[0]: key 'jax': the existing environment {sys.executable} holds no jax, "
+                            f"not jax 0.6; remove jax, or point python at an environment that holds jax 0.6")
+    held = "3.11.7\njax==0.6.1\njaxlib==0.6.1\nkeras==3.10.0"
+    check_release(cell, held)                                     # any 0.6 patch holds "0.6"
+    with pytest.raises(UserError, match="holds jax 0.10.2, not jax 0.6"):
+        check_release(cell, held.replace("0.6.1", "0.10.2"))

@@ -42,7 +42,8 @@ def test_toml_syntax_errors_give_line_and_column(error_of: ErrorOf, body: str, m
      f"{M}: cell[0]: key 'pyton': unknown cell key; did you mean 'python'?"),
     ('[[cell]]\ntf = "1.15"\ncolour = "red"\n',
      f"{M}: cell[0]: key 'colour': unknown cell key; known keys: tf, keras, python, target, cuda, cudnn, base, "
-     "base_digest, pins, env, preset, repeats, timeout, memory, allow_untested, name, backend, pool, opt_in"),
+     "base_digest, pins, env, preset, repeats, timeout, memory, allow_untested, name, backend, pool, opt_in, "
+     "jax, torch"),
     ("[matirx]\n", f"{M}: top level: key 'matirx': unknown table; did you mean 'matrix'?"),
     ('[matrix]\npresets = "quick"\n', f"{M}: [matrix]: key 'presets': unknown [matrix] key; did you mean 'preset'?"),
     ('[images]\nregistry = "x"\n',
@@ -206,7 +207,7 @@ def test_empty_matrix(error_of: ErrorOf, body: str) -> None:
     ('name = "tf1..15"', "key 'name': 'tf1..15' is not a valid cell name; use 1-63 lowercase letters, digits and . _ - "
                          "(starting and ending with a letter or digit)"),
     ('name = "{default}-{pyth}"', "key 'name': unknown placeholder {pyth}; use {tf} {release} {keras} {python} "
-                                  "{target} {cuda} {cudnn} {backend} {pool} {default}"),
+                                  "{target} {cuda} {cudnn} {backend} {backend_release} {pool} {default}"),
     ('base = "python:3.7;rm"', "key 'base': 'python:3.7;rm' is not an image reference; use \"python\", \"tensorflow\" "
                                "or a reference like \"nvidia/cuda:12.3.2-cudnn9-runtime-ubuntu22.04\""),
     ('base = "python:3.7@sha256:' + "a" * 64 + '"', "key 'base': 'python:3.7@sha256:" + "a" * 64 + "' is not an image "

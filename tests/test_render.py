@@ -180,7 +180,8 @@ def test_dockerfile_structure(cell: Cell) -> None:
     for key, value in cell.env:
         assert f'{key}="{value}"' in text
     labels = dict(re.findall(r'^\s+(org\.tfmatrix\.[a-z-]+)="([^"]*)"', text, re.M))
-    which = {"org.tfmatrix.tf": cell.tf} if cell.has_tf else {"org.tfmatrix.backend": cell.backend}
+    which = ({"org.tfmatrix.tf": cell.tf} if cell.has_tf
+             else {"org.tfmatrix.backend": f"{cell.backend} {cell.backend_version}"})
     assert labels == {"org.tfmatrix.cell": cell.name, **which,
                       "org.tfmatrix.keras": cell.keras.label, "org.tfmatrix.python": cell.python,
                       "org.tfmatrix.target": cell.target, "org.tfmatrix.base": cell.base.upstream,

@@ -97,6 +97,14 @@ class CellResult:
         return "tensorflow" if self.keras_flavour == "keras3" or self.keras_version.startswith("3.") else None
 
     @property
+    def backend_version(self) -> str | None:
+        """A jax/torch cell's backend release as installed (its fingerprint's packages), else as the matrix asked."""
+        backend = self.backend
+        if backend in (None, "tensorflow"):
+            return None
+        return self.facts.tf.packages.get(str(backend)) or self.facts.spec.backend_version
+
+    @property
     def has_tf(self) -> bool:
         """False for a cell without TensorFlow: Keras 3 on jax/torch, or an existing environment whose fingerprint
         found none (its TF column shows "-", not an unknown "?")."""

@@ -224,6 +224,7 @@ class CellSpec:
     preset: str | None = None
     image: str | None = None
     backend: str | None = None              # Keras 3's backend, as the matrix named it
+    backend_version: str | None = None      # its release, exact ("0.6.2"); an existing environment's: as asked
     keras: KerasFacts = KerasFacts()
     cuda: str | None = None
     cudnn: str | None = None
@@ -237,7 +238,8 @@ class CellSpec:
         env = spec.get("env")
         return cls(name=spec.get("name"), tf=spec.get("tf"), tf_release=spec.get("tf_release"),
                    python=spec.get("python"), target=spec.get("target"), preset=spec.get("preset"),
-                   image=spec.get("image"), backend=_shown(spec.get("backend")), keras=KerasFacts.of(spec.get("keras")),
+                   image=spec.get("image"), backend=_shown(spec.get("backend")),
+                   backend_version=_shown(spec.get("backend_version")), keras=KerasFacts.of(spec.get("keras")),
                    cuda=_shown(spec.get("cuda")), cudnn=_shown(spec.get("cudnn")),
                    base_ref=_obj(spec.get("base")).get("ref"),
                    env={str(k): str(v) for k, v in env.items()} if isinstance(env, dict) else {},

@@ -29,9 +29,10 @@ if TYPE_CHECKING:
 
 
 def _axis(args: argparse.Namespace) -> Axis:
-    """The releases to walk: TF's (default), or Keras 3's on one TF from the older end on (``--axis keras``)."""
+    """The releases to walk: TF's (default), Keras 3's on one TF from the older end on (``--axis keras``), or a
+    backend's under one Keras 3 that is tested on the older end (``--axis jax|torch``)."""
     older = min(args.good, args.bad, key=lambda v: [int(x) for x in re.findall(r"\d+", v)])
-    return release_axis(args.axis, args.tf, older)
+    return release_axis(args.axis, args.tf, older, args.keras)
 
 
 def _bisect(args: argparse.Namespace, settings: RunSettings) -> int:
@@ -46,9 +47,10 @@ def _bisect(args: argparse.Namespace, settings: RunSettings) -> int:
     from ..analysis.claims.files import every_builtin
     from .claims import own_of
 
-    target = (claim_target(args.claim, preset, every_builtin() + own_of(settings.claims), settings.bench_paths)
-              if args.claim else bench_target(args.bench, preset))
     axis = _axis(args)
+    target = (claim_target(args.claim, preset, every_builtin() + own_of(settings.claims), settings.bench_paths,
+                           axis.backend)
+              if args.claim else bench_target(args.bench, preset, settings.bench_paths))
     good, bad = axis.exact(args.good, "--good"), axis.exact(args.bad, "--bad")
     if good == bad:
         raise UserError(f"--good {args.good} and --bad {args.bad} are the same release ({good}); name two")
@@ -101,9 +103,12 @@ def configure_bisect(p: argparse.ArgumentParser) -> None:
                    "(2.1 = its newest patch, or an exact 2.1.0)")
     p.add_argument("--bad", required=True, metavar="RELEASE", help="a release where it changed (older or newer)")
     p.add_argument("--axis", choices=AXES, default="tf",
-                   help="tf: TensorFlow releases (default); keras: Keras 3 releases on one TF (--tf)")
+                   help="tf: TensorFlow releases (default); keras: Keras 3 releases on one TF (--tf); jax, torch: "
+                        "the backend's releases under one Keras 3 (--keras)")
     p.add_argument("--tf", metavar="RELEASE", help="--axis keras: the TF the Keras releases run on (default: the "
                    "newest that accepts the older end)")
+    p.add_argument("--keras", metavar="VERSION", help="--axis jax|torch: the Keras 3 release (exact) the backend "
+                   "releases run under (default: the newest whose CI tests the older end)")
     p.add_argument("--patches", action="store_true",
                    help="after the minor releases, walk the patch releases between the two it left")
     add_preset(p, default="matrix.toml's, seed")

@@ -1,5 +1,5 @@
-"""The ``timeline`` command: every one-cell claim across every TF minor release (or Keras 3 release), then
-the report.
+"""The ``timeline`` command: every one-cell claim across every TF minor release (or Keras 3's, JAX's or
+PyTorch's), then the report.
 
 Reads the options into the releases and the request, lets
 ``history.timeline`` reuse what earlier cell files answer and measure the
@@ -26,14 +26,14 @@ def _timeline(args: argparse.Namespace, settings: RunSettings) -> int:
     console = stderr_console()
     matrix = settings.matrix
     preset = settings.run_preset
-    axis = release_axis(args.axis, args.tf, args.first or "3.0")
+    axis = release_axis(args.axis, args.tf, args.first or ("3.0" if args.axis == "keras" else ""), args.keras)
     minors = timeline.minor_releases(axis)
     first = axis.exact(args.first or minors[0], "--from")
     last = axis.exact(args.last or minors[-1], "--to")
     releases = minor_steps(axis, first, last)
     reports = output_dir(settings.reports, "--reports")
     claims = settings.claims
-    ids = timeline.selection(preset, claims, settings.bench_paths)
+    ids = timeline.selection(preset, claims, settings.bench_paths, axis.backend)
     # every release a fixed number of rounds (matrix.toml's "auto" gives its cap), at one preset
     request = settings.request(ids, preset=preset, schedule="interleaved", sequential=False)
     answered, to_run = timeline.reuse(axis, releases, matrix.settings, reports, ids, redo=args.redo, claims=claims)
@@ -58,8 +58,11 @@ def cmd_timeline(args: argparse.Namespace) -> int:
 
 def configure_timeline(p: argparse.ArgumentParser) -> None:
     p.add_argument("--axis", choices=AXES, default="tf",
-                   help="tf: every TensorFlow minor release (default); keras: every Keras 3 release on one TF (--tf)")
+                   help="tf: every TensorFlow minor release (default); keras: every Keras 3 release on one TF (--tf); "
+                        "jax, torch: every minor release of the backend under one Keras 3 (--keras)")
     p.add_argument("--tf", metavar="RELEASE", help="--axis keras: the TF the Keras releases run on")
+    p.add_argument("--keras", metavar="VERSION", help="--axis jax|torch: the Keras 3 release (exact) the backend "
+                   "releases run under (default: the newest whose CI tests the oldest)")
     p.add_argument("--from", dest="first", metavar="RELEASE", help="the first release (default: the oldest)")
     p.add_argument("--to", dest="last", metavar="RELEASE", help="the last release (default: the newest)")
     add_preset(p, default="matrix.toml's, seed")

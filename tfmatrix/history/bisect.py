@@ -150,7 +150,8 @@ class Bisection:
                          final.found, final.last_good, final.first_bad, final.boundary_text(),
                          [p.release for p in final.between], final.problem, [probe(p) for p in self.path],
                          [list(t) for t in self.packages],
-                         self.minors.notes + (self.patches.notes if self.patches else []), list(self.why))
+                         self.minors.notes + (self.patches.notes if self.patches else []), list(self.why),
+                         self.axis.keras)
 
     def to_json(self) -> dict[str, Any]:
         return self.doc().to_json()
@@ -196,7 +197,7 @@ def with_evidence(result: Bisection, prober: Prober) -> Bisection:
 
 def write_answer(result: Bisection, reports: Path) -> Path:
     """The answer as ``<reports>/bisect/<target>-<axis>-<good>-<bad>.json`` (``report.bisect_view`` reads it)."""
-    key = f"{result.target.key}-{result.axis.name}{result.axis.tf}-{result.good}-{result.bad}"
+    key = f"{result.target.key}-{result.axis.name}{result.axis.tf or result.axis.keras}-{result.good}-{result.bad}"
     path = reports / BISECT_DIR / out_name(key)
     write_json_atomic(path, result.to_json())
     return path

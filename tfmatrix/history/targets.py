@@ -51,21 +51,22 @@ class Target:
 
 
 def claim_target(key: str, preset: str, claims: Sequence[Claim] | None = None,
-                 bench_paths: Sequence[Path] = ()) -> Target:
+                 bench_paths: Sequence[Path] = (), backend: str = "tensorflow") -> Target:
     """The claim ``key`` of ``claims`` (default: every built-in one; a command adds the user's own) as a bisect's
     target; ``bench_paths``: the user's benchmark files, whose variants a claim of theirs may compare."""
     claim = find(every_builtin() if claims is None else claims, key, "--claim")
     if claim.ref_cell is not None:
         raise UserError(f"--claim {key}: this claim compares two cells ({claim.a} against {claim.b}), so no single "
                         "release answers it; bisect a claim measured inside one cell, or one variant with --bench ID")
-    ids = claim_variant_ids(claim, preset, bench_paths)
+    ids = claim_variant_ids(claim, preset, bench_paths, backend)
     if not ids:
         raise UserError(f"--claim {key}: the {preset} preset has no variant this claim compares; use --preset seed")
     return Target(key, f"{claim.key}: time {claim.a} / {claim.b}", tuple(ids), claim)
 
 
-def bench_target(variant_id: str, preset: str) -> Target:
-    ids = [v.id for v in _variants(preset)]
+def bench_target(variant_id: str, preset: str, bench_paths: Sequence[Path] = ()) -> Target:
+    """One variant (of the suite, or of the user's files ``bench_paths``) as a bisect's target: its time."""
+    ids = [v.id for v in _variants(preset, bench_paths)]
     if variant_id not in ids:
         close = difflib.get_close_matches(variant_id, ids, n=1, cutoff=0.5)
         fix = f"did you mean {close[0]}?" if close else "list them with python -m suite list --preset " + preset
@@ -73,22 +74,25 @@ def bench_target(variant_id: str, preset: str) -> Target:
     return Target(variant_id, f"time of {variant_id}", (variant_id,))
 
 
-def claim_variant_ids(claim: Claim, preset: str, bench_paths: Sequence[Path] = ()) -> list[str]:
-    """Every variant of ``preset`` that a side of the claim's TensorFlow setups matches: the A side's, then the
+def claim_variant_ids(claim: Claim, preset: str, bench_paths: Sequence[Path] = (),
+                      backend: str = "tensorflow") -> list[str]:
+    """Every variant of ``preset`` that a side of the claim's setups for ``backend`` matches: the A side's, then the
     B side's, each in catalogue order.
 
-    A bisect or a timeline walks TensorFlow releases: the setups that answer
-    the claim on JAX or PyTorch cells (a claims file's ``answer``) are not
-    measured there (their variants would be n/a in every release, and the
-    claim's two sides would no longer be its first line's two variants).
+    A bisect or a timeline walks one framework's releases: TensorFlow's (and
+    Keras's on it), whose cells never measure the setups that answer the
+    claim on JAX or PyTorch (a claims file's ``answer``: their variants would
+    be n/a in every release, and the claim's two sides would no longer be its
+    first line's two variants), or JAX's or PyTorch's, whose cells measure
+    those setups and the backend's own ops.
     """
     from suite.definitions import BACKEND_API
 
-    setups = [s for s in claim.setups if not s.compare.backends or "tensorflow" in s.compare.backends]
+    setups = [s for s in claim.setups if not s.compare.backends or backend in s.compare.backends]
     a_side, b_side = [], []
     for v in _variants(preset, bench_paths):
         params = dict(v.params)
-        if v.api == BACKEND_API:        # JAX's or PyTorch's own ops: n/a in every TensorFlow release
+        if v.api == BACKEND_API and backend == "tensorflow":    # JAX's or PyTorch's own ops: n/a on TF
             continue
         mine = [s for s in setups if in_benchmarks(v.benchmark, s.compare.benchmarks)]
         if any(matches(params, s.compare.a) for s in mine):

@@ -54,11 +54,12 @@ def timeline_claims(claims: Sequence[Claim] | None = None) -> tuple[Claim, ...]:
 
 
 def selection(preset: str, claims: Sequence[Claim] | None = None,
-              bench_paths: Sequence[Path] = ()) -> tuple[str, ...]:
-    """Every variant a timeline claim compares, each once, in catalogue order (``bench_paths``: the user's files)."""
+              bench_paths: Sequence[Path] = (), backend: str = "tensorflow") -> tuple[str, ...]:
+    """Every variant a timeline claim compares on ``backend``'s cells, each once, in catalogue order
+    (``bench_paths``: the user's files)."""
     ids: dict[str, None] = {}
     for claim in timeline_claims(claims):
-        ids.update(dict.fromkeys(claim_variant_ids(claim, preset, bench_paths)))
+        ids.update(dict.fromkeys(claim_variant_ids(claim, preset, bench_paths, backend)))
     return tuple(ids)
 
 
@@ -118,7 +119,7 @@ def timeline_doc(points: Sequence[TimelinePoint], axis: Axis, releases: Sequence
     """The timeline as ``report.timeline_view`` reads it back (``results.history_docs.TimelineDoc``)."""
     about = {c.key: ClaimAbout(c.claim, c.a, c.b) for c in timeline_claims(claims)}
     across = [c.key for c in (builtin() if claims is None else claims) if c.ref_cell is not None]
-    return TimelineDoc(axis.name, axis.tf, list(releases), preset, about, across, list(points))
+    return TimelineDoc(axis.name, axis.tf, list(releases), preset, about, across, list(points), axis.keras)
 
 
 def timeline_json(points: Sequence[TimelinePoint], axis: Axis, releases: Sequence[str], preset: str,

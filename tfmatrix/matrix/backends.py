@@ -2,19 +2,22 @@
 
 A ``tensorflow`` cell is an ordinary TF cell (``resolve.resolve_cell``) that must
 run Keras 3; this module only adds its environment. A ``jax``/``torch`` cell
-installs Keras and the backend's pinned wheels and no TensorFlow at all, so it
-has no TF release: ``tf`` is an error there, ``Cell.tf`` is empty, and its
+installs Keras and one release of its backend (``jax = "0.6"``: that minor's
+newest patch; none named: the table's ``version``) and no TensorFlow at all, so
+it has no TF release: ``tf`` is an error there, ``Cell.tf`` is empty, and its
 Python, CUDA and packages come from the ``[keras3]`` and ``[backend.*]`` tables
 of releases.toml. Pure, like the rest of the resolution.
 """
 from __future__ import annotations
 
-from ..versions import version_key
+from suite.schema import NO_TF_BACKENDS
+
+from ..versions import minor_series, version_key
 from .base_image import redirect
 from .cell_table import CellTable
 from .checks import Where, checked, gated_requirements
 from .records import PATTERNS, BaseImage, KerasSpec
-from .releases import Keras3Table, Table
+from .releases import BackendRelease, Keras3Table, Table
 
 DEFAULT_BACKEND = "tensorflow"
 KERAS_HOME_ROOT = "/home/bench/.keras-cells"   # KERAS_HOME = <root>/<cell>: no cell reads another's keras.json
@@ -36,6 +39,35 @@ def backend_of(t: CellTable, table: Table) -> tuple[str, bool]:
     if given not in known:
         raise where.error("backend", f"{given!r} is not a Keras 3 backend", "use one of: " + ", ".join(known))
     return given, True
+
+
+def check_no_release(t: CellTable, backend: str) -> None:
+    """``jax``/``torch`` name a release of a Keras 3 cell's backend: on any other cell they are an error."""
+    for key in NO_TF_BACKENDS:
+        if key != backend and t.backend_release(key) is not None:
+            raise t.where.error(key, f"{key} names a release of Keras 3's {key} backend; this cell runs "
+                                     f"{backend if backend != 'tensorflow' else 'TensorFlow'}",
+                                f'remove {key}, or set backend = "{key}" (and no tf)')
+
+
+def resolve_release(t: CellTable, backend: str, k3: Keras3Table) -> tuple[BackendRelease, str, str]:
+    """The backend release a jax/torch cell installs: (its row, the exact patch, what the name says: the release as
+    written, "" when the table's default was taken)."""
+    check_no_release(t, backend)
+    kind = k3.pinned[backend]
+    given = t.backend_release(backend)
+    version = given or kind.version
+    if kind.release(version) is None:
+        known = ", ".join(f"{r.minor} ({r.patches[0]}-{r.newest})" for r in kind.releases)
+        if given is None:
+            raise t.where.error("backend", f"the table's default {backend} {version} has no [[backend.{backend}."
+                                           "release]] row", "fix tfmatrix/data/releases.toml")
+        raise t.where.error(backend, f"{backend} {given} is not in the compatibility table (known: {known})",
+                            f'use {backend} = "{kind.releases[-1].minor}" or another known release, or add a '
+                            f"[[backend.{backend}.release]] row to tfmatrix/data/releases.toml")
+    row = kind.release(version)
+    assert row is not None
+    return row, kind.exact(version), given or ""
 
 
 def check_tensorflow_keras(where: Where, keras: KerasSpec, tf_release: str) -> None:
@@ -69,8 +101,11 @@ def resolve_keras(t: CellTable, backend: str, k3: Keras3Table) -> tuple[KerasSpe
     return KerasSpec("keras3", version, f"keras=={version}"), part
 
 
-def resolve_python(t: CellTable, backend: str, keras: KerasSpec, k3: Keras3Table, table: Table) -> str:
-    """The Python: given or the table's default, at least what Keras, the backend and the suite need."""
+def resolve_python(t: CellTable, backend: str, keras: KerasSpec, k3: Keras3Table, table: Table,
+                   release: tuple[BackendRelease, str]) -> str:
+    """The Python: given or the table's default, at least what Keras, the backend release and the suite need and
+    at most the newest the release has wheels for; a release under the Keras line's floor (its CI's oldest) is an
+    untested pairing."""
     where, given = t.where, t.python
     if given is not None:
         checked(where, "python", given, "python", 'a Python version like "3.11"', 'write python = "3.X"')
@@ -78,17 +113,21 @@ def resolve_python(t: CellTable, backend: str, keras: KerasSpec, k3: Keras3Table
     assert keras.version is not None
     line = k3.line(keras.version)
     assert line is not None
-    pinned = k3.pinned[backend]
-    floors = [(line.python_min, f"Keras {keras.version}"), (pinned.python_min, f"{backend} {pinned.version}"),
+    row, version = release
+    floors = [(line.python_min, f"Keras {keras.version}"), (row.python[0], f"{backend} {version}"),
               (table.suite_min_python, "the suite")]
     for floor, who in floors:
         if version_key(python) < version_key(floor):
             raise where.error("python", f"{who} needs Python >= {floor}, not {python}",
                               f'use python = "{max((f for f, _ in floors), key=version_key)}" or newer')
+    if version_key(python) > version_key(row.python[1]):
+        raise where.error("python", f"{backend} {version} has no wheels for Python {python} (its newest: "
+                                    f"{row.python[1]})", f'use python = "{row.python[1]}" or an older one, or a newer '
+                                                         f"{backend}")
     backend_min = line.backend_min.get(backend)
-    if backend_min and version_key(pinned.version) < version_key(backend_min):
-        raise where.error("backend", f"Keras {keras.version} needs {backend} >= {backend_min}; the table pins "
-                                     f"{pinned.version}", "fix [backend] in tfmatrix/data/releases.toml")
+    if backend_min and version_key(version) < version_key(backend_min):
+        where.not_tested(backend, f"Keras {keras.version}'s CI tests {backend} >= {backend_min}, not {version}",
+                       f'use {backend} = "{minor_series(backend_min)}" or newer')
     return python
 
 
@@ -102,9 +141,8 @@ def resolve_base(t: CellTable, backend: str, python: str, registry: str | None) 
     return BaseImage(kind="python", ref=redirect(upstream, registry), upstream=upstream, python=python, digest=None)
 
 
-def requirements(t: CellTable, backend: str, keras: KerasSpec, k3: Keras3Table) -> tuple[str, ...]:
-    """keras, then the backend's pinned lines for the target, then the cell's pins."""
+def requirements(t: CellTable, keras: KerasSpec, row: BackendRelease, version: str) -> tuple[str, ...]:
+    """keras, then the backend release's lines for the target, then the cell's pins."""
     assert keras.requirement is not None
-    pinned = k3.pinned[backend]
-    lines = [keras.requirement, *(pinned.gpu if t.target == "gpu" else pinned.cpu), *t.pins]
+    lines = [keras.requirement, *row.lines(t.target, version), *t.pins]
     return gated_requirements(t.where, lines)

@@ -18,7 +18,8 @@ from .records import CELL_KEYS, TARGETS, Settings
 
 # each string key and the example its one-line error shows (a float: "quote it: python = "3.10"")
 STRING_KEYS = {"target": "cpu", "backend": "jax", "tf": "1.15", "keras": "2.2.5", "python": "3.10",
-               "base": "python", "base_digest": "sha256:...", "cuda": "11.2", "cudnn": "8.1", "name": "my-cell"}
+               "base": "python", "base_digest": "sha256:...", "cuda": "11.2", "cudnn": "8.1", "name": "my-cell",
+               "jax": "0.6", "torch": "2.6"}
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,8 @@ class CellTable:
     cuda: str | None = None
     cudnn: str | None = None
     name: str | None = None
+    jax: str | None = None                    # a jax cell's JAX release (a minor: its newest patch)
+    torch: str | None = None                  # a torch cell's PyTorch release
     pins: tuple[str, ...] = ()
     env: Mapping[str, Any] | None = None      # NAME -> value: each checked where the environment is made
     opt_in: bool = False
@@ -47,6 +50,10 @@ class CellTable:
     def allow_untested(self) -> bool:
         """``allow_untested = true``: untested pairings are warnings (``where`` holds it, since its checks ask)."""
         return self.where.allow_untested
+
+    def backend_release(self, backend: str) -> str | None:
+        """The release the table names for ``backend`` ("jax", "torch"); None for any other."""
+        return {"jax": self.jax, "torch": self.torch}.get(backend)
 
     @property
     def existing(self) -> bool:

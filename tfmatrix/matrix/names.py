@@ -29,7 +29,8 @@ from dataclasses import dataclass
 from .cell_table import CellTable
 from .records import PATTERNS
 
-NAME_FIELDS = ("tf", "release", "keras", "python", "target", "cuda", "cudnn", "backend", "pool", "default")
+NAME_FIELDS = ("tf", "release", "keras", "python", "target", "cuda", "cudnn", "backend", "backend_release", "pool",
+               "default")
 _NAME_FIX = "use 1-63 lowercase letters, digits and . _ - (starting and ending with a letter or digit)"
 
 

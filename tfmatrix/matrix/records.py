@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from suite.schema import PRESET_NAMES
+from suite.schema import NO_TF_BACKENDS, PRESET_NAMES
 
 from ..paths import claim_families
 from .size import DEFAULT_MAX_CELLS
@@ -26,6 +26,7 @@ PATTERNS: dict[str, re.Pattern[str]] = {
     "python": re.compile(r"3\.\d{1,2}"),
     "cuda": re.compile(r"\d{1,2}\.\d{1,2}(?:\.\d{1,3})?"),
     "cudnn": re.compile(r"\d{1,2}(?:\.\d{1,2}){0,2}"),
+    "backend_release": re.compile(r"\d{1,2}\.\d{1,3}(?:\.\d{1,3}){0,2}"),      # jax 0.6, 0.9.0.1; torch 2.6.0
     "keras_version": re.compile(r"\d{1,2}\.\d{1,3}\.\d{1,3}(?:\.dev\d{1,12})?"),   # .dev: keras-nightly
     "requirement": re.compile(
         r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}"
@@ -72,6 +73,7 @@ RESERVED_ENV_PREFIX = "TFMATRIX_"
 CELL_KEYS = (
     "tf", "keras", "python", "target", "cuda", "cudnn", "base", "base_digest", "pins", "env",
     "preset", "repeats", "timeout", "memory", "allow_untested", "name", "backend", "pool", "opt_in",
+    *NO_TF_BACKENDS,            # jax = "0.6", torch = "2.6": the backend's release
 )  # fmt: skip
 PRODUCT_KEYS = CELL_KEYS + ("include", "exclude")
 SETTINGS_KEYS = ("preset", "baseline", "timeout", "memory", "repeats", "max_cells", "rounds", "schedule", "variants",
@@ -163,6 +165,7 @@ class Cell:
     backend: str = "tensorflow"                 # Keras 3's backend; jax/torch cells have no TF (``tf`` is "")
     interpreter: str | None = None              # an existing environment's Python: run as it is, nothing built
     opt_in: bool = False                        # runs only when named (`--only`, `cell NAME`): a release candidate
+    backend_version: str = ""                   # a jax/torch cell's backend release, exact ("0.6.2")
 
     @property
     def existing(self) -> bool:
@@ -209,6 +212,7 @@ class Cell:
             "origin": self.origin,
             **({"backend": self.backend} if self.backend != "tensorflow" or ("KERAS_BACKEND", self.backend)
                in self.env else {}),
+            **({"backend_version": self.backend_version} if self.backend_version else {}),
             **({"pool": self.pool} if self.pool else {}),
             **({"interpreter": self.interpreter} if self.interpreter else {}),
         }  # fmt: skip

@@ -117,19 +117,54 @@ class KerasLine:
 
 
 @dataclass(frozen=True)
-class Backend:
-    """One Keras 3 backend other than TensorFlow, pinned: what a jax/torch cell installs."""
+class BackendRelease:
+    """One minor release of a Keras 3 backend (a ``[[backend.X.release]]`` row): its patches on PyPI (newest last),
+    the Python range its wheels cover, the requirement lines a cell installs (``{version}``: the patch), the CUDA
+    and cuDNN its GPU wheels resolve to, and where each fact came from."""
 
-    name: str
-    version: str
-    python_min: str
+    minor: str
+    patches: tuple[str, ...]
+    python: tuple[str, str]               # (oldest, newest) Python with a wheel
     cpu: tuple[str, ...]
     gpu: tuple[str, ...]
     cuda: str
     cudnn: str
-    source: str
-    os_packages: tuple[str, ...] = ()         # Debian packages its image needs beside the wheels (a C++ compiler)
+    source: str = ""
+
+    @property
+    def newest(self) -> str:
+        return self.patches[-1]
+
+    def lines(self, target: str, version: str) -> tuple[str, ...]:
+        """The requirement lines of patch ``version`` for a ``target`` cell."""
+        return tuple(x.replace("{version}", version) for x in (self.gpu if target == "gpu" else self.cpu))
+
+
+@dataclass(frozen=True)
+class Backend:
+    """One Keras 3 backend other than TensorFlow: its releases, the one a cell installs when it names none
+    (``version``), and the Debian packages its image needs beside the wheels."""
+
+    name: str
+    version: str
+    releases: tuple[BackendRelease, ...]
+    os_packages: tuple[str, ...] = ()         # a C++ compiler for torch.compile
     os_packages_why: str = ""
+
+    def release(self, version: str) -> BackendRelease | None:
+        """The row of a minor ("0.6") or of one of its patches ("0.6.1"); None when the table has neither."""
+        row = next((r for r in self.releases if r.minor == minor_series(version)), None)
+        return row if row is not None and (version == row.minor or version in row.patches) else None
+
+    def exact(self, version: str) -> str:
+        """A minor's newest patch; a patch as it is (``release`` must know it)."""
+        row = self.release(version)
+        assert row is not None, version
+        return row.newest if version == row.minor else version
+
+    @property
+    def minors(self) -> tuple[str, ...]:
+        return tuple(r.minor for r in self.releases)
 
 
 @dataclass(frozen=True)
@@ -266,12 +301,16 @@ def _keras3(doc: Mapping[str, Any]) -> Keras3Table:
     lines = tuple(KerasLine((r["releases"][0], r["releases"][1]), r["python_min"],
                             {b: r[f"{b}_min"] for b in k3["backends"] if f"{b}_min" in r}, r.get("source", ""))
                   for r in k3.get("release", []))
-    pinned = {name: Backend(name, b["version"], b["python_min"], tuple(b["cpu"]), tuple(b["gpu"]), b["cuda"],
-                            b["cudnn"], b.get("source", ""), tuple(b.get("os_packages", ())),
-                            b.get("os_packages_why", ""))
+    pinned = {name: Backend(name, b["version"], tuple(_backend_release(r) for r in b.get("release", ())),
+                            tuple(b.get("os_packages", ())), b.get("os_packages_why", ""))
               for name, b in doc.get("backend", {}).items()}
     return Keras3Table(k3["newest"], k3["default_python"], tuple(k3["backends"]), lines, pinned,
                        tuple(k3.get("versions", ())))
+
+
+def _backend_release(r: Mapping[str, Any]) -> BackendRelease:
+    return BackendRelease(r["minor"], tuple(r["patches"]), (r["python"][0], r["python"][1]), tuple(r["cpu"]),
+                          tuple(r["gpu"]), r["cuda"], r["cudnn"], r.get("source", ""))
 
 
 @functools.lru_cache(maxsize=4)

@@ -207,6 +207,7 @@ def _resolve_cell(t: CellTable, origin: str, settings: Settings, table: Table, p
     backend, backend_given = backends.backend_of(t, table)
     if backend != backends.DEFAULT_BACKEND:
         return _resolve_backend_cell(t, origin, settings, table, backend, pool_axis)
+    backends.check_no_release(t, backend)
     rel, exact, tf_written = _resolve_tf(t, table)
     keras, keras_part = _resolve_keras(t, rel)
     if backend_given:
@@ -219,7 +220,8 @@ def _resolve_cell(t: CellTable, origin: str, settings: Settings, table: Table, p
     default = "-".join(p for p in (f"tf{tf_written}", keras_part, target) if p)
     name = resolve_name(t, {
         "tf": tf_written, "release": rel.tf, "keras": keras_part or keras.flavour, "python": choice.python,
-        "target": target, "cuda": cuda or "", "cudnn": cudnn or "", "backend": backend, "default": default,
+        "target": target, "cuda": cuda or "", "cudnn": cudnn or "", "backend": backend, "backend_release": "",
+        "default": default,
     }, pool_axis)  # fmt: skip
     if backend_given:
         env = _with_backend_env(t.where, env, backend, name)
@@ -244,19 +246,19 @@ def _with_backend_env(where: Where, env: tuple[tuple[str, str], ...], backend: s
 
 def _resolve_backend_cell(t: CellTable, origin: str, settings: Settings, table: Table, backend: str,
                           pool_axis: bool) -> Cell:
-    """A jax/torch cell: Keras 3 and the backend's pinned wheels on the slim Python image, no TensorFlow."""
+    """A jax/torch cell: Keras 3 and one release of its backend on the slim Python image, no TensorFlow."""
     k3 = backends.keras3_table(t.where, table)
     keras, keras_part = backends.resolve_keras(t, backend, k3)
-    python = backends.resolve_python(t, backend, keras, k3, table)
+    row, version, written = backends.resolve_release(t, backend, k3)
+    python = backends.resolve_python(t, backend, keras, k3, table, (row, version))
     base = backends.resolve_base(t, backend, python, settings.base_registry)
-    requirements = backends.requirements(t, backend, keras, k3)
-    pinned = k3.pinned[backend]
+    requirements = backends.requirements(t, keras, row, version)
     target, limits = t.target, t.limits
-    cuda, cudnn = (pinned.cuda, pinned.cudnn) if target == "gpu" else (None, None)
-    default = f"{keras_part}-{backend}-{target}"
+    cuda, cudnn = (row.cuda, row.cudnn) if target == "gpu" else (None, None)
+    default = f"{keras_part}-{backend}{written}-{target}"
     name = resolve_name(t, {
         "tf": "", "release": "", "keras": keras_part, "python": python, "target": target, "cuda": cuda or "",
-        "cudnn": cudnn or "", "backend": backend, "default": default,
+        "cudnn": cudnn or "", "backend": backend, "backend_release": version, "default": default,
     }, pool_axis)  # fmt: skip
     env = _with_backend_env(t.where, _resolve_env(t, keras, table), backend, name)
     return Cell(
@@ -264,4 +266,5 @@ def _resolve_backend_cell(t: CellTable, origin: str, settings: Settings, table: 
         base=base, requirements=requirements, env=env, preset=limits.preset, repeats=limits.repeats,
         timeout_s=limits.timeout_s, memory=limits.memory, allow_untested=t.allow_untested,
         untested=tuple(t.where.untested), origin=origin, bootstrap=(), backend=backend, pool=limits.pool,
+        backend_version=version,
     )  # fmt: skip

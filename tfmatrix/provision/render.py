@@ -142,19 +142,21 @@ def base_why(cell: Cell, rel: Release) -> str:
 
 
 def backend_groups(cell: Cell, table: Table) -> list[tuple[str, list[str]]]:
-    """requirements.txt groups of a jax/torch cell: Keras, the backend's pinned lines, the cell's pins."""
+    """requirements.txt groups of a jax/torch cell: Keras, its backend release's lines, the cell's pins."""
     assert table.keras3 is not None
-    pinned = table.keras3.pinned[cell.backend]
+    row = table.keras3.pinned[cell.backend].release(cell.backend_version)
+    assert row is not None, f"{cell.backend} {cell.backend_version} is resolved from the table"
     lines = list(cell.requirements)
     user = list(cell.user_requirements)
     if user and lines[-len(user):] == user:
         lines = lines[:-len(user)]
-    own = list(pinned.gpu if cell.target == "gpu" else pinned.cpu)
-    how = (f"with its CUDA {pinned.cuda} / cuDNN {pinned.cudnn} pip wheels" if cell.target == "gpu" else
+    own = list(row.lines(cell.target, cell.backend_version))
+    how = (f"with its CUDA {row.cuda} / cuDNN {row.cudnn} pip wheels" if cell.target == "gpu" else
            "for CPU" + (": PyPI's Linux torch is the CUDA build and cannot import without its nvidia-* wheels"
                         if cell.backend == "torch" else ""))
     groups = [(f"Keras {cell.keras.version}: no TensorFlow in this cell (KERAS_BACKEND={cell.backend})", lines[:1]),
-              (f"{cell.backend} {pinned.version} {how} (releases.toml [backend.{cell.backend}])", own)]
+              (f"{cell.backend} {cell.backend_version} {how} (releases.toml [[backend.{cell.backend}.release]] "
+               f"{row.minor})", own)]
     rest = lines[1 + len(own):]
     if rest:
         groups.append(("extra pins from matrix.toml", rest))
@@ -253,7 +255,7 @@ def _backend_context(cell: Cell, table: Table, inputs_hash: str) -> dict[str, An
     labels = [
         ("org.tfmatrix.cell", cell.name),
         ("org.tfmatrix.keras", cell.keras.label),
-        ("org.tfmatrix.backend", cell.backend),
+        ("org.tfmatrix.backend", f"{cell.backend} {cell.backend_version}"),
         ("org.tfmatrix.python", cell.python),
         ("org.tfmatrix.target", cell.target),
         ("org.tfmatrix.base", cell.base.upstream),

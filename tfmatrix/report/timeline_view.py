@@ -45,7 +45,8 @@ class TimelineView:
 def timeline_view(found: FoundTimeline) -> TimelineView:
     """A timeline found beside the report, as its section shows it (titled by its axis, and its TF for Keras)."""
     doc = found.doc
-    return view(doc, found.title + (f" on TF {doc.tf}" if doc.tf else ""), found.file)
+    return view(doc, found.title + (f" on TF {doc.tf}" if doc.tf else "")
+                + (f" under Keras {doc.keras}" if doc.keras else ""), found.file)
 
 
 def view(doc: TimelineDoc, title: str, file: str) -> TimelineView:

@@ -24,11 +24,13 @@ from .formats import Format, versioned
 BISECT_DIR = "bisect"                      # <reports>/bisect/<target>-<axis>-<good>-<bad>.json
 BISECT_FORMAT = Format("tfmatrix.bisect", 1, {}, "bisect answer")
 TIMELINE_FORMAT = Format("tfmatrix.timeline", 1, {}, "timeline")
-TIMELINE_FILES = (("tf", "timeline", "TensorFlow releases"), ("keras", "timeline-keras", "Keras 3 releases"))
+TIMELINE_FILES = (("tf", "timeline", "TensorFlow releases"), ("keras", "timeline-keras", "Keras 3 releases"),
+                  ("jax", "timeline-jax", "JAX releases"), ("torch", "timeline-torch", "PyTorch releases"))
 
 
 def timeline_file(axis: str, suffix: str = ".json") -> str:
-    """``timeline.json`` for TF releases, ``timeline-keras.json`` for Keras 3 releases (``.csv`` beside each)."""
+    """``timeline.json`` for TF releases, ``timeline-keras.json`` for Keras 3's, ``timeline-jax.json`` and
+    ``timeline-torch.json`` for the backends' (``.csv`` beside each)."""
     stem = next(stem for name, stem, _ in TIMELINE_FILES if name == axis)
     return stem + suffix
 
@@ -61,7 +63,7 @@ class BisectDoc:
 
     target: str
     label: str
-    axis: str                      # "tf" | "keras"
+    axis: str                      # "tf" | "keras" | "jax" | "torch"
     tf: str                        # the keras axis: the TF every Keras ran on
     good: str
     bad: str
@@ -75,6 +77,7 @@ class BisectDoc:
     packages: list[list[str]] = field(default_factory=list)      # [package, last good, first bad]
     notes: list[str] = field(default_factory=list)
     why: list[str] = field(default_factory=list)       # where, from profiles of both releases (``history.why``)
+    keras: str = ""                # a backend axis: the Keras 3 every release ran under
 
     def to_json(self) -> dict[str, Any]:
         return _dump(BISECT_FORMAT, self)
@@ -124,13 +127,14 @@ class ClaimAbout:
 class TimelineDoc:
     """Every one-cell claim across the releases of one axis: one point per claim and release."""
 
-    axis: str                      # "tf" | "keras"
-    tf: str
+    axis: str                      # "tf" | "keras" | "jax" | "torch"
+    tf: str                        # the keras axis: the TF it ran on
     releases: list[str]
     preset: str
     claims: dict[str, ClaimAbout]
     left_out: list[str] = field(default_factory=list)      # the claims that compare two cells
     points: list[TimelinePoint] = field(default_factory=list)
+    keras: str = ""                # a backend axis: the Keras 3 it ran under
 
     def to_json(self) -> dict[str, Any]:
         return _dump(TIMELINE_FORMAT, self)
@@ -145,7 +149,7 @@ class TimelineDoc:
             claims: Mapping[str, Any] = doc["claims"]
             return cls(doc["axis"], doc["tf"], [str(r) for r in doc["releases"]], doc["preset"],
                        {k: ClaimAbout(**v) for k, v in claims.items()}, list(doc.get("left_out") or []),
-                       [TimelinePoint(**p) for p in doc["points"]])
+                       [TimelinePoint(**p) for p in doc["points"]], str(doc.get("keras") or ""))
         except (KeyError, TypeError, AttributeError) as exc:
             raise UserError(f"{path}: not a {TIMELINE_FORMAT.what} this tfmatrix reads ({exc})") from None
 

@@ -18,10 +18,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..errors import UserError
 from ..matrix.records import Cell
 from ..progress import Progress
 from ..results.cell_log import CellLog
 from ..results.store import CellOutcome
+from ..versions import minor_series
 from .base import CellEnv, DiskRoom, Runner
 from .job import CellJob
 from .venv import VenvCellEnv, suite_process_env
@@ -41,6 +43,20 @@ PACKAGES = "\n".join((
 ))
 
 
+def check_release(cell: Cell, packages: str) -> None:
+    """``jax = "0.6"`` on an existing environment: it must hold that release (a minor: any of its patches), as its
+    installed packages (``PACKAGES``'s output) say; else one line (``UserError``, exit 2)."""
+    if not cell.backend_version:
+        return
+    found = dict(line.split("==", 1) for line in packages.splitlines()[1:] if "==" in line)
+    held = {name.lower(): version for name, version in found.items()}.get(cell.backend)
+    wanted = cell.backend_version
+    if held is None or not (held == wanted or minor_series(held) == wanted):
+        raise UserError(f"{cell.origin}: key '{cell.backend}': the existing environment {cell.interpreter} holds "
+                        f"{cell.backend + ' ' + held if held else 'no ' + cell.backend}, not {cell.backend} {wanted}; "
+                        f"remove {cell.backend}, or point python at an environment that holds {cell.backend} {wanted}")
+
+
 class ExistingRunner(Runner):
     """Each cell in the interpreter it names, on this host, not isolated."""
 
@@ -49,6 +65,7 @@ class ExistingRunner(Runner):
 
     def __init__(self) -> None:
         self._inputs: dict[str, str] = {}
+        self._packages: dict[str, str] = {}
 
     def skip_reason(self, cell: Cell) -> str | None:
         path = cell.interpreter or ""
@@ -57,7 +74,8 @@ class ExistingRunner(Runner):
         return None
 
     def inputs(self, cell: Cell) -> str:
-        """The interpreter and every package installed in it: results are kept while neither changed."""
+        """The interpreter and every package installed in it: results are kept while neither changed. A cell that
+        names its backend's release (``jax = "0.6"``) and holds another is refused here, before it runs."""
         path = cell.interpreter or ""
         if path not in self._inputs:
             try:
@@ -65,6 +83,8 @@ class ExistingRunner(Runner):
             except (OSError, subprocess.SubprocessError):
                 out = ""
             self._inputs[path] = "existing-" + hashlib.sha256((path + "\n" + out).encode()).hexdigest()[:16]
+            self._packages[path] = out
+        check_release(cell, self._packages.get(path, ""))
         return self._inputs[path]
 
     def built(self, cell: Cell) -> bool:
