@@ -211,3 +211,8 @@ def test_a_probe_reuses_only_a_cell_file_of_the_same_backend_release(tmp_path: P
     earlier = load_file(path)
     assert earlier.backend == "jax" and earlier.backend_version == "0.6.2"
     assert same_stack(earlier, c06) and not same_stack(earlier, c07)
+    results["environment"]["tf"]["packages"]["jax"] = "0.6.2+cpu"       # a local label: the same release
+    path.write_text(json.dumps(cell_document(c06.to_dict(), CellOutcome(
+        c06.name, "ok", None, {"name": "venv"}, {}, SuiteResults.from_json(results, path)),
+        {"preset": "quick", "only": [], "repeats": None, "suite": "x"}).to_json()))
+    assert same_stack(load_file(path), c06)

@@ -31,9 +31,9 @@ def probe_cell(axis: Axis, release: str, settings: Settings) -> Cell | str:
 
 def same_stack(result: CellResult, cell: Cell) -> bool:
     """A cell file measured the TF, Keras and backend release that ``cell`` asks for (its name and Python aside)."""
-    if not cell.has_tf:
-        return (result.backend == cell.backend and result.backend_version == cell.backend_version
-                and result.keras_version == cell.keras.version)
+    if not cell.has_tf:         # a local label is the same release (PyPI's torch 2.13.0+cpu for torch==2.13.0)
+        return (result.backend == cell.backend and result.keras_version == cell.keras.version
+                and (result.backend_version or "").split("+")[0] == cell.backend_version)
     return (result.tf_installed == cell.tf and result.keras_flavour == cell.keras.flavour
             and cell.keras.version in (None, result.keras_version))
 
