@@ -201,3 +201,18 @@ def test_an_environment_that_holds_another_backend_release_is_refused_before_it_
     check_release(cell, held)                                     # any 0.6 patch holds "0.6"
     with pytest.raises(UserError, match="holds jax 0.10.2, not jax 0.6"):
         check_release(cell, held.replace("0.6.1", "0.10.2"))
+
+
+@pytest.mark.slow
+def test_the_command_refuses_an_environment_that_holds_another_release_with_exit_2(tmp_path: Path) -> None:
+    """The same through ``tfmatrix matrix``: one line naming the file, the cell and the key, exit 2, nothing run."""
+    from e2e import tfmatrix
+
+    (tmp_path / "m.toml").write_text(f'[[cell]]\npython = "{sys.executable}"\njax = "0.6"\nname = "mine"\n')
+    done = tfmatrix("matrix", "--matrix", str(tmp_path / "m.toml"), "--reports", str(tmp_path / "reports"),
+                    "--bench", "tensor_ops.*")
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert done.stderr.strip().splitlines()[-1] == (
+        f"tfmatrix: error: {tmp_path / 'm.toml'}: cell[0]: key 'jax': the existing environment {sys.executable} "
+        "holds no jax, not jax 0.6; remove jax, or point python at an environment that holds jax 0.6")
+    assert not (tmp_path / "reports" / "cells" / "mine.json").exists()
