@@ -57,7 +57,8 @@ def resolve_release(t: CellTable, backend: str, k3: Keras3Table) -> tuple[Backen
     kind = k3.pinned[backend]
     given = t.backend_release(backend)
     version = given or kind.version
-    if kind.release(version) is None:
+    row = kind.release(version)
+    if row is None:
         known = ", ".join(f"{r.minor} ({r.patches[0]}-{r.newest})" for r in kind.releases)
         if given is None:
             raise t.where.error("backend", f"the table's default {backend} {version} has no [[backend.{backend}."
@@ -65,8 +66,6 @@ def resolve_release(t: CellTable, backend: str, k3: Keras3Table) -> tuple[Backen
         raise t.where.error(backend, f"{backend} {given} is not in the compatibility table (known: {known})",
                             f'use {backend} = "{kind.releases[-1].minor}" or another known release, or add a '
                             f"[[backend.{backend}.release]] row to tfmatrix/data/releases.toml")
-    row = kind.release(version)
-    assert row is not None
     return row, kind.exact(version), given or ""
 
 

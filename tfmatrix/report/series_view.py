@@ -69,8 +69,9 @@ def cannot_tell_text(s: CellSeries) -> str:
     if move is None:
         return ""
     return (f"the cell as a whole: cannot tell: the host moved {move - 1:.0%} between these runs (a steady day's "
-            f"runs here: under {HOST_STEADY - 1:.0%}; on its own runs this series resolves a whole-cell step of "
-            f"{s.whole.answer.resolves - 1:.0%}): a step of every variant alike is not told apart from the host's day")
+            f"runs here: under {HOST_STEADY - 1:.0%}; without the host's steady-day wander this series resolves a "
+            f"whole-cell step of {s.whole.answer.resolves - 1:.0%}): a step of every variant alike is not told apart "
+            "from the host's day")
 
 
 def cell_lines(s: CellSeries) -> list[str]:

@@ -117,8 +117,7 @@ def find_steps(points: Sequence[Point], wander: float | None = None, min_step: f
     n = len(y)
     if n < MIN_POINTS:
         return SeriesAnswer((), "insufficient data", math.nan, math.nan if wander is None else wander)
-    noise = _Noise(y, np.asarray([p.var for p in points], dtype=float), wander, one_process,
-                   None if wander is not None else prior)
+    noise = _Noise(y, np.asarray([p.var for p in points], dtype=float), wander, one_process, prior)
     small = math.log1p(min_step)
     cuts, row, df = _prune(y, noise, _forward(y, noise, small), small)
     v = noise.rows[row]
@@ -212,9 +211,18 @@ class _Noise:
         own = np.nan_to_num(var)
         base = max(float(np.median(np.diff(y) ** 2)) / 0.4549 / 2, 1e-12)
         grid = base * 2.0 ** np.arange(-10.0, 4.5, 0.5)
+        self.d0, log_prior = 0.0, None
         if one_process is not None or known.all():         # the wander over a grid
             u = 0.0 if one_process is None else float(one_process)
-            self.ws = grid if wander is None else np.array([wander], dtype=float)
+            if wander is not None:
+                self.ws = np.array([wander], dtype=float)
+            elif prior is not None and prior.d > 0 and math.isfinite(prior.var):
+                # a scaled inverse chi-square(d0, s0) over a grid that reaches the prior's own scale
+                s0, self.d0 = prior.var, prior.d
+                self.ws = np.geomspace(min(grid[0], s0 / 64), max(grid[-1], s0 * 64), len(grid) + 16)
+                log_prior = -(self.d0 / 2 + 1) * np.log(self.ws) - self.d0 * s0 / (2 * self.ws)
+            else:
+                self.ws = grid
             self.rows = self.ws[:, None] + np.where(known, np.maximum(own, u / 3), u)
         elif wander is not None:                            # one process over a grid
             self.ws = np.full(len(grid), float(wander))
@@ -228,17 +236,7 @@ class _Noise:
             self.rows = scale[:, None] * pilot[best][None, :]
         self.rows = np.maximum(self.rows, 1e-300)
         self.fixed = len(self.ws) == 1
-        self.d0 = 0.0
-        self.log_prior = np.zeros(len(self.rows))
-        if (prior is not None and prior.d > 0 and math.isfinite(prior.var) and not self.fixed
-                and (one_process is not None or known.all())):
-            s0, self.d0 = prior.var, prior.d
-            grid = np.maximum(self.ws, 1e-300)     # scaled inverse chi-square(d0, s0) over the wander's grid
-            grid = np.geomspace(min(grid[0], s0 / 64), max(grid[-1], s0 * 64), len(grid) + 16)
-            u = 0.0 if one_process is None else float(one_process)
-            self.ws = grid
-            self.rows = np.maximum(grid[:, None] + np.where(known, np.maximum(own, u / 3), u), 1e-300)
-            self.log_prior = -(self.d0 / 2 + 1) * np.log(grid) - self.d0 * s0 / (2 * grid)
+        self.log_prior = np.zeros(len(self.ws)) if log_prior is None else log_prior
 
     def fit(self, y: np.ndarray, labels: np.ndarray) -> np.ndarray:
         """Per segmentation (``labels``: m x n segment numbers), the row its successive differences within
